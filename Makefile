@@ -1,0 +1,46 @@
+# NeuroMem: `make run` runs the service, `make test` passes the tests. Both set themselves up.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEVSTACK := $(BIN)/python -m neuromem_site.devstack
+
+.PHONY: install run test lint superuser api-client manage schema
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv --upgrade-deps $(VENV)
+	$(BIN)/pip install --quiet -e ".[dev,embedded]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Web (gunicorn) + Celery worker + Celery beat, on the embedded PostgreSQL/Redis unless
+## DATABASE_URL / REDIS_URL are set. WEB_HOST / WEB_PORT choose the address.
+run: $(STAMP)
+	$(DEVSTACK) run
+
+## The whole suite, on a throw-away embedded PostgreSQL + Redis (or DATABASE_URL / REDIS_URL).
+test: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+## The first admin login (works beside a running `make run`, or on its own).
+superuser: $(STAMP)
+	$(DEVSTACK) exec -- $(BIN)/python manage.py createsuperuser
+
+## An API token: make api-client NAME=my-agent [PREFIX=agent1:] [STAFF=1]
+api-client: $(STAMP)
+	@test -n "$(NAME)" || (echo "usage: make api-client NAME=my-agent [PREFIX=p] [STAFF=1]" && exit 2)
+	$(DEVSTACK) exec -- $(BIN)/python manage.py create_api_client "$(NAME)" \
+		$(if $(PREFIX),--user-prefix "$(PREFIX)") $(if $(STAFF),--staff)
+
+## Any manage.py command with the services up: make manage ARGS="showmigrations"
+manage: $(STAMP)
+	$(DEVSTACK) exec -- $(BIN)/python manage.py $(ARGS)
+
+## Write the OpenAPI schema to docs/openapi.yaml
+schema: $(STAMP)
+	$(DEVSTACK) exec -- $(BIN)/python manage.py spectacular --validate --file docs/openapi.yaml

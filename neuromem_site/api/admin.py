@@ -1,0 +1,23 @@
+from django.contrib import admin
+
+from neuromem_site.api.models import ApiClient
+
+
+@admin.register(ApiClient)
+class ApiClientAdmin(admin.ModelAdmin):
+    """Browse and revoke clients. Tokens are created with `manage.py create_api_client`,
+    which prints the token once; the admin never sees it."""
+
+    list_display = ["name", "token_hint", "user_prefixes", "is_staff", "is_active", "last_used_at"]
+    list_filter = ["is_staff", "is_active"]
+    search_fields = ["name"]
+    readonly_fields = ["id", "token_hint", "created_at", "last_used_at"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected clients' tokens")
+    def revoke(self, request, queryset) -> None:
+        revoked = queryset.update(is_active=False)
+        self.message_user(request, f"Revoked {revoked} client(s).")

@@ -1,0 +1,161 @@
+"""The response envelope of API.md: `{"ok": true, "data": ...}` / `{"ok": false, "error": {...}}`.
+
+Views return plain data; the renderer wraps it. Every error, whether DRF raised it, a view
+raised an ApiError, Django raised Http404, or something crashed, goes through
+`exception_handler` and leaves with a precise code, never as HTML or a stack trace.
+"""
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.serializers import as_serializer_error
+
+log = logging.getLogger("neuromem.api")
+
+
+class Envelope(dict):
+    """A body that is already in envelope form; the renderer passes it through untouched."""
+
+
+class ApiError(exceptions.APIException):
+    """An error with a code of API.md; extra keyword arguments become fields of `error`."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    code = "VALIDATION_ERROR"
+
+    def __init__(self, message: str, *, field: str | None = None, **extra: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.extra = extra
+
+
+class Conflict(ApiError):
+    status_code = status.HTTP_409_CONFLICT
+    code = "CONFLICT"
+
+
+class Unavailable(ApiError):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    code = "UNAVAILABLE"
+
+
+def range_error(
+    field: str, provided: Any, *, min_allowed: Any = None, max_allowed: Any = None
+) -> ApiError:
+    """seed 004's range error: the field, the limits, and what was provided."""
+    if max_allowed is not None and (min_allowed is None or provided > max_allowed):
+        message = f"Parameter '{field}' exceeds maximum value of {max_allowed}"
+    else:
+        message = f"Parameter '{field}' is below minimum value of {min_allowed}"
+    limits = {"minAllowed": min_allowed, "maxAllowed": max_allowed}
+    return ApiError(
+        message,
+        field=field,
+        provided=provided,
+        **{k: v for k, v in limits.items() if v is not None},
+    )
+
+
+# HTTP status → code of API.md (DRF's own exceptions each have a distinct status).
+STATUS_CODES: dict[int, str] = {
+    400: "VALIDATION_ERROR",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    406: "NOT_ACCEPTABLE",
+    409: "CONFLICT",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "RATE_LIMITED",
+    503: "UNAVAILABLE",
+}
+
+
+def error_body(code: str, message: str, *, field: str | None = None, **extra: Any) -> Envelope:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if field is not None:
+        error["field"] = field
+    error.update(extra)
+    return Envelope(ok=False, error=error)
+
+
+def field_path(path: str, key: str | int) -> str:
+    if isinstance(key, int):  # list items; DRF keys a ListSerializer's errors by index
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def first_error(detail: Any, path: str = "") -> tuple[str | None, str]:
+    """The first (field path, message) in a nested DRF error detail: `items[2].content`."""
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            if key in ("non_field_errors", "__all__"):
+                return first_error(value, path)
+            if value:  # batch errors hold empty dicts for the items that were fine
+                return first_error(value, field_path(path, key))
+    if isinstance(detail, list):
+        if all(isinstance(item, str) for item in detail):
+            return path or None, str(detail[0]) if detail else "Invalid input."
+        for index, item in enumerate(detail):
+            if item:
+                return first_error(item, field_path(path, index))
+    return path or None, str(detail)
+
+
+def api_error_response(exc: exceptions.APIException) -> Response:
+    if isinstance(exc, ApiError):
+        body = error_body(exc.code, exc.message, field=exc.field, **exc.extra)
+    elif isinstance(exc, exceptions.ValidationError):
+        field, message = first_error(exc.detail)
+        body = error_body("VALIDATION_ERROR", message, field=field, details=exc.detail)
+    else:
+        body = error_body(STATUS_CODES.get(exc.status_code, "INTERNAL"), str(exc.detail))
+    headers = {}
+    if getattr(exc, "auth_header", None):
+        headers["WWW-Authenticate"] = exc.auth_header
+    if getattr(exc, "wait", None):
+        headers["Retry-After"] = str(int(exc.wait))
+    return Response(body, status=exc.status_code, headers=headers)
+
+
+def exception_handler(exc: Exception, context: dict) -> Response:
+    """DRF's EXCEPTION_HANDLER: every failure becomes an error envelope and rolls back."""
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound(str(exc) or None)
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    elif isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(as_serializer_error(exc))
+    from rest_framework.views import set_rollback  # not at the top: views imports this module
+
+    set_rollback()
+    if isinstance(exc, exceptions.APIException):
+        return api_error_response(exc)
+    view = context.get("view")
+    log.error("Unhandled error in %s", type(view).__name__ if view else "API", exc_info=exc)
+    return Response(
+        error_body("INTERNAL", "Internal server error."),
+        status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+    )
+
+
+class EnvelopeJSONRenderer(JSONRenderer):
+    """Wraps what views return in `{"ok": true, "data": ...}`; errors are already wrapped."""
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        response = (renderer_context or {}).get("response")
+        if response is not None and response.status_code == status.HTTP_204_NO_CONTENT:
+            return b""
+        if not isinstance(data, Envelope):
+            if response is not None and response.status_code >= 400:
+                data = error_body(STATUS_CODES.get(response.status_code, "INTERNAL"), str(data))
+            else:
+                data = Envelope(ok=True, data=data)
+        return super().render(data, accepted_media_type, renderer_context)

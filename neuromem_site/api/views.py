@@ -1,0 +1,65 @@
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from neuromem_site.api.envelope import error_body
+from neuromem_site.api.health import system_health
+
+CheckOutput = inline_serializer(
+    "HealthCheck",
+    {
+        "ok": serializers.BooleanField(),
+        "detail": serializers.CharField(),
+        "latency_ms": serializers.FloatField(),
+    },
+)
+HealthOutput = inline_serializer(
+    "Health",
+    {
+        "status": serializers.ChoiceField(["healthy", "degraded", "unhealthy"]),
+        "checks": inline_serializer(
+            "HealthChecks",
+            {
+                "database": CheckOutput,
+                "redis": CheckOutput,
+                "worker": CheckOutput,
+                "beat": CheckOutput,
+            },
+        ),
+    },
+)
+
+
+class HealthApi(APIView):
+    """Database, Redis, worker (ping round trip) and beat (heartbeat); 503 when unhealthy."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes: list = []
+
+    @extend_schema(responses={200: HealthOutput, 503: HealthOutput}, auth=[])
+    def get(self, request: Request) -> Response:
+        health = system_health()
+        if health["status"] != "unhealthy":
+            return Response(health)
+        failing = ", ".join(name for name, check in health["checks"].items() if not check["ok"])
+        body = error_body("UNAVAILABLE", f"NeuroMem is unhealthy: {failing} failing.")
+        body["data"] = health  # monitors read the same `data` whatever the status
+        return Response(body, status=503)
+
+
+class WhoAmIOutput(serializers.Serializer):
+    name = serializers.CharField()
+    user_prefixes = serializers.ListField(child=serializers.CharField())
+    is_staff = serializers.BooleanField()
+
+
+class WhoAmIApi(APIView):
+    """The API client the bearer token belongs to: a cheap way to check a token."""
+
+    @extend_schema(responses=WhoAmIOutput)
+    def get(self, request: Request) -> Response:
+        return Response(WhoAmIOutput(request.user).data)
