@@ -43,4 +43,5 @@ manage: $(STAMP)
 
 ## Write the OpenAPI schema to docs/openapi.yaml
 schema: $(STAMP)
-	$(DEVSTACK) exec -- $(BIN)/python manage.py spectacular --validate --file docs/openapi.yaml
+	SECRET_KEY=schema-only $(BIN)/python manage.py spectacular --validate --fail-on-warn \
+		--file docs/openapi.yaml

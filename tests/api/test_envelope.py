@@ -8,7 +8,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]
 
 
 def test_success_is_wrapped_in_ok_and_data(make_client):
-    http, client = make_client("agent")
+    http, _ = make_client("agent")
     response = http.get("/api/v1/auth/whoami/")
     assert response.status_code == 200
     assert response.json() == {
