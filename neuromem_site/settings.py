@@ -87,6 +87,10 @@ TEMPLATES = [
 
 DATABASE_URL = env.str("DATABASE_URL", default="") or embedded.postgres_url(DATA_DIR)
 DATABASES = {"default": env.db_url_config(DATABASE_URL)}
+# django-environ leaves a Unix-socket directory (`?host=/path`) in OPTIONS; Django's own
+# tools (dbshell) and the tests look for it in HOST.
+if not DATABASES["default"]["HOST"] and "host" in DATABASES["default"].get("OPTIONS", {}):
+    DATABASES["default"]["HOST"] = DATABASES["default"]["OPTIONS"].pop("host")
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int(

@@ -1,0 +1,222 @@
+"""Memories and what hangs off them.
+
+`memories` is LIST-partitioned by memory_type with PRIMARY KEY (id, memory_type) (see
+docs/schema.md): the table, partitions and indexes are created by hand-written SQL in the
+migrations, and Django's state keeps `id` as the primary key. Nothing holds a database foreign
+key to `memories`; references to memory ids are kept consistent by the services and checked
+by the consistency job.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.functions import RandomUUID
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Now
+from django.utils import timezone
+from pgvector.django import HalfVectorField
+
+from neuromem_site.db.fields import RealField
+
+
+class MemoryType(models.TextChoices):
+    FACT = "fact"
+    EPISODIC = "episodic"
+    TRAIT = "trait"
+    DOCUMENT = "document"
+
+
+# V1 memory types and what they became (seed 000, step 6).
+LEGACY_MEMORY_TYPES = {"general": MemoryType.FACT, "insight": MemoryType.TRAIT}
+
+
+class TraitSubtype(models.TextChoices):
+    BEHAVIOR = "behavior"
+    PREFERENCE = "preference"
+    CORE = "core"
+
+
+class TraitStage(models.TextChoices):
+    TREND = "trend"
+    CANDIDATE = "candidate"
+    EMERGING = "emerging"
+    ESTABLISHED = "established"
+    CORE = "core"
+    DISSOLVED = "dissolved"
+
+
+class TraitContext(models.TextChoices):
+    WORK = "work"
+    PERSONAL = "personal"
+    SOCIAL = "social"
+    LEARNING = "learning"
+    GENERAL = "general"
+    CONTEXTUAL = "contextual"
+
+
+class TraitDerivedFrom(models.TextChoices):
+    REFLECTION = "reflection"
+    TREND_PROMOTION = "trend_promotion"
+    CONTRADICTION_SPLIT = "contradiction_split"
+
+
+class Memory(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user_id = models.CharField(max_length=255)
+    memory_type = models.CharField(max_length=50, choices=MemoryType)  # the partition key
+
+    content = models.TextField()
+    # Written asynchronously after the row (NULL until then); halfvec halves the storage.
+    embedding = HalfVectorField(dimensions=settings.EMBEDDING_DIM, null=True, blank=True)
+
+    # Bi-temporal: valid_* is when it was true in the world, created/expired when we knew it.
+    valid_at = models.DateTimeField(null=True, blank=True)
+    invalid_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(null=True, blank=True)
+    expired_at = models.DateTimeField(null=True, blank=True)
+    # V1 columns, kept so the upgrade loses nothing; valid_at is derived from valid_from.
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    extracted_timestamp = models.DateTimeField(null=True, blank=True)
+
+    version = models.IntegerField(default=1)
+    superseded_by = models.UUIDField(null=True, blank=True)
+
+    importance = RealField(default=0.5)
+    score = RealField(default=50.0)
+    key = models.CharField(max_length=255, null=True, blank=True)
+    access_count = models.IntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    content_hash = models.CharField(max_length=32, null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    # Trait columns: NULL on every other memory type (the database defaults the two counters
+    # to 0 for raw inserts; the ORM writes NULL for non-traits).
+    trait_subtype = models.CharField(max_length=20, null=True, blank=True, choices=TraitSubtype)
+    trait_stage = models.CharField(max_length=20, null=True, blank=True, choices=TraitStage)
+    trait_confidence = RealField(null=True, blank=True)
+    trait_context = models.CharField(max_length=20, null=True, blank=True, choices=TraitContext)
+    trait_parent_id = models.UUIDField(null=True, blank=True)
+    trait_reinforcement_count = models.IntegerField(null=True, blank=True)
+    trait_contradiction_count = models.IntegerField(null=True, blank=True)
+    trait_last_reinforced = models.DateTimeField(null=True, blank=True)
+    trait_first_observed = models.DateTimeField(null=True, blank=True)
+    trait_window_start = models.DateTimeField(null=True, blank=True)
+    trait_window_end = models.DateTimeField(null=True, blank=True)
+    trait_derived_from = models.CharField(
+        max_length=20, null=True, blank=True, choices=TraitDerivedFrom
+    )
+
+    subject_entity_id = models.UUIDField(null=True, blank=True)
+    object_entity_id = models.UUIDField(null=True, blank=True)
+    source_episode_ids = ArrayField(models.UUIDField(), null=True, blank=True)
+
+    class Meta:
+        db_table = "memories"
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                name="chk_memory_type",
+                condition=Q(memory_type__in=MemoryType.values),
+            ),
+            models.CheckConstraint(
+                name="chk_memory_importance", condition=Q(importance__gte=0, importance__lte=1)
+            ),
+            models.CheckConstraint(
+                name="chk_memory_score", condition=Q(score__gte=0, score__lte=100)
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_type}:{self.content[:60]}"
+
+
+class HistoryEvent(models.TextChoices):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    SUPERSEDE = "SUPERSEDE"
+    STAGE_CHANGE = "STAGE_CHANGE"
+
+
+class MemoryHistory(models.Model):
+    """Audit log of changes to memories (append-only)."""
+
+    # Database defaults: the audit trigger inserts rows without the ORM.
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, db_default=RandomUUID())
+    memory_id = models.UUIDField()
+    memory_type = models.CharField(max_length=50)
+    event = models.CharField(max_length=20, choices=HistoryEvent)
+    old_content = models.TextField(null=True, blank=True)
+    new_content = models.TextField(null=True, blank=True)
+    old_metadata = models.JSONField(null=True, blank=True)
+    new_metadata = models.JSONField(null=True, blank=True)
+    actor = models.CharField(max_length=50, default="system", db_default="system")
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "memory_history"
+        ordering = ["created_at"]
+        verbose_name_plural = "memory history"
+        indexes = [
+            models.Index(fields=["memory_id", "-created_at"], name="idx_history_memory"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                name="chk_history_event", condition=Q(event__in=HistoryEvent.values)
+            ),
+        ]
+
+
+class ConversationSession(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user_id = models.CharField(max_length=255)
+    started_at = models.DateTimeField(default=timezone.now)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    # Reflection's watermark: messages after it have not been reflected on yet.
+    last_reflected_at = models.DateTimeField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        db_table = "conversation_sessions"
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["user_id", "-started_at"], name="idx_sessions_user")]
+
+
+class ConversationMessage(models.Model):
+    """One message of a session (V1's `conversations` table, one row per message)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    session = models.ForeignKey(
+        ConversationSession, on_delete=models.CASCADE, related_name="messages"
+    )
+    user_id = models.CharField(max_length=255)
+    role = models.CharField(max_length=20)
+    content = models.TextField()
+    extraction_status = models.CharField(max_length=20, default="pending")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "conversations"
+        ordering = ["created_at"]
+        indexes = [
+            models.Index(fields=["session", "created_at"], name="idx_conversations_session"),
+            models.Index(fields=["user_id", "created_at"], name="idx_conversations_user"),
+        ]
+
+
+class MemorySource(models.Model):
+    """Which conversation session (and message) a memory came from."""
+
+    pk = models.CompositePrimaryKey("memory_id", "session_id")
+    memory_id = models.UUIDField()
+    session_id = models.UUIDField()
+    conversation_id = models.UUIDField(null=True, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "memory_sources"
+        indexes = [models.Index(fields=["session_id"], name="idx_sources_session")]
