@@ -7,9 +7,10 @@ DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
 .PHONY: install run test lint superuser api-client manage schema
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
 	$(BIN)/pip install --quiet -e ".[dev,embedded]"
+	scripts/build-pgvector.sh $(BIN)/python
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -157,6 +157,9 @@ class MemoryHistory(models.Model):
     actor = models.CharField(max_length=50, default="system", db_default="system")
     created_at = models.DateTimeField(db_default=Now())
 
+    def __str__(self) -> str:
+        return f"{self.event} {self.memory_id} by {self.actor}"
+
     class Meta:
         db_table = "memory_history"
         ordering = ["created_at"]
@@ -180,6 +183,9 @@ class ConversationSession(models.Model):
     last_reflected_at = models.DateTimeField(null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
 
+    def __str__(self) -> str:
+        return f"session {self.id} ({self.user_id})"
+
     class Meta:
         db_table = "conversation_sessions"
         ordering = ["-started_at"]
@@ -199,6 +205,9 @@ class ConversationMessage(models.Model):
     extraction_status = models.CharField(max_length=20, default="pending")
     created_at = models.DateTimeField(default=timezone.now)
 
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"
+
     class Meta:
         db_table = "conversations"
         ordering = ["created_at"]
@@ -216,6 +225,9 @@ class MemorySource(models.Model):
     session_id = models.UUIDField()
     conversation_id = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(db_default=Now())
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} from session {self.session_id}"
 
     class Meta:
         db_table = "memory_sources"

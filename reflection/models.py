@@ -39,6 +39,9 @@ class ReflectionCycle(models.Model):
     )
     error_message = models.TextField(null=True, blank=True)
 
+    def __str__(self) -> str:
+        return f"{self.trigger_type} cycle for {self.user_id} ({self.status})"
+
     class Meta:
         db_table = "reflection_cycles"
         ordering = ["-started_at"]
@@ -71,6 +74,9 @@ class TraitEvidence(models.Model):
     evidence_type = models.CharField(max_length=15, choices=EvidenceType)
     quality = models.CharField(max_length=1, choices=EvidenceQuality)
     created_at = models.DateTimeField(db_default=Now())
+
+    def __str__(self) -> str:
+        return f"{self.evidence_type} ({self.quality}) for trait {self.trait_id}"
 
     class Meta:
         db_table = "trait_evidence"
