@@ -157,9 +157,6 @@ class MemoryHistory(models.Model):
     actor = models.CharField(max_length=50, default="system", db_default="system")
     created_at = models.DateTimeField(db_default=Now())
 
-    def __str__(self) -> str:
-        return f"{self.event} {self.memory_id} by {self.actor}"
-
     class Meta:
         db_table = "memory_history"
         ordering = ["created_at"]
@@ -173,6 +170,9 @@ class MemoryHistory(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.event} {self.memory_id} by {self.actor}"
+
 
 class ConversationSession(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -183,13 +183,13 @@ class ConversationSession(models.Model):
     last_reflected_at = models.DateTimeField(null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
 
-    def __str__(self) -> str:
-        return f"session {self.id} ({self.user_id})"
-
     class Meta:
         db_table = "conversation_sessions"
         ordering = ["-started_at"]
         indexes = [models.Index(fields=["user_id", "-started_at"], name="idx_sessions_user")]
+
+    def __str__(self) -> str:
+        return f"session {self.id} ({self.user_id})"
 
 
 class ConversationMessage(models.Model):
@@ -205,9 +205,6 @@ class ConversationMessage(models.Model):
     extraction_status = models.CharField(max_length=20, default="pending")
     created_at = models.DateTimeField(default=timezone.now)
 
-    def __str__(self) -> str:
-        return f"{self.role}: {self.content[:60]}"
-
     class Meta:
         db_table = "conversations"
         ordering = ["created_at"]
@@ -215,6 +212,9 @@ class ConversationMessage(models.Model):
             models.Index(fields=["session", "created_at"], name="idx_conversations_session"),
             models.Index(fields=["user_id", "created_at"], name="idx_conversations_user"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"
 
 
 class MemorySource(models.Model):
@@ -226,9 +226,9 @@ class MemorySource(models.Model):
     conversation_id = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(db_default=Now())
 
-    def __str__(self) -> str:
-        return f"{self.memory_id} from session {self.session_id}"
-
     class Meta:
         db_table = "memory_sources"
         indexes = [models.Index(fields=["session_id"], name="idx_sources_session")]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} from session {self.session_id}"

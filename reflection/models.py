@@ -39,9 +39,6 @@ class ReflectionCycle(models.Model):
     )
     error_message = models.TextField(null=True, blank=True)
 
-    def __str__(self) -> str:
-        return f"{self.trigger_type} cycle for {self.user_id} ({self.status})"
-
     class Meta:
         db_table = "reflection_cycles"
         ordering = ["-started_at"]
@@ -51,6 +48,9 @@ class ReflectionCycle(models.Model):
                 name="chk_reflection_status", condition=Q(status__in=ReflectionStatus.values)
             ),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.trigger_type} cycle for {self.user_id} ({self.status})"
 
 
 class EvidenceType(models.TextChoices):
@@ -75,9 +75,6 @@ class TraitEvidence(models.Model):
     quality = models.CharField(max_length=1, choices=EvidenceQuality)
     created_at = models.DateTimeField(db_default=Now())
 
-    def __str__(self) -> str:
-        return f"{self.evidence_type} ({self.quality}) for trait {self.trait_id}"
-
     class Meta:
         db_table = "trait_evidence"
         ordering = ["created_at"]
@@ -94,3 +91,6 @@ class TraitEvidence(models.Model):
                 name="chk_quality", condition=Q(quality__in=EvidenceQuality.values)
             ),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.evidence_type} ({self.quality}) for trait {self.trait_id}"
