@@ -173,3 +173,14 @@ def test_halfvec_hnsw_works_on_this_server():
         cursor.execute("CREATE INDEX ON probe USING hnsw (e halfvec_cosine_ops)")
         cursor.execute("SELECT e::vector <=> e::vector FROM probe LIMIT 1")
         assert cursor.fetchone()[0] == pytest.approx(0, abs=1e-6)
+
+
+def test_embedding_dimension_check(settings):
+    from memories.checks import embedding_dimension_check
+
+    assert embedding_dimension_check(None, databases=["default"]) == []
+    stored = settings.EMBEDDING_DIM
+    settings.EMBEDDING_DIM = stored + 1
+    (error,) = embedding_dimension_check(None, databases=["default"])
+    assert error.id == "memories.E001"
+    assert f"halfvec({stored})" in error.msg and f"EMBEDDING_DIM={stored + 1}" in error.msg

@@ -1,0 +1,27 @@
+from django.conf import settings
+from django.core.checks import Error, register
+from django.db import connections
+
+
+@register("database")
+def embedding_dimension_check(app_configs, databases=None, **kwargs) -> list[Error]:
+    """EMBEDDING_DIM must match the column: changing it is a migration (docs/schema.md)."""
+    errors = []
+    for alias in databases or []:
+        with connections[alias].cursor() as cursor:
+            cursor.execute(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                "WHERE attrelid = to_regclass('memories') AND attname = 'embedding'"
+            )
+            row = cursor.fetchone()
+        expected = f"halfvec({settings.EMBEDDING_DIM})"
+        if row and row[0] != expected:
+            errors.append(
+                Error(
+                    f"memories.embedding is {row[0]} but EMBEDDING_DIM={settings.EMBEDDING_DIM}.",
+                    hint="Set EMBEDDING_DIM to the stored dimension, or change the column "
+                    "deliberately (docs/schema.md, 'Changing EMBEDDING_DIM').",
+                    id="memories.E001",
+                )
+            )
+    return errors
