@@ -9,6 +9,7 @@ by the consistency job.
 
 import uuid
 
+import pgtrigger
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.functions import RandomUUID
@@ -26,6 +27,12 @@ class MemoryType(models.TextChoices):
     EPISODIC = "episodic"
     TRAIT = "trait"
     DOCUMENT = "document"
+
+
+class EmbeddingStatus(models.TextChoices):
+    PENDING = "pending"
+    READY = "ready"
+    FAILED = "failed"
 
 
 # V1 memory types and what they became (seed 000, step 6).
@@ -62,6 +69,37 @@ class TraitDerivedFrom(models.TextChoices):
     CONTRADICTION_SPLIT = "contradiction_split"
 
 
+# Who changed a memory: set per transaction by the services (neuromem_site.db.actor).
+AUDIT_PRELUDE = """
+DECLARE
+    actor text := coalesce(nullif(current_setting('neuromem.actor', true), ''), 'system');
+    moving text := coalesce(current_setting('neuromem.moving', true), '');
+BEGIN"""
+# What a history row is worth writing for; "@" stands for OLD. or NEW.
+AUDITED_COLUMNS = ", ".join(
+    f"@{column}"
+    for column in (
+        "content",
+        "metadata",
+        "memory_type",
+        "user_id",
+        "importance",
+        "key",
+        "valid_at",
+        "invalid_at",
+        "expired_at",
+        "superseded_by",
+        "trait_subtype",
+        "trait_stage",
+        "trait_confidence",
+        "trait_context",
+        "trait_parent_id",
+        "trait_window_start",
+        "trait_window_end",
+    )
+)
+
+
 class Memory(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     user_id = models.CharField(max_length=255)
@@ -70,6 +108,12 @@ class Memory(models.Model):
     content = models.TextField()
     # Written asynchronously after the row (NULL until then); halfvec halves the storage.
     embedding = HalfVectorField(dimensions=settings.EMBEDDING_DIM, null=True, blank=True)
+    embedding_status = models.CharField(
+        max_length=10,
+        choices=EmbeddingStatus,
+        default=EmbeddingStatus.PENDING,
+        db_default=EmbeddingStatus.PENDING,
+    )
 
     # Bi-temporal: valid_* is when it was true in the world, created/expired when we knew it.
     valid_at = models.DateTimeField(null=True, blank=True)
@@ -128,6 +172,77 @@ class Memory(models.Model):
             models.CheckConstraint(
                 name="chk_memory_score", condition=Q(score__gte=0, score__lte=100)
             ),
+            models.CheckConstraint(
+                name="chk_memory_embedding_status",
+                condition=Q(embedding_status__in=EmbeddingStatus.values),
+            ),
+        ]
+        # The audit log lives in the database, so every path that changes a row (ORM, raw
+        # SQL, admin, tasks) is recorded. BEFORE triggers, because moving a row to another
+        # partition (a memory_type change) fires BEFORE UPDATE, BEFORE DELETE and BEFORE
+        # INSERT but no AFTER UPDATE: the UPDATE trigger logs the move once and flags it so
+        # the DELETE and INSERT that carry it out log nothing.
+        triggers = [
+            pgtrigger.Trigger(
+                name="memories_audit_insert",
+                operation=pgtrigger.Insert,
+                when=pgtrigger.Before,
+                func=AUDIT_PRELUDE
+                + """
+                IF moving = NEW.id::text THEN
+                    PERFORM set_config('neuromem.moving', '', true);
+                    RETURN NEW;
+                END IF;
+                INSERT INTO memory_history
+                    (memory_id, memory_type, event, new_content, new_metadata, actor)
+                VALUES (NEW.id, NEW.memory_type, 'ADD', NEW.content, NEW.metadata, actor);
+                RETURN NEW;
+                END;""",
+            ),
+            pgtrigger.Trigger(
+                name="memories_audit_update",
+                operation=pgtrigger.Update,
+                when=pgtrigger.Before,
+                func=AUDIT_PRELUDE
+                + f"""
+                IF NEW.memory_type IS DISTINCT FROM OLD.memory_type THEN
+                    PERFORM set_config('neuromem.moving', NEW.id::text, true);
+                END IF;
+                IF ({AUDITED_COLUMNS.replace("@", "OLD.")}) IS NOT DISTINCT FROM
+                   ({AUDITED_COLUMNS.replace("@", "NEW.")}) THEN
+                    RETURN NEW;  -- bookkeeping only (embedding, access counts, score)
+                END IF;
+                INSERT INTO memory_history (memory_id, memory_type, event, old_content,
+                                            new_content, old_metadata, new_metadata, actor)
+                VALUES (NEW.id, NEW.memory_type,
+                        CASE WHEN OLD.expired_at IS NULL AND NEW.expired_at IS NOT NULL
+                                  AND NEW.superseded_by IS NOT NULL THEN 'SUPERSEDE'
+                             WHEN OLD.expired_at IS NULL AND NEW.expired_at IS NOT NULL
+                                  THEN 'DELETE'
+                             WHEN OLD.memory_type IS DISTINCT FROM NEW.memory_type
+                                  THEN 'UPDATE'
+                             WHEN OLD.trait_stage IS DISTINCT FROM NEW.trait_stage
+                                  THEN 'STAGE_CHANGE'
+                             ELSE 'UPDATE' END,
+                        OLD.content, NEW.content, OLD.metadata, NEW.metadata, actor);
+                RETURN NEW;
+                END;""",
+            ),
+            pgtrigger.Trigger(
+                name="memories_audit_delete",
+                operation=pgtrigger.Delete,
+                when=pgtrigger.Before,
+                func=AUDIT_PRELUDE
+                + """
+                IF moving = OLD.id::text THEN
+                    RETURN OLD;
+                END IF;
+                INSERT INTO memory_history
+                    (memory_id, memory_type, event, old_content, old_metadata, actor)
+                VALUES (OLD.id, OLD.memory_type, 'DELETE', OLD.content, OLD.metadata, actor);
+                RETURN OLD;
+                END;""",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -161,6 +276,12 @@ class MemoryHistory(models.Model):
         db_table = "memory_history"
         ordering = ["created_at"]
         verbose_name_plural = "memory history"
+        # Append-only; only the user-purge service lifts this (pgtrigger.ignore).
+        triggers = [
+            pgtrigger.Protect(
+                name="history_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+            ),
+        ]
         indexes = [
             models.Index(fields=["memory_id", "-created_at"], name="idx_history_memory"),
         ]

@@ -132,6 +132,35 @@ HEALTH_WORKER_PING_TIMEOUT = env.float("HEALTH_WORKER_PING_TIMEOUT", default=1.0
 
 EMBEDDING_DIM = env.int("EMBEDDING_DIM", default=1024)
 EMBEDDING_PROVIDER = env.str("EMBEDDING_PROVIDER", default="hashing")
+if EMBEDDING_PROVIDER not in ("hashing", "openai"):
+    raise ImproperlyConfigured("EMBEDDING_PROVIDER must be 'hashing' or 'openai'.")
+# The OpenAI-compatible provider (EMBEDDING_PROVIDER=openai).
+EMBEDDING_API_BASE = env.str("EMBEDDING_API_BASE", default="")
+if EMBEDDING_PROVIDER == "openai" and not EMBEDDING_API_BASE:
+    raise ImproperlyConfigured("EMBEDDING_PROVIDER=openai needs EMBEDDING_API_BASE.")
+EMBEDDING_API_KEY = env.str("EMBEDDING_API_KEY", default="")
+EMBEDDING_MODEL = env.str("EMBEDDING_MODEL", default="text-embedding-3-small")
+EMBEDDING_TIMEOUT = env.float("EMBEDDING_TIMEOUT", default=10.0)
+# The embedding task retries a failing provider this often, backing off exponentially from
+# EMBEDDING_RETRY_BACKOFF seconds, then marks the memory `failed` (the memory itself stays).
+EMBEDDING_MAX_RETRIES = env.int("EMBEDDING_MAX_RETRIES", default=5)
+EMBEDDING_RETRY_BACKOFF = env.float("EMBEDDING_RETRY_BACKOFF", default=2.0)
+
+MEMORY_MAX_CHARS = env.int("MEMORY_MAX_CHARS", default=10_000)
+MEMORY_BATCH_MAX = 1000
+# Cosine similarity above which a new memory supersedes a current one (seed 002 §5.4).
+DEDUP_SIMILARITY = env.float("DEDUP_SIMILARITY", default=0.95)
+
+# Memories from conversation: "rules" (offline) or "llm" (OpenAI-compatible chat endpoint).
+EXTRACTOR = env.str("EXTRACTOR", default="rules")
+if EXTRACTOR not in ("rules", "llm"):
+    raise ImproperlyConfigured("EXTRACTOR must be 'rules' or 'llm'.")
+LLM_API_BASE = env.str("LLM_API_BASE", default="")
+if EXTRACTOR == "llm" and not LLM_API_BASE:
+    raise ImproperlyConfigured("EXTRACTOR=llm needs LLM_API_BASE.")
+LLM_API_KEY = env.str("LLM_API_KEY", default="")
+LLM_MODEL = env.str("LLM_MODEL", default="gpt-4o-mini")
+LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=30.0)
 
 # --- REST API --------------------------------------------------------------------------------
 

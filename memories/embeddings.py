@@ -1,0 +1,108 @@
+"""Embedding providers.
+
+- `hashing` (default): offline and deterministic, no model to download. Character n-grams
+  (1–3) hashed into EMBEDDING_DIM signed buckets, L2-normalised. Works for CJK (each Han
+  character is a unigram, pairs of them bigrams) as for Latin text. Cheap enough to run inside
+  the write, so the near-duplicate check has a vector at once.
+- `openai`: any OpenAI-compatible `/embeddings` endpoint (base URL, key, model, timeout,
+  retries). Remote, so it runs in the Celery task after commit.
+"""
+
+import hashlib
+import math
+import re
+from functools import cache
+from typing import Protocol
+
+import httpx
+from django.conf import settings
+
+
+class EmbeddingError(Exception):
+    """The provider could not embed; the memory stays `pending` and the task retries."""
+
+
+class EmbeddingProvider(Protocol):
+    dimensions: int
+    # True: cheap and local, computed in the write itself; False: computed by the task.
+    inline: bool
+
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+WORD_CHARACTERS = re.compile(r"\w+", re.UNICODE)
+
+
+class HashingEmbeddingProvider:
+    inline = True
+
+    def __init__(self, dimensions: int) -> None:
+        self.dimensions = dimensions
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [self._embed_one(text) for text in texts]
+
+    def _embed_one(self, text: str) -> list[float]:
+        vector = [0.0] * self.dimensions
+        for token in WORD_CHARACTERS.findall(text.lower()):
+            padded = f" {token} "
+            for size in (1, 2, 3):
+                for start in range(len(padded) - size + 1):
+                    gram = padded[start : start + size]
+                    if gram.isspace():
+                        continue
+                    digest = hashlib.blake2b(gram.encode(), digest_size=8).digest()
+                    bucket = int.from_bytes(digest[:4], "little") % self.dimensions
+                    vector[bucket] += 1.0 if digest[4] & 1 else -1.0
+        norm = math.sqrt(sum(value * value for value in vector))
+        if norm == 0:
+            # Nothing to hash (punctuation only): a fixed unit vector, never a zero vector,
+            # which cosine distance cannot handle.
+            vector[0] = norm = 1.0
+        return [value / norm for value in vector]
+
+
+class OpenAIEmbeddingProvider:
+    inline = False
+
+    def __init__(
+        self, *, dimensions: int, base_url: str, api_key: str, model: str, timeout: float
+    ) -> None:
+        self.dimensions = dimensions
+        self.model = model
+        self.client = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
+            timeout=timeout,
+        )
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        try:
+            response = self.client.post(
+                "/embeddings",
+                json={"model": self.model, "input": texts, "dimensions": self.dimensions},
+            )
+            response.raise_for_status()
+            data = sorted(response.json()["data"], key=lambda item: item["index"])
+        except (httpx.HTTPError, KeyError, ValueError) as error:
+            raise EmbeddingError(f"embedding provider failed: {error}") from error
+        vectors = [item["embedding"] for item in data]
+        if len(vectors) != len(texts) or any(len(v) != self.dimensions for v in vectors):
+            raise EmbeddingError(
+                f"embedding provider answered {len(vectors)} vectors for {len(texts)} texts, "
+                f"expected {self.dimensions} dimensions each"
+            )
+        return vectors
+
+
+@cache
+def embedding_provider() -> EmbeddingProvider:
+    if settings.EMBEDDING_PROVIDER == "openai":
+        return OpenAIEmbeddingProvider(
+            dimensions=settings.EMBEDDING_DIM,
+            base_url=settings.EMBEDDING_API_BASE,
+            api_key=settings.EMBEDDING_API_KEY,
+            model=settings.EMBEDDING_MODEL,
+            timeout=settings.EMBEDDING_TIMEOUT,
+        )
+    return HashingEmbeddingProvider(settings.EMBEDDING_DIM)

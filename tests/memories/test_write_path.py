@@ -1,0 +1,257 @@
+"""The write path's services (seed 001 TC-W01–W10, seed 002 §5.3–§5.5) and the audit log."""
+
+import hashlib
+import threading
+import uuid
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import connection, connections
+
+from memories.models import EmbeddingStatus, Memory, MemoryHistory, MemorySource
+from memories.services import (
+    MemoryInput,
+    Operation,
+    memory_add,
+    memory_add_many,
+    memory_delete,
+    memory_invalidate,
+    memory_supersede,
+    memory_update,
+    trait_fields,
+)
+from neuromem_site.api.envelope import Conflict
+
+pytestmark = pytest.mark.django_db
+
+
+def add(content: str, memory_type: str = "fact", user_id: str = "u1", **fields):
+    return memory_add(
+        item=MemoryInput(user_id=user_id, content=content, memory_type=memory_type, **fields),
+        actor="test",
+    )
+
+
+def history(memory: Memory) -> list[tuple[str, str]]:
+    return list(
+        MemoryHistory.objects.filter(memory_id=memory.id)
+        .order_by("created_at", "event")
+        .values_list("event", "actor")
+    )
+
+
+def test_write_computes_content_hash():  # TC-W01
+    result = add("Hello World")
+    assert result.operation == Operation.ADD
+    assert result.memory.content_hash == "b10a8db164e0754105b7a99be72e3fe5"
+
+
+def test_same_content_is_a_noop():  # TC-W02
+    first = add("Same content")
+    second = add("Same content")
+    assert second.operation == Operation.NOOP and second.memory.id == first.memory.id
+    assert Memory.objects.filter(user_id="u1", content="Same content").count() == 1
+
+
+def test_noop_is_scoped_by_user_and_type():  # TC-W03, TC-W04
+    add("Same content")
+    assert add("Same content", user_id="u2").operation == Operation.ADD
+    assert add("Same content", memory_type="episodic").operation == Operation.ADD
+    assert Memory.objects.filter(content="Same content").count() == 3
+
+
+def test_trait_metadata_fills_columns_and_stays_in_metadata():  # TC-W05, TC-W06
+    metadata = {
+        "trait_subtype": "preference",
+        "trait_stage": "emerging",
+        "confidence": 0.8,
+        "context": "work",
+    }
+    memory = add("用户偏好 Python", memory_type="trait", metadata=metadata).memory
+    memory.refresh_from_db()
+    assert (memory.trait_subtype, memory.trait_stage, memory.trait_context) == (
+        "preference",
+        "emerging",
+        "work",
+    )
+    assert memory.trait_confidence == pytest.approx(0.8)
+    assert memory.metadata == metadata
+
+
+def test_non_trait_leaves_trait_columns_null():  # TC-W07
+    memory = add("a fact", metadata={"trait_stage": "core"}).memory
+    memory.refresh_from_db()
+    assert all(
+        getattr(memory, f.name) is None for f in Memory._meta.fields if f.name.startswith("trait_")
+    )
+
+
+def test_valid_at_defaults_to_now():  # TC-W08
+    memory = add("test").memory
+    assert memory.valid_at is not None
+
+
+def test_legacy_types_are_mapped():
+    assert add("old general", memory_type="general").memory.memory_type == "fact"
+    insight = add("an insight", memory_type="insight").memory
+    insight.refresh_from_db()
+    assert (insight.memory_type, insight.trait_stage) == ("trait", "trend")
+    assert (insight.trait_window_end - insight.trait_window_start).days == 30
+
+
+def test_invalid_trait_values_name_the_field():
+    with pytest.raises(ValidationError) as error:
+        add("x", memory_type="trait", metadata={"trait_stage": "famous"})
+    assert "metadata.trait_stage" in error.value.message_dict
+    assert Memory.objects.count() == 0
+
+
+def test_supersede_sets_expired_at_and_chain():  # TC-W09, TC-W10
+    a = add("lives in Berlin").memory
+    b = memory_supersede(memory=a, content="lives in Austin", actor="test")
+    c = memory_supersede(memory=b, content="lives in Boston", actor="test")
+    a.refresh_from_db()
+    b.refresh_from_db()
+    assert (a.expired_at is not None, a.superseded_by) == (True, b.id)
+    assert (b.expired_at is not None, b.superseded_by) == (True, c.id)
+    assert (c.expired_at, c.version) == (None, 3)
+    assert history(a) == [("ADD", "test"), ("SUPERSEDE", "test")]
+
+
+def test_near_duplicate_supersedes_the_current_memory():
+    first = add("The user's favourite programming language is Python 3").memory
+    result = add("The user's favourite programming language is Python 3!")
+    assert result.operation == Operation.UPDATE
+    assert result.superseded.id == first.id
+    first.refresh_from_db()
+    assert first.superseded_by == result.memory.id
+    assert result.memory.version == first.version  # both moved on from 1
+
+
+def test_unrelated_memory_is_an_add():
+    add("The user's favourite programming language is Python")
+    assert add("The user has two cats called Miso and Tofu").operation == Operation.ADD
+
+
+def test_inline_embedding_is_ready_and_normalised(settings):
+    memory = add("用户喜欢在北京喝咖啡").memory
+    memory.refresh_from_db()
+    assert memory.embedding_status == EmbeddingStatus.READY
+    assert len(memory.embedding) == settings.EMBEDDING_DIM
+    assert sum(v * v for v in memory.embedding) == pytest.approx(1, abs=1e-2)
+
+
+def test_client_embedding_of_the_wrong_length_is_rejected():
+    with pytest.raises(ValidationError) as error:
+        add("x", embedding=[0.1, 0.2])
+    assert "embedding" in error.value.message_dict
+
+
+def test_optimistic_lock_never_loses_an_update():
+    memory = add("x", importance=0.2).memory
+    updated = memory_update(memory=memory, version=1, changes={"importance": 0.9}, actor="a")
+    assert updated.version == 2
+    with pytest.raises(Conflict) as conflict:
+        memory_update(memory=memory, version=1, changes={"importance": 0.1}, actor="b")
+    assert conflict.value.extra["current_version"] == 2
+    memory.refresh_from_db()
+    assert memory.importance == pytest.approx(0.9)
+
+
+def test_patching_content_makes_a_new_version():
+    memory = add("deadline is March 1").memory
+    successor = memory_update(
+        memory=memory, version=1, changes={"content": "deadline is April 1"}, actor="t"
+    )
+    memory.refresh_from_db()
+    assert memory.superseded_by == successor.id and successor.content == "deadline is April 1"
+
+
+def test_changing_type_moves_the_row_and_logs_one_update():
+    memory = add("prefers tea").memory
+    memory_update(memory=memory, version=1, changes={"memory_type": "episodic"}, actor="editor")
+    assert history(memory) == [("ADD", "test"), ("UPDATE", "editor")]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tableoid::regclass::text FROM memories WHERE id = %s", [memory.id])
+        assert cursor.fetchone() == ("memories_episodic",)
+
+
+def test_delete_and_invalidate_are_soft_and_logged():
+    deleted = memory_delete(memory=add("to delete").memory, actor="user")
+    invalid = memory_invalidate(memory=add("no longer true").memory, actor="user")
+    assert deleted.expired_at is not None and invalid.invalid_at is not None
+    assert Memory.objects.filter(pk__in=[deleted.pk, invalid.pk]).count() == 2
+    assert history(deleted)[-1] == ("DELETE", "user")
+    assert history(invalid)[-1] == ("DELETE", "user")
+
+
+def test_history_is_written_whatever_changes_the_row():
+    memory = add("raw").memory
+    with connection.cursor() as cursor:
+        # The test runs in one transaction; a raw-SQL session would start with no actor.
+        cursor.execute("SELECT set_config('neuromem.actor', '', true)")
+        cursor.execute("UPDATE memories SET content = 'raw sql' WHERE id = %s", [memory.id])
+        cursor.execute("UPDATE memories SET access_count = 3 WHERE id = %s", [memory.id])
+    assert history(memory) == [("ADD", "test"), ("UPDATE", "system")]
+
+
+def test_history_is_append_only():
+    memory = add("x").memory
+    with pytest.raises(Exception, match="Cannot update or delete rows from memory_history"):
+        MemoryHistory.objects.filter(memory_id=memory.id).delete()
+
+
+def test_session_provenance():
+    session_id = uuid.uuid4()
+    memory = add("from a chat", session_id=session_id).memory
+    assert memory.source_episode_ids == [session_id]
+    assert MemorySource.objects.filter(memory_id=memory.id, session_id=session_id).exists()
+
+
+def test_batch_reports_a_bad_item_and_keeps_the_rest():
+    results = memory_add_many(
+        items=[
+            MemoryInput(user_id="u1", content="one", memory_type="fact"),
+            MemoryInput(user_id="u1", content="bad", memory_type="note"),
+            MemoryInput(user_id="u1", content="one", memory_type="fact"),
+            MemoryInput(user_id="u1", content="three", memory_type="episodic"),
+        ],
+        actor="batch",
+    )
+    assert [getattr(r, "operation", "error") for r in results] == ["ADD", "error", "NOOP", "ADD"]
+    assert "memory_type" in results[1].message_dict
+    assert Memory.objects.count() == 2
+
+
+def test_trait_fields_parse_types():
+    fields = trait_fields(
+        memory_type="trait",
+        metadata={"reinforcement_count": 4, "first_observed": "2025-01-01T00:00:00Z"},
+    )
+    assert fields["trait_reinforcement_count"] == 4
+    assert fields["trait_first_observed"].year == 2025
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_identical_writes_make_one_row():
+    barrier = threading.Barrier(8)
+    operations: list[str] = []
+
+    def write() -> None:
+        try:
+            barrier.wait()
+            operations.append(add("exactly once, please", user_id="race").operation)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=write) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(operations) == ["ADD"] + ["NOOP"] * 7
+    assert Memory.objects.filter(user_id="race").count() == 1
+    assert (
+        hashlib.md5(b"exactly once, please").hexdigest()
+        == Memory.objects.get(user_id="race").content_hash
+    )
