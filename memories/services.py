@@ -47,6 +47,7 @@ TREND_WINDOW = timedelta(days=30)
 class Operation(StrEnum):
     ADD = "ADD"
     UPDATE = "UPDATE"
+    DELETE = "DELETE"
     NOOP = "NOOP"
 
 
@@ -351,6 +352,8 @@ def memory_supersede(
     actor: str,
     expected_version: int | None = None,
     metadata: dict[str, Any] | None = None,
+    session_id: uuid.UUID | None = None,
+    conversation_id: uuid.UUID | None = None,
 ) -> Memory:
     """A new version with new content; the old one gets expired_at and superseded_by."""
     set_actor(actor)
@@ -367,6 +370,8 @@ def memory_supersede(
             importance=memory.importance,
             key=memory.key,
             source_episode_ids=memory.source_episode_ids,
+            session_id=session_id,
+            conversation_id=conversation_id,
         ),
         memory_type=memory.memory_type,
         metadata=metadata,

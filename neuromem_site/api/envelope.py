@@ -36,6 +36,11 @@ class ApiError(exceptions.APIException):
         self.extra = extra
 
 
+class NotFound(ApiError):
+    status_code = status.HTTP_404_NOT_FOUND
+    code = "NOT_FOUND"
+
+
 class Conflict(ApiError):
     status_code = status.HTTP_409_CONFLICT
     code = "CONFLICT"

@@ -63,3 +63,10 @@ class WhoAmIApi(APIView):
     @extend_schema(responses=WhoAmIOutput)
     def get(self, request: Request) -> Response:
         return Response(WhoAmIOutput(request.user).data)
+
+
+def validated(serializer_class: type[serializers.Serializer], data) -> dict:
+    """Validate input or raise VALIDATION_ERROR naming the field at fault."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)

@@ -1,0 +1,198 @@
+from django.conf import settings
+from rest_framework import serializers
+
+from memories.models import LEGACY_MEMORY_TYPES, ConversationMessage, ConversationSession, Memory
+from memories.selectors import STATES, memory_state
+from memories.services import TRAIT_METADATA
+from neuromem_site.api.serializers import StrictInputSerializer
+
+MEMORY_TYPE_CHOICES = ["fact", "episodic", "trait", "document", *LEGACY_MEMORY_TYPES]
+
+
+class EmbeddingField(serializers.ListField):
+    child = serializers.FloatField()
+
+    def to_internal_value(self, data):
+        vector = super().to_internal_value(data)
+        if len(vector) != settings.EMBEDDING_DIM:
+            raise serializers.ValidationError(
+                f"Expected {settings.EMBEDDING_DIM} dimensions, got {len(vector)}."
+            )
+        return vector
+
+
+class MetadataField(serializers.JSONField):
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        return value
+
+
+class MemoryCreateInput(StrictInputSerializer):
+    user_id = serializers.CharField(max_length=255)
+    content = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
+    memory_type = serializers.ChoiceField(MEMORY_TYPE_CHOICES)
+    metadata = MetadataField(required=False, default=dict)
+    importance = serializers.FloatField(required=False, min_value=0, max_value=1)
+    valid_at = serializers.DateTimeField(required=False)
+    key = serializers.CharField(required=False, max_length=255, allow_null=True)
+    embedding = EmbeddingField(required=False, allow_null=True)
+    session_id = serializers.UUIDField(required=False, allow_null=True)
+    source_episode_ids = serializers.ListField(child=serializers.UUIDField(), required=False)
+
+    def validate_content(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("Must not be blank.")
+        return value
+
+
+class MemoryBatchInput(StrictInputSerializer):
+    # Items are validated one by one in the view, so one bad item fails nothing else.
+    items = serializers.ListField(
+        child=serializers.JSONField(), min_length=1, max_length=settings.MEMORY_BATCH_MAX
+    )
+
+
+class MemoryUpdateInput(StrictInputSerializer):
+    version = serializers.IntegerField(min_value=1)
+    content = serializers.CharField(
+        required=False, max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False
+    )
+    memory_type = serializers.ChoiceField(MEMORY_TYPE_CHOICES, required=False)
+    metadata = MetadataField(required=False)
+    importance = serializers.FloatField(required=False, min_value=0, max_value=1)
+    valid_at = serializers.DateTimeField(required=False)
+    key = serializers.CharField(required=False, max_length=255, allow_null=True)
+
+
+class MemorySupersedeInput(StrictInputSerializer):
+    content = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
+    version = serializers.IntegerField(min_value=1, required=False)
+    metadata = MetadataField(required=False)
+
+
+class MemoryInvalidateInput(StrictInputSerializer):
+    invalid_at = serializers.DateTimeField(required=False)
+
+
+class MemoryListInput(serializers.Serializer):
+    user_id = serializers.CharField(required=False, max_length=255)
+    memory_type = serializers.ChoiceField(["fact", "episodic", "trait", "document"], required=False)
+    state = serializers.CharField(required=False)
+    score_min = serializers.FloatField(required=False, min_value=0, max_value=100)
+    score_max = serializers.FloatField(required=False, min_value=0, max_value=100)
+    include_all_states = serializers.BooleanField(required=False, default=False)
+    include_expired = serializers.BooleanField(required=False, default=False)
+    as_of = serializers.DateTimeField(required=False)
+    key = serializers.CharField(required=False, max_length=255)
+    sort_by = serializers.ChoiceField(
+        ["created_at", "score", "importance", "valid_at"], required=False, default="created_at"
+    )
+    sort_order = serializers.ChoiceField(["asc", "desc"], required=False, default="desc")
+    include = serializers.CharField(required=False)
+
+    def validate_state(self, value: str) -> list[str]:
+        states = [state.strip() for state in value.split(",") if state.strip()]
+        unknown = [state for state in states if state not in STATES]
+        if unknown:
+            raise serializers.ValidationError(
+                f"Unknown state '{unknown[0]}'; use {', '.join(STATES)}."
+            )
+        return states
+
+
+class TraitOutput(serializers.Serializer):
+    """Trait fields: the dedicated column first, V1 metadata as the fallback (TC-R01–R03)."""
+
+    def to_representation(self, memory: Memory) -> dict:
+        trait = {}
+        for key, (column, _) in TRAIT_METADATA.items():
+            value = getattr(memory, column)
+            trait[column.removeprefix("trait_")] = (
+                memory.metadata.get(key) if value is None else value
+            )
+        # Decay arrives with the reflection engine's mv_trait_decayed; until then, no decay.
+        trait["decayed_confidence"] = trait["confidence"]
+        return trait
+
+
+class MemoryOutput(serializers.ModelSerializer):
+    state = serializers.SerializerMethodField()
+    trait = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Memory
+        fields = [
+            "id",
+            "user_id",
+            "memory_type",
+            "content",
+            "key",
+            "importance",
+            "score",
+            "state",
+            "metadata",
+            "valid_at",
+            "invalid_at",
+            "created_at",
+            "updated_at",
+            "expired_at",
+            "version",
+            "superseded_by",
+            "content_hash",
+            "access_count",
+            "last_accessed_at",
+            "embedding_status",
+            "source_episode_ids",
+            "subject_entity_id",
+            "object_entity_id",
+            "trait",
+        ]
+
+    def get_state(self, memory: Memory) -> str:
+        return memory_state(memory)
+
+    def get_trait(self, memory: Memory) -> dict | None:
+        return TraitOutput(memory).data if memory.memory_type == "trait" else None
+
+    def to_representation(self, memory: Memory) -> dict:
+        data = super().to_representation(memory)
+        if self.context.get("include_embedding"):
+            data["embedding"] = None if memory.embedding is None else list(memory.embedding)
+        return data
+
+
+class HistoryOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    memory_id = serializers.UUIDField()
+    memory_type = serializers.CharField()
+    event = serializers.CharField()
+    old_content = serializers.CharField(allow_null=True)
+    new_content = serializers.CharField(allow_null=True)
+    old_metadata = serializers.JSONField(allow_null=True)
+    new_metadata = serializers.JSONField(allow_null=True)
+    actor = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class SessionCreateInput(StrictInputSerializer):
+    user_id = serializers.CharField(max_length=255)
+    metadata = MetadataField(required=False, default=dict)
+
+
+class SessionOutput(serializers.ModelSerializer):
+    class Meta:
+        model = ConversationSession
+        fields = ["id", "user_id", "started_at", "ended_at", "last_reflected_at", "metadata"]
+
+
+class MessageInput(StrictInputSerializer):
+    role = serializers.ChoiceField(["user", "assistant", "system"])
+    content = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
+
+
+class MessageOutput(serializers.ModelSerializer):
+    class Meta:
+        model = ConversationMessage
+        fields = ["id", "session_id", "user_id", "role", "content", "created_at"]

@@ -1,0 +1,297 @@
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import as_serializer_error
+from rest_framework.views import APIView
+
+from memories.api.serializers import (
+    HistoryOutput,
+    MemoryBatchInput,
+    MemoryCreateInput,
+    MemoryInvalidateInput,
+    MemoryListInput,
+    MemoryOutput,
+    MemorySupersedeInput,
+    MemoryUpdateInput,
+    MessageInput,
+    MessageOutput,
+    SessionCreateInput,
+    SessionOutput,
+)
+from memories.ingest import session_end, session_get_for_client, session_message_add, session_open
+from memories.selectors import (
+    memory_get_for_client,
+    memory_history,
+    memory_list,
+    memory_versions,
+    user_export,
+)
+from memories.services import (
+    MemoryInput,
+    Operation,
+    WriteResult,
+    memory_add,
+    memory_add_many,
+    memory_delete,
+    memory_invalidate,
+    memory_supersede,
+    memory_update,
+    user_purge,
+)
+from neuromem_site.api.envelope import api_error_response
+from neuromem_site.api.pagination import EnvelopeCursorPagination
+from neuromem_site.api.permissions import UserIdInClientScope, user_access_check
+from neuromem_site.api.views import validated
+
+
+def write_result(result: WriteResult) -> dict[str, Any]:
+    data = {"operation": result.operation, "memory": MemoryOutput(result.memory).data}
+    if result.superseded is not None:
+        data["superseded"] = str(result.superseded.id)
+    return data
+
+
+WriteOutput = inline_serializer(
+    "MemoryWrite",
+    {
+        "operation": serializers.ChoiceField([op.value for op in Operation]),
+        "memory": MemoryOutput(),
+        "superseded": serializers.UUIDField(required=False),
+    },
+)
+
+
+def memory_input(data: dict[str, Any]) -> MemoryInput:
+    return MemoryInput(**data)
+
+
+class MemoryListCreateApi(APIView):
+    permission_classes = [*APIView.permission_classes, UserIdInClientScope]
+
+    @extend_schema(
+        request=MemoryCreateInput,
+        responses={201: WriteOutput, 200: OpenApiResponse(WriteOutput, "NOOP: already held")},
+    )
+    def post(self, request: Request) -> Response:
+        data = validated(MemoryCreateInput, request.data)
+        result = memory_add(item=memory_input(data), actor=request.user.name)
+        code = status.HTTP_200_OK if result.operation == Operation.NOOP else status.HTTP_201_CREATED
+        return Response(write_result(result), status=code)
+
+    @extend_schema(parameters=[MemoryListInput], responses=MemoryOutput(many=True))
+    def get(self, request: Request) -> Response:
+        filters = validated(MemoryListInput, request.query_params)
+        if not request.user.is_staff and not filters.get("user_id"):
+            raise serializers.ValidationError({"user_id": ["This filter is required."]})
+        paginator = EnvelopeCursorPagination()
+        paginator.ordering = (
+            ("-" if filters["sort_order"] == "desc" else "") + filters["sort_by"],
+            "-id",
+        )
+        page = paginator.paginate_queryset(
+            memory_list(client=request.user, filters=filters), request, view=self
+        )
+        context = {"include_embedding": filters.get("include") == "embedding"}
+        return paginator.get_paginated_response(MemoryOutput(page, many=True, context=context).data)
+
+
+class MemoryBatchApi(APIView):
+    @extend_schema(
+        request=MemoryBatchInput,
+        responses=inline_serializer(
+            "MemoryBatchResult",
+            {"results": serializers.ListField(child=serializers.DictField())},
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        raw_items = validated(MemoryBatchInput, request.data)["items"]
+        items, errors = [], {}
+        for index, raw in enumerate(raw_items):
+            serializer = MemoryCreateInput(data=raw)
+            if not serializer.is_valid():
+                errors[index] = api_error_response(serializers.ValidationError(serializer.errors))
+                continue
+            try:
+                user_access_check(
+                    client=request.user, user_id=serializer.validated_data["user_id"], write=True
+                )
+            except exceptions.APIException as error:  # FORBIDDEN for this item only
+                errors[index] = api_error_response(error)
+                continue
+            items.append((index, memory_input(serializer.validated_data)))
+        outcomes = memory_add_many(items=[item for _, item in items], actor=request.user.name)
+        results: dict[int, dict[str, Any]] = {}
+        for (index, _), outcome in zip(items, outcomes, strict=True):
+            if isinstance(outcome, DjangoValidationError):
+                errors[index] = api_error_response(
+                    serializers.ValidationError(as_serializer_error(outcome))
+                )
+            else:
+                results[index] = {"index": index, "ok": True, **write_result(outcome)}
+        for index, response in errors.items():
+            results[index] = {"index": index, "ok": False, "error": response.data["error"]}
+        return Response({"results": [results[index] for index in sorted(results)]})
+
+
+class MemoryDetailApi(APIView):
+    @extend_schema(responses=MemoryOutput)
+    def get(self, request: Request, memory_id: str) -> Response:
+        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        context = {"include_embedding": request.query_params.get("include") == "embedding"}
+        return Response(MemoryOutput(memory, context=context).data)
+
+    @extend_schema(request=MemoryUpdateInput, responses=MemoryOutput)
+    def patch(self, request: Request, memory_id: str) -> Response:
+        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        data = validated(MemoryUpdateInput, request.data)
+        version = data.pop("version")
+        updated = memory_update(
+            memory=memory, version=version, changes=data, actor=request.user.name
+        )
+        return Response(MemoryOutput(updated).data)
+
+    @extend_schema(responses=MemoryOutput)
+    def delete(self, request: Request, memory_id: str) -> Response:
+        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        return Response(MemoryOutput(memory_delete(memory=memory, actor=request.user.name)).data)
+
+
+class MemorySupersedeApi(APIView):
+    @extend_schema(request=MemorySupersedeInput, responses={201: MemoryOutput})
+    def post(self, request: Request, memory_id: str) -> Response:
+        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        data = validated(MemorySupersedeInput, request.data)
+        successor = memory_supersede(
+            memory=memory,
+            content=data["content"],
+            metadata=data.get("metadata"),
+            expected_version=data.get("version"),
+            actor=request.user.name,
+        )
+        return Response(MemoryOutput(successor).data, status=status.HTTP_201_CREATED)
+
+
+class MemoryInvalidateApi(APIView):
+    @extend_schema(request=MemoryInvalidateInput, responses=MemoryOutput)
+    def post(self, request: Request, memory_id: str) -> Response:
+        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        data = validated(MemoryInvalidateInput, request.data)
+        invalidated = memory_invalidate(
+            memory=memory, invalid_at=data.get("invalid_at"), actor=request.user.name
+        )
+        return Response(MemoryOutput(invalidated).data)
+
+
+class MemoryHistoryApi(APIView):
+    @extend_schema(responses=HistoryOutput(many=True))
+    def get(self, request: Request, memory_id: str) -> Response:
+        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        return Response(HistoryOutput(memory_history(memory=memory), many=True).data)
+
+
+class MemoryVersionsApi(APIView):
+    @extend_schema(responses=MemoryOutput(many=True))
+    def get(self, request: Request, memory_id: str) -> Response:
+        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        return Response(MemoryOutput(memory_versions(memory=memory), many=True).data)
+
+
+class UserApi(APIView):
+    permission_classes = [*APIView.permission_classes, UserIdInClientScope]
+
+    @extend_schema(responses=inline_serializer("UserPurge", {"deleted": serializers.DictField()}))
+    def delete(self, request: Request, user_id: str) -> Response:
+        return Response({"user_id": user_id, "deleted": user_purge(user_id=user_id)})
+
+
+class UserExportApi(APIView):
+    permission_classes = [*APIView.permission_classes, UserIdInClientScope]
+
+    @extend_schema(responses=inline_serializer("UserExport", {"memories": MemoryOutput(many=True)}))
+    def get(self, request: Request, user_id: str) -> Response:
+        export = user_export(user_id=user_id)
+        return Response(
+            {
+                "user_id": user_id,
+                "memories": MemoryOutput(export["memories"], many=True).data,
+                "history": HistoryOutput(export["history"], many=True).data,
+                "evidence": [
+                    {
+                        "id": e.id,
+                        "trait_id": e.trait_id,
+                        "memory_id": e.memory_id,
+                        "evidence_type": e.evidence_type,
+                        "quality": e.quality,
+                        "created_at": e.created_at,
+                    }
+                    for e in export["evidence"]
+                ],
+                "sources": [
+                    {
+                        "memory_id": s.memory_id,
+                        "session_id": s.session_id,
+                        "conversation_id": s.conversation_id,
+                        "created_at": s.created_at,
+                    }
+                    for s in export["sources"]
+                ],
+                "sessions": SessionOutput(export["sessions"], many=True).data,
+                "messages": MessageOutput(export["messages"], many=True).data,
+                "cycles": [
+                    {
+                        "id": c.id,
+                        "trigger_type": c.trigger_type,
+                        "status": c.status,
+                        "started_at": c.started_at,
+                        "completed_at": c.completed_at,
+                    }
+                    for c in export["cycles"]
+                ],
+            }
+        )
+
+
+class SessionCreateApi(APIView):
+    permission_classes = [*APIView.permission_classes, UserIdInClientScope]
+
+    @extend_schema(request=SessionCreateInput, responses={201: SessionOutput})
+    def post(self, request: Request) -> Response:
+        data = validated(SessionCreateInput, request.data)
+        session = session_open(user_id=data["user_id"], metadata=data["metadata"])
+        return Response(SessionOutput(session).data, status=status.HTTP_201_CREATED)
+
+
+class SessionMessageApi(APIView):
+    @extend_schema(
+        request=MessageInput,
+        responses={
+            201: inline_serializer(
+                "IngestedMessage",
+                {
+                    "message": MessageOutput(),
+                    "memories": serializers.ListField(child=serializers.DictField()),
+                },
+            )
+        },
+    )
+    def post(self, request: Request, session_id: str) -> Response:
+        session = session_get_for_client(client=request.user, session_id=session_id)
+        data = validated(MessageInput, request.data)
+        message, results = session_message_add(
+            session=session, role=data["role"], content=data["content"], actor=request.user.name
+        )
+        return Response(
+            {"message": MessageOutput(message).data, "memories": results},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class SessionEndApi(APIView):
+    @extend_schema(request=None, responses=SessionOutput)
+    def post(self, request: Request, session_id: str) -> Response:
+        session = session_get_for_client(client=request.user, session_id=session_id)
+        return Response(SessionOutput(session_end(session=session)).data)

@@ -1,0 +1,298 @@
+"""The memory endpoints of API.md, through HTTP, against the real database."""
+
+import pytest
+
+from memories.models import Memory, MemoryHistory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def agent(make_client):
+    return make_client("agent", ["agent:"])[0]
+
+
+def post(http, body, path="/api/v1/memories/"):
+    return http.post(path, body, format="json")
+
+
+def test_write_then_read_a_memory(agent):
+    created = post(
+        agent,
+        {
+            "user_id": "agent:1",
+            "content": "I like green tea",
+            "memory_type": "fact",
+            "importance": 0.7,
+        },
+    )
+    assert created.status_code == 201
+    data = created.json()["data"]
+    assert data["operation"] == "ADD"
+    memory = data["memory"]
+    assert (memory["content"], memory["importance"], memory["state"], memory["version"]) == (
+        "I like green tea",
+        0.7,
+        "cold",
+        1,
+    )
+    assert memory["embedding_status"] == "ready" and "embedding" not in memory
+    fetched = agent.get(f"/api/v1/memories/{memory['id']}/").json()["data"]
+    assert fetched["id"] == memory["id"]
+    with_vector = agent.get(f"/api/v1/memories/{memory['id']}/?include=embedding").json()["data"]
+    assert len(with_vector["embedding"]) == 1024
+
+
+def test_same_write_twice_is_noop_200(agent):
+    body = {"user_id": "agent:1", "content": "same", "memory_type": "fact"}
+    first = post(agent, body).json()["data"]["memory"]["id"]
+    second = post(agent, body)
+    assert second.status_code == 200
+    assert second.json()["data"]["operation"] == "NOOP"
+    assert second.json()["data"]["memory"]["id"] == first
+
+
+def test_near_duplicate_answers_update_with_the_superseded_id(agent):
+    first = post(
+        agent,
+        {
+            "user_id": "agent:1",
+            "content": "User works at Acme Corporation in Berlin",
+            "memory_type": "fact",
+        },
+    ).json()["data"]["memory"]["id"]
+    response = post(
+        agent,
+        {
+            "user_id": "agent:1",
+            "content": "User works at Acme Corporation in Berlin!",
+            "memory_type": "fact",
+        },
+    )
+    assert response.status_code == 201
+    assert response.json()["data"]["operation"] == "UPDATE"
+    assert response.json()["data"]["superseded"] == first
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"content": "x", "memory_type": "fact"}, "user_id"),
+        ({"user_id": "agent:1", "memory_type": "fact"}, "content"),
+        ({"user_id": "agent:1", "content": "x", "memory_type": "note"}, "memory_type"),
+        ({"user_id": "agent:1", "content": "x", "memory_type": "fact", "domain": "d"}, "domain"),
+        ({"user_id": "agent:1", "content": "x", "memory_type": "fact", "type": "t"}, "type"),
+        (
+            {"user_id": "agent:1", "content": "x", "memory_type": "fact", "importance": 2},
+            "importance",
+        ),
+        (
+            {"user_id": "agent:1", "content": "x", "memory_type": "fact", "embedding": [0.1] * 3},
+            "embedding",
+        ),
+        ({"user_id": "agent:1", "content": "x" * 10_001, "memory_type": "fact"}, "content"),
+        ({"user_id": "agent:1", "content": "   ", "memory_type": "fact"}, "content"),
+        (
+            {"user_id": "agent:1", "content": "x", "memory_type": "fact", "metadata": [1]},
+            "metadata",
+        ),
+        (
+            {
+                "user_id": "agent:1",
+                "content": "x",
+                "memory_type": "trait",
+                "metadata": {"trait_stage": "famous"},
+            },
+            "metadata.trait_stage",
+        ),
+    ],
+)
+def test_bad_input_names_the_field_and_writes_nothing(agent, body, field):
+    response = post(agent, body)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["code"], error["field"]) == ("VALIDATION_ERROR", field)
+    assert Memory.objects.count() == 0
+    assert MemoryHistory.objects.count() == 0
+
+
+def test_writing_outside_the_prefix_is_forbidden(agent):
+    response = post(agent, {"user_id": "other:1", "content": "x", "memory_type": "fact"})
+    assert response.status_code == 403
+    assert Memory.objects.count() == 0
+
+
+def test_another_clients_memory_is_not_found(agent, make_client):
+    other, _ = make_client("other", ["other:"])
+    memory = post(other, {"user_id": "other:1", "content": "secret", "memory_type": "fact"})
+    memory_id = memory.json()["data"]["memory"]["id"]
+    for response in (
+        agent.get(f"/api/v1/memories/{memory_id}/"),
+        agent.delete(f"/api/v1/memories/{memory_id}/"),
+        agent.get(f"/api/v1/memories/{memory_id}/history/"),
+    ):
+        assert response.status_code == 404
+    assert agent.get("/api/v1/memories/?user_id=other:1").status_code == 404
+
+
+def test_batch_reports_bad_items_by_index_and_keeps_the_rest(agent):
+    items = [
+        {"user_id": "agent:1", "content": "one", "memory_type": "fact"},
+        {"user_id": "agent:1", "content": "two", "memory_type": "fact", "domain": "x"},
+        {"user_id": "other:1", "content": "three", "memory_type": "fact"},
+        {
+            "user_id": "agent:1",
+            "content": "four",
+            "memory_type": "trait",
+            "metadata": {"confidence": "high"},
+        },
+        {"user_id": "agent:1", "content": "one", "memory_type": "fact"},
+    ]
+    response = post(agent, {"items": items}, "/api/v1/memories/batch/")
+    assert response.status_code == 200
+    results = response.json()["data"]["results"]
+    assert [r["index"] for r in results] == [0, 1, 2, 3, 4]
+    assert [r["ok"] for r in results] == [True, False, False, False, True]
+    assert results[1]["error"]["field"] == "domain"
+    assert results[2]["error"]["code"] == "FORBIDDEN"
+    assert results[3]["error"]["field"] == "metadata.confidence"
+    assert [results[0]["operation"], results[4]["operation"]] == ["ADD", "NOOP"]
+    assert Memory.objects.count() == 1
+
+
+def test_batch_limits(agent):
+    too_many = [
+        {"user_id": "agent:1", "content": f"m{i}", "memory_type": "fact"} for i in range(1001)
+    ]
+    response = post(agent, {"items": too_many}, "/api/v1/memories/batch/")
+    assert (response.status_code, response.json()["error"]["field"]) == (400, "items")
+    assert Memory.objects.count() == 0
+
+
+def test_patch_needs_the_current_version(agent):
+    memory = post(agent, {"user_id": "agent:1", "content": "x", "memory_type": "fact"}).json()[
+        "data"
+    ]["memory"]
+    path = f"/api/v1/memories/{memory['id']}/"
+    assert (
+        agent.patch(path, {"importance": 0.9}, format="json").json()["error"]["field"] == "version"
+    )
+    ok = agent.patch(path, {"version": 1, "importance": 0.9}, format="json")
+    assert ok.status_code == 200 and ok.json()["data"]["version"] == 2
+    stale = agent.patch(path, {"version": 1, "importance": 0.1}, format="json")
+    assert stale.status_code == 409
+    assert stale.json()["error"] | {} == stale.json()["error"]
+    assert (stale.json()["error"]["code"], stale.json()["error"]["current_version"]) == (
+        "CONFLICT",
+        2,
+    )
+
+
+def test_patch_content_supersede_versions_and_history(agent):
+    memory = post(
+        agent, {"user_id": "agent:1", "content": "deadline is March 1", "memory_type": "fact"}
+    ).json()["data"]["memory"]
+    newer = agent.patch(
+        f"/api/v1/memories/{memory['id']}/",
+        {"version": 1, "content": "deadline is April 1"},
+        format="json",
+    )
+    assert newer.status_code == 200
+    newest = post(
+        agent,
+        {"content": "deadline is May 1"},
+        f"/api/v1/memories/{newer.json()['data']['id']}/supersede/",
+    )
+    assert newest.status_code == 201
+    versions = agent.get(f"/api/v1/memories/{memory['id']}/versions/").json()["data"]
+    assert [v["content"] for v in versions] == [
+        "deadline is March 1",
+        "deadline is April 1",
+        "deadline is May 1",
+    ]
+    events = agent.get(f"/api/v1/memories/{memory['id']}/history/").json()["data"]
+    assert [(e["event"], e["actor"]) for e in events] == [("ADD", "agent"), ("SUPERSEDE", "agent")]
+
+
+def test_delete_and_invalidate(agent):
+    first = post(agent, {"user_id": "agent:1", "content": "a", "memory_type": "fact"}).json()[
+        "data"
+    ]["memory"]["id"]
+    second = post(agent, {"user_id": "agent:1", "content": "b", "memory_type": "fact"}).json()[
+        "data"
+    ]["memory"]["id"]
+    deleted = agent.delete(f"/api/v1/memories/{first}/").json()["data"]
+    assert (deleted["state"], deleted["expired_at"] is not None) == ("deleted", True)
+    invalid = post(
+        agent, {"invalid_at": "2025-01-01T00:00:00Z"}, f"/api/v1/memories/{second}/invalidate/"
+    ).json()["data"]
+    assert invalid["invalid_at"].startswith("2025-01-01")
+    listed = agent.get("/api/v1/memories/?user_id=agent:1").json()["data"]
+    assert listed == []
+    everything = agent.get("/api/v1/memories/?user_id=agent:1&include_expired=true").json()["data"]
+    assert {m["id"] for m in everything} == {first, second}
+
+
+def test_list_filters_sort_and_paging(agent):
+    for n in range(5):
+        post(
+            agent,
+            {
+                "user_id": "agent:1",
+                "content": f"memory number {n} about topic {n * 7}",
+                "memory_type": "fact" if n % 2 else "episodic",
+                "importance": n / 10,
+            },
+        )
+    facts = agent.get("/api/v1/memories/?user_id=agent:1&memory_type=fact").json()["data"]
+    assert len(facts) == 2
+    ordered = agent.get(
+        "/api/v1/memories/?user_id=agent:1&sort_by=importance&sort_order=asc&limit=2"
+    ).json()
+    assert [m["importance"] for m in ordered["data"]] == pytest.approx([0.0, 0.1])
+    following = agent.get(
+        f"/api/v1/memories/?user_id=agent:1&sort_by=importance&sort_order=asc"
+        f"&limit=2&cursor={ordered['page']['next']}"
+    ).json()
+    assert [m["importance"] for m in following["data"]] == pytest.approx([0.2, 0.3])
+    bad = agent.get("/api/v1/memories/?user_id=agent:1&state=sleepy").json()["error"]
+    assert bad["field"] == "state"
+    assert agent.get("/api/v1/memories/").json()["error"]["field"] == "user_id"
+
+
+def test_as_of_lists_what_was_true_then(agent):
+    old = post(
+        agent,
+        {
+            "user_id": "agent:1",
+            "content": "lives in Berlin",
+            "memory_type": "fact",
+            "valid_at": "2020-01-01T00:00:00Z",
+        },
+    ).json()["data"]["memory"]
+    Memory.objects.filter(pk=old["id"]).update(created_at="2020-01-01T00:00:00Z")
+    post(agent, {"invalid_at": "2024-01-01T00:00:00Z"}, f"/api/v1/memories/{old['id']}/invalidate/")
+    then = agent.get("/api/v1/memories/?user_id=agent:1&as_of=2022-06-01T00:00:00Z").json()
+    assert [m["content"] for m in then["data"]] == ["lives in Berlin"]
+    now = agent.get("/api/v1/memories/?user_id=agent:1").json()["data"]
+    assert now == []
+
+
+def test_trait_fields_fall_back_to_metadata(agent):
+    memory = post(
+        agent,
+        {
+            "user_id": "agent:1",
+            "content": "prefers mornings",
+            "memory_type": "trait",
+            "metadata": {"trait_subtype": "preference", "confidence": 0.7},
+        },
+    ).json()["data"]["memory"]
+    assert memory["trait"]["subtype"] == "preference"
+    assert memory["trait"]["confidence"] == pytest.approx(0.7)
+    # A V1 row whose trait fields live only in metadata (TC-R01–R03).
+    Memory.objects.filter(pk=memory["id"]).update(
+        trait_subtype=None, metadata={"trait_subtype": "behavior", "context": "work"}
+    )
+    trait = agent.get(f"/api/v1/memories/{memory['id']}/").json()["data"]["trait"]
+    assert (trait["subtype"], trait["context"]) == ("behavior", "work")
