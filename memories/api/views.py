@@ -285,7 +285,10 @@ class SessionMessageApi(APIView):
             session=session, role=data["role"], content=data["content"], actor=request.user.name
         )
         return Response(
-            {"message": MessageOutput(message).data, "memories": results},
+            {
+                "message": MessageOutput(message).data,
+                "memories": [write_result(r) for r in results],
+            },
             status=status.HTTP_201_CREATED,
         )
 

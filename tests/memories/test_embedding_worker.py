@@ -1,0 +1,132 @@
+"""Embeddings computed after commit by a real Celery worker process, from an
+OpenAI-compatible HTTP provider (a fake one on loopback); an outage never loses a write."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from django.db import connection
+
+from memories.embeddings import embedding_provider
+from memories.models import EmbeddingStatus, Memory
+from memories.services import MemoryInput, memory_add
+from neuromem_site.celery import app as celery_app
+from tests.memories.scratch import BASE_DIR, server_url
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+class FakeEmbeddings(BaseHTTPRequestHandler):
+    failing = False
+    calls = 0
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        type(self).calls += 1
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.failing or self.path != "/v1/embeddings":
+            self.send_response(503)
+            self.end_headers()
+            return
+        dims = body["dimensions"]
+        data = [
+            {"index": i, "embedding": [((i + n) % 7 + 1) / 7 for n in range(dims)]}
+            for i, _ in enumerate(body["input"])
+        ]
+        payload = json.dumps({"data": data}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def provider(settings):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeEmbeddings)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    settings.EMBEDDING_PROVIDER = "openai"
+    settings.EMBEDDING_API_BASE = f"http://127.0.0.1:{server.server_port}/v1"
+    embedding_provider.cache_clear()
+    yield server
+    FakeEmbeddings.failing = False
+    server.shutdown()
+    embedding_provider.cache_clear()
+
+
+@pytest.fixture
+def worker(provider, settings):
+    env = {
+        **os.environ,
+        "DATABASE_URL": server_url(connection.settings_dict["NAME"]),
+        "EMBEDDING_PROVIDER": "openai",
+        "EMBEDDING_API_BASE": settings.EMBEDDING_API_BASE,
+        "EMBEDDING_MAX_RETRIES": "2",
+        "EMBEDDING_RETRY_BACKOFF": "0.2",
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "neuromem_site",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "WARNING",
+            "--hostname",
+            f"test-{os.getpid()}@%h",
+        ],
+        cwd=BASE_DIR,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not celery_app.control.ping(timeout=0.5):
+        assert process.poll() is None and time.monotonic() < deadline, "worker did not start"
+    yield process
+    process.terminate()
+    process.wait(timeout=30)
+
+
+def wait_for_status(memory: Memory, status: str, timeout: float = 60) -> Memory:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        memory.refresh_from_db()
+        if memory.embedding_status == status:
+            return memory
+        time.sleep(0.2)
+    raise AssertionError(f"embedding_status stayed {memory.embedding_status}, wanted {status}")
+
+
+def write(content: str) -> Memory:
+    return memory_add(
+        item=MemoryInput(user_id="u1", content=content, memory_type="fact"), actor="test"
+    ).memory
+
+
+def test_worker_embeds_after_commit(worker):
+    memory = write("embedded by the worker")
+    assert memory.embedding_status == EmbeddingStatus.PENDING and memory.embedding is None
+    memory = wait_for_status(memory, EmbeddingStatus.READY)
+    assert len(memory.embedding) == 1024
+    assert list(memory.embedding[:3]) == pytest.approx([1 / 7, 2 / 7, 3 / 7], abs=1e-3)
+
+
+def test_provider_outage_keeps_the_write_and_marks_it_failed(worker):
+    FakeEmbeddings.failing = True
+    calls_before = FakeEmbeddings.calls
+    memory = write("written while the provider is down")
+    memory = wait_for_status(memory, EmbeddingStatus.FAILED)
+    assert FakeEmbeddings.calls - calls_before == 3  # the first try and two retries
+    assert memory.content == "written while the provider is down" and memory.embedding is None

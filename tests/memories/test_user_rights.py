@@ -1,0 +1,129 @@
+"""User data rights: export everything held about a user; purge it from every table."""
+
+import uuid
+
+import pytest
+from django.db import connection
+
+from memories.ingest import session_message_add, session_open
+from memories.models import (
+    ConversationMessage,
+    ConversationSession,
+    Memory,
+    MemoryHistory,
+    MemorySource,
+)
+from memories.services import MemoryInput, memory_add, memory_supersede
+from reflection.models import ReflectionCycle, TraitEvidence
+
+pytestmark = pytest.mark.django_db
+TABLES = [
+    "memories",
+    "memory_history",
+    "memory_sources",
+    "trait_evidence",
+    "conversations",
+    "conversation_sessions",
+    "reflection_cycles",
+]
+
+
+def populate(user_id: str) -> None:
+    """The same content for every user, so only ids tell the rows apart."""
+    session = session_open(user_id=user_id)
+    session_message_add(session=session, role="user", content="I live in Berlin.", actor="t")
+    session_message_add(session=session, role="user", content="I moved to Austin.", actor="t")
+    trait = memory_add(
+        item=MemoryInput(user_id=user_id, content="likes hiking", memory_type="trait"), actor="t"
+    ).memory
+    fact = memory_add(
+        item=MemoryInput(user_id=user_id, content="hiked Alps", memory_type="episodic"), actor="t"
+    ).memory
+    memory_supersede(memory=fact, content="hiked the Alps twice", actor="t")
+    TraitEvidence.objects.create(
+        trait_id=trait.id, memory_id=fact.id, evidence_type="supporting", quality="B"
+    )
+    ReflectionCycle.objects.create(user_id=user_id, trigger_type="scheduled")
+
+
+def counts() -> dict[str, int]:
+    with connection.cursor() as cursor:
+        result = {}
+        for table in TABLES:
+            cursor.execute(f"SELECT count(*) FROM {table}")  # noqa: S608 (fixed names)
+            result[table] = cursor.fetchone()[0]
+        return result
+
+
+@pytest.fixture
+def agent(make_client):
+    return make_client("agent", ["agent:"])[0]
+
+
+def test_export_holds_everything(agent):
+    populate("agent:1")
+    data = agent.get("/api/v1/users/agent:1/export/").json()["data"]
+    assert len(data["memories"]) == 5  # Berlin, Austin, trait, episode + its new version
+    assert {m["state"] for m in data["memories"]} == {"cold", "deleted"}
+    assert len(data["history"]) == 7
+    assert len(data["evidence"]) == 1 and len(data["cycles"]) == 1
+    assert len(data["sessions"]) == 1 and len(data["messages"]) == 2
+    assert len(data["sources"]) == 2
+
+
+def test_purge_removes_every_row_of_one_user_and_no_other(agent):
+    populate("agent:1")
+    populate("agent:10")  # a user_id that starts like the first one
+    populate("agent:2")
+    before = counts()
+    response = agent.delete("/api/v1/users/agent:1/")
+    assert response.status_code == 200
+    deleted = response.json()["data"]["deleted"]
+    after = counts()
+    assert {table: before[table] - after[table] for table in TABLES} == deleted
+    assert deleted == {
+        "memories": 5,
+        "memory_history": 7,
+        "memory_sources": 2,
+        "trait_evidence": 1,
+        "conversations": 2,
+        "conversation_sessions": 1,
+        "reflection_cycles": 1,
+    }
+    assert not Memory.objects.filter(user_id="agent:1").exists()
+    assert not ConversationSession.objects.filter(user_id="agent:1").exists()
+    for survivor in ("agent:10", "agent:2"):
+        assert Memory.objects.filter(user_id=survivor).count() == 5
+        ids = Memory.objects.filter(user_id=survivor).values_list("id", flat=True)
+        assert MemoryHistory.objects.filter(memory_id__in=ids).count() == 7
+        assert MemorySource.objects.filter(memory_id__in=ids).count() == 2
+        assert ConversationMessage.objects.filter(user_id=survivor).count() == 2
+
+
+def test_purge_is_all_or_nothing(agent, monkeypatch):
+    populate("agent:1")
+    before = counts()
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(ReflectionCycle.objects, "filter", fail)
+    response = agent.delete("/api/v1/users/agent:1/")
+    assert response.status_code == 500
+    assert counts() == before
+
+
+def test_purge_outside_the_prefix_is_forbidden(agent, make_client):
+    populate("other:1")
+    assert agent.delete("/api/v1/users/other:1/").status_code == 403
+    assert agent.get("/api/v1/users/other:1/export/").status_code == 404
+    assert Memory.objects.filter(user_id="other:1").count() == 5
+
+
+def test_purging_an_unknown_user_deletes_nothing(agent):
+    populate("agent:1")
+    before = counts()
+    response = agent.delete(f"/api/v1/users/agent:{uuid.uuid4()}/")
+    assert response.status_code == 200
+    assert set(response.json()["data"]["deleted"].values()) == {0}
+    assert counts() == before
