@@ -25,7 +25,7 @@ class FakeEmbeddings(BaseHTTPRequestHandler):
     failing = False
     calls = 0
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:
         type(self).calls += 1
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.failing or self.path != "/v1/embeddings":
