@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client manage schema
+.PHONY: install run test lint superuser api-client manage schema bench-ingest
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -41,6 +41,10 @@ api-client: $(STAMP)
 ## Any manage.py command with the services up: make manage ARGS="showmigrations"
 manage: $(STAMP)
 	$(DEVSTACK) exec -- $(BIN)/python manage.py $(ARGS)
+
+## Benchmarks (bench/), on throw-away embedded services; results go to docs/benchmarks.md
+bench-ingest: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/ingest.py $(ARGS)
 
 ## Write the OpenAPI schema to docs/openapi.yaml
 schema: $(STAMP)

@@ -8,13 +8,14 @@
   retries). Remote, so it runs in the Celery task after commit.
 """
 
-import hashlib
-import math
 import re
+import zlib
+from collections.abc import Iterator
 from functools import cache
 from typing import Protocol
 
 import httpx
+import numpy as np
 from django.conf import settings
 
 
@@ -40,26 +41,39 @@ class HashingEmbeddingProvider:
         self.dimensions = dimensions
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        return [self._embed_one(text) for text in texts]
+        return [self._embed_one(text).tolist() for text in texts]
 
-    def _embed_one(self, text: str) -> list[float]:
-        vector = [0.0] * self.dimensions
-        for token in WORD_CHARACTERS.findall(text.lower()):
-            padded = f" {token} "
-            for size in (1, 2, 3):
-                for start in range(len(padded) - size + 1):
-                    gram = padded[start : start + size]
-                    if gram.isspace():
-                        continue
-                    digest = hashlib.blake2b(gram.encode(), digest_size=8).digest()
-                    bucket = int.from_bytes(digest[:4], "little") % self.dimensions
-                    vector[bucket] += 1.0 if digest[4] & 1 else -1.0
-        norm = math.sqrt(sum(value * value for value in vector))
-        if norm == 0:
+    def _embed_one(self, text: str) -> np.ndarray:
+        # CRC-32 of each n-gram: its low bits pick the bucket, its top bit the sign. Stable
+        # across processes (unlike hash()), so the worker and the write path agree.
+        hashes = np.fromiter(
+            (
+                zlib.crc32(gram.encode())
+                for token in WORD_CHARACTERS.findall(text.lower())
+                for gram in ngrams(f" {token} ")
+            ),
+            dtype=np.uint64,
+        )
+        if hashes.size == 0:
             # Nothing to hash (punctuation only): a fixed unit vector, never a zero vector,
             # which cosine distance cannot handle.
-            vector[0] = norm = 1.0
-        return [value / norm for value in vector]
+            vector = np.zeros(self.dimensions)
+            vector[0] = 1.0
+            return vector
+        signs = np.where(hashes >> 31, 1.0, -1.0)
+        vector = np.bincount(
+            (hashes % self.dimensions).astype(np.int64), weights=signs, minlength=self.dimensions
+        )
+        norm = np.linalg.norm(vector)
+        return vector / norm if norm else np.eye(1, self.dimensions)[0]
+
+
+def ngrams(padded: str) -> Iterator[str]:
+    for size in (1, 2, 3):
+        for start in range(len(padded) - size + 1):
+            gram = padded[start : start + size]
+            if not gram.isspace():
+                yield gram
 
 
 class OpenAIEmbeddingProvider:

@@ -11,16 +11,18 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from functools import reduce
+from operator import or_
 from typing import Any
 
+import numpy as np
 import pgtrigger
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from pgvector.django import CosineDistance
 
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.models import (
@@ -37,11 +39,13 @@ from memories.models import (
     TraitStage,
     TraitSubtype,
 )
+from memories.vectors import copy_memories, halfvecs, normalised, vector_cursor
 from neuromem_site.api.envelope import Conflict
 from neuromem_site.db.actor import set_actor
 from reflection.models import ReflectionCycle, TraitEvidence
 
 TREND_WINDOW = timedelta(days=30)
+EMBED_TASK_SIZE = 100
 
 
 class Operation(StrEnum):
@@ -154,71 +158,156 @@ def normalised_type(memory_type: str, metadata: dict[str, Any]) -> tuple[str, di
     return mapped, metadata
 
 
-# --- Locks and embeddings ----------------------------------------------------------------------
+# --- Locks, embeddings, near duplicates --------------------------------------------------------
 
 
 def lock_user_types(pairs: set[tuple[str, str]]) -> None:
     """Serialise writes per (user, memory type) until commit; sorted, so batches cannot
-    deadlock each other."""
+    deadlock each other. Also lets the near-duplicate search's HNSW scan continue past
+    other users' rows (pgvector 0.8 iterative scan), for this transaction only."""
     keys = sorted({f"{user_id}\x1f{memory_type}" for user_id, memory_type in pairs})
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(%s::text[]) k",
             [keys],
         )
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        # Only the nearest memory matters, and only when it is a near duplicate (> 0.95):
+        # a small candidate list finds those and halves the search.
+        cursor.execute("SET LOCAL hnsw.ef_search = 16")
 
 
-def inline_embeddings(texts: list[str]) -> list[list[float] | None]:
-    """Vectors computed inside the write when the provider is local; else None (the task)."""
+def local_vectors(texts: list[str]) -> list[np.ndarray] | None:
+    """Unit vectors for the near-duplicate check when the provider is local (cheap); None
+    when it is remote (then only client-supplied vectors are compared)."""
     provider = embedding_provider()
     if not provider.inline or not texts:
-        return [None] * len(texts)
+        return None
     try:
-        return provider.embed(texts)
+        return list(normalised(provider.embed(texts)))
     except EmbeddingError:
-        return [None] * len(texts)
+        return None
 
 
-def schedule_embedding(memory: Memory) -> None:
-    if memory.embedding_status == EmbeddingStatus.PENDING:
-        from memories.tasks import embed_memory
+def schedule_embeddings(memory_ids: list[uuid.UUID]) -> None:
+    """After commit, hand the new memories to the worker, 100 to a task."""
+    ids = [str(memory_id) for memory_id in memory_ids]
+    if not ids:
+        return
+    from memories.tasks import embed_memories
 
-        memory_id = str(memory.id)
-        transaction.on_commit(lambda: embed_memory.delay(memory_id))
+    def enqueue() -> None:
+        for start in range(0, len(ids), EMBED_TASK_SIZE):
+            embed_memories.delay(ids[start : start + EMBED_TASK_SIZE])
+
+    transaction.on_commit(enqueue)
 
 
-def near_duplicate(*, user_id: str, memory_type: str, content_hash: str, vector: list[float]):
-    """The most similar current memory with other content, if above DEDUP_SIMILARITY."""
-    best = (
+@dataclass(frozen=True)
+class Candidate:
+    """A new memory to check for near duplicates among the current ones."""
+
+    index: int
+    user_id: str
+    memory_type: str
+    content_hash: str
+    vector: np.ndarray
+
+
+def near_duplicates(candidates: list[Candidate]) -> dict[int, uuid.UUID]:
+    """For each candidate, the current memory of the same user and type (other content) whose
+    cosine similarity exceeds DEDUP_SIMILARITY, if any: index → memory id.
+
+    Memories with a stored embedding are searched in the database (one query, HNSW); those
+    still waiting for theirs are embedded here when the provider is local, so a duplicate
+    written a moment ago is caught before the worker has run.
+    """
+    if not candidates:
+        return {}
+    found: dict[int, tuple[float, uuid.UUID]] = {}
+    with vector_cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT i.n, m.id, 1 - m.distance
+            FROM unnest(%s::int[], %s::text[], %s::text[], %s::text[], %s::halfvec[])
+                 AS i(n, user_id, memory_type, content_hash, vector)
+            CROSS JOIN LATERAL (
+                SELECT id, embedding <=> i.vector AS distance FROM memories
+                WHERE user_id = i.user_id AND memory_type = i.memory_type
+                  AND expired_at IS NULL AND invalid_at IS NULL AND embedding IS NOT NULL
+                  AND content_hash <> i.content_hash
+                ORDER BY embedding <=> i.vector LIMIT 1
+            ) m
+            WHERE 1 - m.distance > %s
+            """,
+            [
+                [c.index for c in candidates],
+                [c.user_id for c in candidates],
+                [c.memory_type for c in candidates],
+                [c.content_hash for c in candidates],
+                halfvecs([c.vector for c in candidates]),
+                settings.DEDUP_SIMILARITY,
+            ],
+            binary=True,
+        )
+        for index, memory_id, similarity in cursor.fetchall():
+            found[index] = (similarity, memory_id)
+    if embedding_provider().inline:
+        for index, (similarity, memory_id) in _pending_near_duplicates(candidates).items():
+            if similarity > found.get(index, (0.0, None))[0]:
+                found[index] = (similarity, memory_id)
+    return {index: memory_id for index, (_, memory_id) in found.items()}
+
+
+def _pending_near_duplicates(candidates: list[Candidate]) -> dict[int, tuple[float, uuid.UUID]]:
+    pairs = {(c.user_id, c.memory_type) for c in candidates}
+    waiting = list(
         Memory.objects.filter(
-            user_id=user_id,
-            memory_type=memory_type,
+            reduce(or_, (Q(user_id=u, memory_type=t) for u, t in pairs)),
+            embedding_status=EmbeddingStatus.PENDING,
             expired_at__isnull=True,
             invalid_at__isnull=True,
-            embedding__isnull=False,
-        )
-        .exclude(content_hash=content_hash)
-        .annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance")
-        .first()
+        ).values_list("id", "user_id", "memory_type", "content_hash", "content")
     )
-    if best is not None and 1 - best.distance > settings.DEDUP_SIMILARITY:
-        return best
-    return None
+    if not waiting:
+        return {}
+    vectors = normalised(embedding_provider().embed([row[4] for row in waiting]))
+    by_pair: dict[tuple[str, str], list[int]] = {}
+    for n, (_, user_id, memory_type, _, _) in enumerate(waiting):
+        by_pair.setdefault((user_id, memory_type), []).append(n)
+    found = {}
+    for candidate in candidates:
+        same = [
+            n
+            for n in by_pair.get((candidate.user_id, candidate.memory_type), [])
+            if waiting[n][3] != candidate.content_hash
+        ]
+        if same:
+            similarities = vectors[same] @ candidate.vector
+            best = int(np.argmax(similarities))
+            if similarities[best] > settings.DEDUP_SIMILARITY:
+                found[candidate.index] = (float(similarities[best]), waiting[same[best]][0])
+    return found
 
 
 # --- Writes ------------------------------------------------------------------------------------
 
 
-def _new_memory(
-    *, item: MemoryInput, memory_type: str, metadata: dict, vector, version: int = 1
-) -> Memory:
+def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version: int = 1) -> Memory:
+    """An unsaved memory (validated) for `item`."""
+    if item.embedding is not None and len(item.embedding) != settings.EMBEDDING_DIM:
+        raise ValidationError(
+            {
+                "embedding": [
+                    f"Expected {settings.EMBEDDING_DIM} dimensions, got {len(item.embedding)}."
+                ]
+            }
+        )
     episodes = list(item.source_episode_ids or [])
     if item.session_id and item.session_id not in episodes:
         episodes.append(item.session_id)
-    if item.embedding is not None:
-        vector = item.embedding
-    memory = Memory.objects.create(
+    return Memory(
+        id=uuid.uuid4(),
         user_id=item.user_id,
         memory_type=memory_type,
         content=item.content,
@@ -228,17 +317,32 @@ def _new_memory(
         valid_at=item.valid_at or timezone.now(),
         key=item.key,
         version=version,
-        embedding=vector,
-        embedding_status=EmbeddingStatus.READY if vector is not None else EmbeddingStatus.PENDING,
+        embedding=item.embedding,
+        embedding_status=(
+            EmbeddingStatus.READY if item.embedding is not None else EmbeddingStatus.PENDING
+        ),
         source_episode_ids=episodes or None,
         **trait_fields(memory_type=memory_type, metadata=metadata),
     )
-    if item.session_id:
-        MemorySource.objects.create(
-            memory_id=memory.id, session_id=item.session_id, conversation_id=item.conversation_id
-        )
-    schedule_embedding(memory)
-    return memory
+
+
+def _save_new(rows: list[tuple[Memory, MemoryInput]]) -> None:
+    """Insert new memories with their provenance; embeddings follow after commit."""
+    copy_memories([memory for memory, _ in rows])
+    MemorySource.objects.bulk_create(
+        [
+            MemorySource(
+                memory_id=memory.id,
+                session_id=item.session_id,
+                conversation_id=item.conversation_id,
+            )
+            for memory, item in rows
+            if item.session_id
+        ]
+    )
+    schedule_embeddings(
+        [memory.id for memory, _ in rows if memory.embedding_status == EmbeddingStatus.PENDING]
+    )
 
 
 def _expire(memory: Memory, *, expected_version: int | None = None, **changes: Any) -> None:
@@ -267,81 +371,83 @@ def stale(memory: Memory) -> Conflict:
     )
 
 
-def _write_one(item: MemoryInput, vector: list[float] | None) -> WriteResult:
-    memory_type, metadata = normalised_type(item.memory_type, dict(item.metadata or {}))
-    if item.embedding is not None and len(item.embedding) != settings.EMBEDDING_DIM:
-        raise ValidationError(
-            {
-                "embedding": [
-                    f"Expected {settings.EMBEDDING_DIM} dimensions, got {len(item.embedding)}."
-                ]
-            }
-        )
-    content_hash = content_md5(item.content)
-    existing = Memory.objects.filter(
-        user_id=item.user_id,
-        memory_type=memory_type,
-        content_hash=content_hash,
-        expired_at__isnull=True,
-    ).first()
-    if existing is not None:
-        return WriteResult(Operation.NOOP, existing)
-    candidate = item.embedding if item.embedding is not None else vector
-    older = (
-        near_duplicate(
-            user_id=item.user_id,
-            memory_type=memory_type,
-            content_hash=content_hash,
-            vector=candidate,
-        )
-        if candidate is not None
-        else None
-    )
-    if older is None:
-        return WriteResult(
-            Operation.ADD,
-            _new_memory(item=item, memory_type=memory_type, metadata=metadata, vector=vector),
-        )
-    successor = _new_memory(
-        item=item,
-        memory_type=memory_type,
-        metadata=metadata,
-        vector=vector,
-        version=older.version + 1,
-    )
-    _expire(older, superseded_by=successor.id)
-    older.refresh_from_db()
-    return WriteResult(Operation.UPDATE, successor, superseded=older)
-
-
 @transaction.atomic
 def memory_add(*, item: MemoryInput, actor: str) -> WriteResult:
-    set_actor(actor)
-    memory_type, _ = normalised_type(item.memory_type, {})
-    lock_user_types({(item.user_id, memory_type)})
-    (vector,) = inline_embeddings([item.content]) if item.embedding is None else [None]
-    return _write_one(item, vector)
+    (result,) = memory_add_many(items=[item], actor=actor)
+    if isinstance(result, ValidationError):
+        raise result
+    return result
 
 
 @transaction.atomic
 def memory_add_many(*, items: list[MemoryInput], actor: str) -> list[WriteResult | ValidationError]:
-    """A batch: each item is written or rejected on its own (a savepoint each); a rejected
-    item is returned as its ValidationError and changes nothing."""
+    """Write a batch with the operation model, set-based: one query finds the NOOPs, one the
+    near duplicates, one inserts. A rejected item is returned as its ValidationError, in its
+    place, and writes nothing; any other failure rolls the whole batch back."""
     set_actor(actor)
-    pairs = {
-        (item.user_id, LEGACY_MEMORY_TYPES.get(item.memory_type, item.memory_type))
-        for item in items
-    }
-    lock_user_types(pairs)  # an unknown type locks a key no one else uses; reported below
-    vectors = inline_embeddings([item.content if item.embedding is None else "" for item in items])
-    results: list[WriteResult | ValidationError] = []
-    for item, vector in zip(items, vectors, strict=True):
+    results: dict[int, WriteResult | ValidationError] = {}
+    prepared: dict[int, Memory] = {}
+    for index, item in enumerate(items):
         try:
-            with transaction.atomic():
-                results.append(_write_one(item, vector if item.embedding is None else None))
+            memory_type, metadata = normalised_type(item.memory_type, dict(item.metadata or {}))
+            prepared[index] = _memory_row(item=item, memory_type=memory_type, metadata=metadata)
         except ValidationError as error:
-            results.append(error)
-    return results
+            results[index] = error
+    lock_user_types({(memory.user_id, memory.memory_type) for memory in prepared.values()})
+
+    # NOOP: the user already holds this content as a current memory of this type (or an
+    # earlier item of this batch does).
+    existing = {
+        (memory.user_id, memory.memory_type, memory.content_hash): memory
+        for memory in Memory.objects.filter(
+            expired_at__isnull=True,
+            content_hash__in={memory.content_hash for memory in prepared.values()},
+            user_id__in={memory.user_id for memory in prepared.values()},
+        )
+    }
+    new: dict[int, Memory] = {}
+    for index, memory in prepared.items():
+        identity = (memory.user_id, memory.memory_type, memory.content_hash)
+        if identity in existing:
+            results[index] = WriteResult(Operation.NOOP, existing[identity])
+        else:
+            existing[identity] = new[index] = memory
+
+    # UPDATE: a current memory this similar is superseded by the new one.
+    vectors = local_vectors([new[index].content for index in new if items[index].embedding is None])
+    local = iter(vectors or [])
+    candidates = []
+    for index, memory in new.items():
+        if items[index].embedding is not None:
+            vector = normalised([items[index].embedding])[0]
+        elif vectors is not None:
+            vector = next(local)
+        else:
+            continue
+        candidates.append(
+            Candidate(index, memory.user_id, memory.memory_type, memory.content_hash, vector)
+        )
+    older_ids = near_duplicates(candidates)
+    older = Memory.objects.in_bulk(set(older_ids.values()))
+    superseding: dict[uuid.UUID, int] = {}
+    for index, older_id in older_ids.items():
+        if older_id in superseding:  # two items of the batch resemble the same memory
+            continue
+        superseding[older_id] = index
+        new[index].version = older[older_id].version + 1
+
+    _save_new([(memory, items[index]) for index, memory in new.items()])
+    for older_id, index in superseding.items():
+        _expire(older[older_id], superseded_by=new[index].id)
+    for index, memory in new.items():
+        if index in superseding.values():
+            replaced = next(o for o, i in superseding.items() if i == index)
+            results[index] = WriteResult(
+                Operation.UPDATE, memory, superseded=Memory.objects.get(pk=replaced)
+            )
+        else:
+            results[index] = WriteResult(Operation.ADD, memory)
+    return [results[index] for index in range(len(items))]
 
 
 @transaction.atomic
@@ -360,24 +466,21 @@ def memory_supersede(
     lock_user_types({(memory.user_id, memory.memory_type)})
     memory.refresh_from_db()
     metadata = memory.metadata if metadata is None else metadata
-    (vector,) = inline_embeddings([content])
-    successor = _new_memory(
-        item=MemoryInput(
-            user_id=memory.user_id,
-            content=content,
-            memory_type=memory.memory_type,
-            metadata=metadata,
-            importance=memory.importance,
-            key=memory.key,
-            source_episode_ids=memory.source_episode_ids,
-            session_id=session_id,
-            conversation_id=conversation_id,
-        ),
+    item = MemoryInput(
+        user_id=memory.user_id,
+        content=content,
         memory_type=memory.memory_type,
         metadata=metadata,
-        vector=vector,
-        version=memory.version + 1,
+        importance=memory.importance,
+        key=memory.key,
+        source_episode_ids=memory.source_episode_ids,
+        session_id=session_id,
+        conversation_id=conversation_id,
     )
+    successor = _memory_row(
+        item=item, memory_type=memory.memory_type, metadata=metadata, version=memory.version + 1
+    )
+    _save_new([(successor, item)])
     _expire(memory, expected_version=expected_version, superseded_by=successor.id)
     return successor
 
@@ -443,22 +546,37 @@ def memory_invalidate(*, memory: Memory, actor: str, invalid_at: datetime | None
     return Memory.objects.get(pk=memory.pk)
 
 
-def memory_embed(*, memory_id: uuid.UUID) -> Memory | None:
-    """Compute and store a pending memory's embedding (the Celery task's work). Raises
-    EmbeddingError when the provider fails, so the task can retry."""
-    memory = Memory.objects.filter(pk=memory_id).first()
-    if memory is None or memory.embedding_status == EmbeddingStatus.READY:
-        return memory
-    (vector,) = embedding_provider().embed([memory.content])
-    # Only if the content is still the one embedded (a concurrent change would re-queue).
-    Memory.objects.filter(pk=memory.pk, content_hash=memory.content_hash).update(
-        embedding=vector, embedding_status=EmbeddingStatus.READY
+def memories_embed(*, memory_ids: list[uuid.UUID]) -> int:
+    """Compute and store the embeddings of pending memories (the worker's job); returns how
+    many became ready. Raises EmbeddingError when the provider fails, for the task to retry."""
+    pending = list(
+        Memory.objects.filter(pk__in=memory_ids)
+        .exclude(embedding_status=EmbeddingStatus.READY)
+        .values_list("id", "content", "content_hash")
     )
-    return Memory.objects.get(pk=memory.pk)
+    if not pending:
+        return 0
+    vectors = embedding_provider().embed([content for _, content, _ in pending])
+    with vector_cursor() as cursor:
+        # Only where the content is still the one embedded.
+        cursor.execute(
+            """
+            UPDATE memories m SET embedding = u.embedding, embedding_status = 'ready'
+            FROM unnest(%s::uuid[], %s::text[], %s::halfvec[]) AS u(id, content_hash, embedding)
+            WHERE m.id = u.id AND m.content_hash = u.content_hash
+            """,
+            [
+                [memory_id for memory_id, _, _ in pending],
+                [content_hash for _, _, content_hash in pending],
+                halfvecs([np.asarray(vector, dtype=np.float32) for vector in vectors]),
+            ],
+            binary=True,
+        )
+        return cursor.rowcount
 
 
-def memory_embedding_failed(*, memory_id: uuid.UUID) -> None:
-    Memory.objects.filter(pk=memory_id, embedding_status=EmbeddingStatus.PENDING).update(
+def memories_embedding_failed(*, memory_ids: list[uuid.UUID]) -> None:
+    Memory.objects.filter(pk__in=memory_ids, embedding_status=EmbeddingStatus.PENDING).update(
         embedding_status=EmbeddingStatus.FAILED
     )
 

@@ -4,23 +4,23 @@ from celery import shared_task
 from django.conf import settings
 
 from memories.embeddings import EmbeddingError
-from memories.services import memory_embed, memory_embedding_failed
+from memories.services import memories_embed, memories_embedding_failed
 
 log = logging.getLogger(__name__)
 
 
-@shared_task(bind=True, acks_late=True, soft_time_limit=120, time_limit=150)
-def embed_memory(self, memory_id: str) -> str | None:
-    """Embed one pending memory; a failing provider is retried with exponential backoff and,
-    after EMBEDDING_MAX_RETRIES, the memory is marked `failed` (it is never lost)."""
+@shared_task(bind=True, acks_late=True, soft_time_limit=240, time_limit=300)
+def embed_memories(self, memory_ids: list[str]) -> int:
+    """Embed pending memories (up to 100 a task). A failing provider is retried with
+    exponential backoff; after EMBEDDING_MAX_RETRIES the memories are marked `failed`
+    (never lost, and a later run can still embed them). Running twice changes nothing."""
     try:
-        memory = memory_embed(memory_id=memory_id)
+        return memories_embed(memory_ids=memory_ids)
     except EmbeddingError as error:
         if self.request.retries >= settings.EMBEDDING_MAX_RETRIES:
-            log.error("giving up embedding memory %s: %s", memory_id, error)
-            memory_embedding_failed(memory_id=memory_id)
-            return None
+            log.error("giving up embedding %d memories: %s", len(memory_ids), error)
+            memories_embedding_failed(memory_ids=memory_ids)
+            return 0
         raise self.retry(
             exc=error, countdown=settings.EMBEDDING_RETRY_BACKOFF * 2**self.request.retries
         ) from error
-    return memory.embedding_status if memory else None

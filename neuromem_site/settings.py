@@ -197,6 +197,10 @@ SPECTACULAR_SETTINGS = {
         "neuromem_site.api.schema.add_error_responses",
     ],
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryTypeEnum": "memories.models.MemoryType",
+        "MemoryTypeInputEnum": "memories.api.serializers.MEMORY_TYPE_CHOICES",
+    },
     # Swagger UI's files are served from this server, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

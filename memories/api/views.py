@@ -131,7 +131,15 @@ class MemoryBatchApi(APIView):
                     serializers.ValidationError(as_serializer_error(outcome))
                 )
             else:
-                results[index] = {"index": index, "ok": True, **write_result(outcome)}
+                # Compact: a batch answers with ids, not 1,000 full memories (GET them).
+                results[index] = {
+                    "index": index,
+                    "ok": True,
+                    "operation": outcome.operation,
+                    "id": str(outcome.memory.id),
+                    "version": outcome.memory.version,
+                    **({"superseded": str(outcome.superseded.id)} if outcome.superseded else {}),
+                }
         for index, response in errors.items():
             results[index] = {"index": index, "ok": False, "error": response.data["error"]}
         return Response({"results": [results[index] for index in sorted(results)]})

@@ -3,6 +3,7 @@
 import pytest
 
 from memories.models import Memory, MemoryHistory
+from memories.services import memories_embed
 
 pytestmark = pytest.mark.django_db
 
@@ -36,9 +37,10 @@ def test_write_then_read_a_memory(agent):
         "cold",
         1,
     )
-    assert memory["embedding_status"] == "ready" and "embedding" not in memory
+    assert memory["embedding_status"] == "pending" and "embedding" not in memory
     fetched = agent.get(f"/api/v1/memories/{memory['id']}/").json()["data"]
     assert fetched["id"] == memory["id"]
+    memories_embed(memory_ids=[memory["id"]])  # the worker's job (see test_embedding_worker)
     with_vector = agent.get(f"/api/v1/memories/{memory['id']}/?include=embedding").json()["data"]
     assert len(with_vector["embedding"]) == 1024
 

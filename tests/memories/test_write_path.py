@@ -12,6 +12,7 @@ from memories.models import EmbeddingStatus, Memory, MemoryHistory, MemorySource
 from memories.services import (
     MemoryInput,
     Operation,
+    memories_embed,
     memory_add,
     memory_add_many,
     memory_delete,
@@ -133,8 +134,11 @@ def test_unrelated_memory_is_an_add():
     assert add("The user has two cats called Miso and Tofu").operation == Operation.ADD
 
 
-def test_inline_embedding_is_ready_and_normalised(settings):
+def test_embedding_follows_the_write(settings):
     memory = add("用户喜欢在北京喝咖啡").memory
+    assert (memory.embedding_status, memory.embedding) == (EmbeddingStatus.PENDING, None)
+    assert memories_embed(memory_ids=[memory.id]) == 1  # what the worker's task does
+    assert memories_embed(memory_ids=[memory.id]) == 0  # and running it again changes nothing
     memory.refresh_from_db()
     assert memory.embedding_status == EmbeddingStatus.READY
     assert len(memory.embedding) == settings.EMBEDDING_DIM
