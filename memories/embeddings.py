@@ -18,6 +18,8 @@ import httpx
 import numpy as np
 from django.conf import settings
 
+from neuromem_site.openai_compat import openai_compatible_client
+
 
 class EmbeddingError(Exception):
     """The provider could not embed; the memory stays `pending` and the task retries."""
@@ -84,11 +86,7 @@ class OpenAIEmbeddingProvider:
     ) -> None:
         self.dimensions = dimensions
         self.model = model
-        self.client = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
-            timeout=timeout,
-        )
+        self.client = openai_compatible_client(base_url=base_url, api_key=api_key, timeout=timeout)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         try:

@@ -21,6 +21,8 @@ from typing import Literal, Protocol
 import httpx
 from django.conf import settings
 
+from neuromem_site.openai_compat import openai_compatible_client
+
 
 @dataclass(frozen=True)
 class Extraction:
@@ -31,6 +33,10 @@ class Extraction:
     slot: str | None = None
     # For `forget`: words that identify the memories to forget.
     topic_words: tuple[str, ...] = ()
+
+
+class ExtractionError(Exception):
+    """The extractor could not answer; the message is kept, marked `failed`."""
 
 
 class Extractor(Protocol):
@@ -202,26 +208,26 @@ Write content in the user's language. No items when nothing is worth keeping."""
 class LLMExtractor:
     def __init__(self, *, base_url: str, api_key: str, model: str, timeout: float) -> None:
         self.model = model
-        self.client = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
-            timeout=timeout,
-        )
+        self.client = openai_compatible_client(base_url=base_url, api_key=api_key, timeout=timeout)
 
     def extract(self, text: str) -> list[Extraction]:
-        response = self.client.post(
-            "/chat/completions",
-            json={
-                "model": self.model,
-                "response_format": {"type": "json_object"},
-                "messages": [
-                    {"role": "system", "content": LLM_PROMPT},
-                    {"role": "user", "content": text},
-                ],
-            },
-        )
-        response.raise_for_status()
-        items = json.loads(response.json()["choices"][0]["message"]["content"]).get("items", [])
+        try:
+            response = self.client.post(
+                "/chat/completions",
+                json={
+                    "model": self.model,
+                    "response_format": {"type": "json_object"},
+                    "messages": [
+                        {"role": "system", "content": LLM_PROMPT},
+                        {"role": "user", "content": text},
+                    ],
+                },
+            )
+            response.raise_for_status()
+            answer = response.json()["choices"][0]["message"]["content"]
+            items = json.loads(answer).get("items", [])
+        except (httpx.HTTPError, KeyError, IndexError, ValueError, AttributeError) as error:
+            raise ExtractionError(f"LLM extractor failed: {error}") from error
         return [
             Extraction(
                 action="forget" if item.get("action") == "forget" else "remember",

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memories.extraction import Extraction, extractor
+from memories.extraction import Extraction, ExtractionError, extractor
 from memories.models import ConversationMessage, ConversationSession, Memory
 from memories.services import (
     MemoryInput,
@@ -61,7 +61,14 @@ def session_message_add(
     )
     results: list[WriteResult] = []
     if role == "user":
-        for extraction in extractor().extract(content):
+        try:
+            extractions = extractor().extract(content)
+        except ExtractionError:
+            # The message is kept either way; a failed extraction is visible on it.
+            message.extraction_status = "failed"
+            message.save(update_fields=["extraction_status"])
+            return message, results
+        for extraction in extractions:
             if extraction.action == "forget":
                 results += memories_forget(
                     user_id=session.user_id, extraction=extraction, actor=actor

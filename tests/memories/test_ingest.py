@@ -131,3 +131,16 @@ def test_rule_based_extractor(text, expected):
         for e in RuleBasedExtractor().extract(text)
     ]
     assert found == expected
+
+
+def test_llm_extractor_outage_keeps_the_message(agent, session, settings):
+    from memories.extraction import extractor
+
+    settings.EXTRACTOR, settings.LLM_API_BASE = "llm", "http://127.0.0.1:9/v1"  # nothing there
+    extractor.cache_clear()
+    try:
+        data = say(agent, session, "I live in Lisbon.")
+    finally:
+        extractor.cache_clear()
+    assert data["memories"] == []
+    assert ConversationMessage.objects.get().extraction_status == "failed"

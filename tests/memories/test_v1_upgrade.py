@@ -83,7 +83,7 @@ def test_rename_keeps_every_row(upgraded):  # TC-M01
     assert "memories" in tables and "embeddings" not in tables and "memories_v1" not in tables
     (v1_rows,) = upgraded.execute("SELECT count(*) FROM v1_snapshot.embeddings").fetchone()
     (v2_rows,) = upgraded.execute("SELECT count(*) FROM memories").fetchone()
-    assert v1_rows == GENERATED_ROWS + 13
+    assert v1_rows == GENERATED_ROWS + 20
     assert v2_rows == v1_rows
 
 
@@ -233,6 +233,36 @@ def test_generated_trait_metadata_is_backfilled(upgraded):
         AND metadata->>'trait_subtype' IS NOT NULL AND trait_subtype IS NULL
     """).fetchone()
     assert unfilled == 0
+
+
+def test_the_seeds_v1_dataset(upgraded):  # seed 001 §5.1 and §5.2
+    google = memory(upgraded, "00000000-0000-0000-0000-0000000000c1")
+    assert (google["memory_type"], google["metadata"]) == (
+        "fact",
+        {"category": "work", "importance": 8},
+    )
+    python = memory(upgraded, "00000000-0000-0000-0000-0000000000c2")
+    # insight → trend first (seed 000 step 6 order), so the metadata's stage does not win.
+    assert (python["memory_type"], python["trait_stage"], python["trait_subtype"]) == (
+        "trait",
+        "trend",
+        "preference",
+    )
+    assert (python["trait_context"], python["trait_reinforcement_count"]) == ("work", 3)
+    assert python["trait_confidence"] == pytest.approx(0.75)
+    episode = memory(upgraded, "00000000-0000-0000-0000-0000000000c3")
+    assert (episode["memory_type"], episode["valid_at"]) == (
+        "episodic",
+        datetime(2024, 4, 3, tzinfo=UTC),
+    )
+    outgoing = memory(upgraded, "00000000-0000-0000-0000-0000000000c4")
+    assert (outgoing["trait_stage"], outgoing["trait_subtype"]) == ("trend", "core")
+    assert memory(upgraded, "00000000-0000-0000-0000-0000000000c5")["memory_type"] == "fact"
+    empty = memory(upgraded, "00000000-0000-0000-0000-0000000000e1")
+    assert empty["content_hash"] == "d41d8cd98f00b204e9800998ecf8427e"
+    mixed = memory(upgraded, "00000000-0000-0000-0000-0000000000e2")
+    assert mixed["content_hash"] == hashlib.md5("用户说Hello World".encode()).hexdigest()
+    assert mixed["metadata"] == {"unknown": "value"}
 
 
 # --- halfvec (TC-H01–H08) --------------------------------------------------------------------

@@ -65,6 +65,23 @@ INSERT INTO embeddings (id, user_id, content, memory_type, metadata, created_at,
 ('00000000-0000-0000-0000-00000000b07a', 'seed', 'valid from set', 'fact', '{}', '2024-01-05T00:00:00Z', '2024-01-01T00:00:00Z'),
 ('00000000-0000-0000-0000-00000000b07b', 'seed', 'valid from unset', 'fact', '{}', '2024-02-01T00:00:00Z', NULL);
 
+-- The seed's V1 dataset (001 §5.1) and boundary cases (§5.2).
+INSERT INTO embeddings (id, user_id, content, memory_type, metadata, created_at) VALUES
+('00000000-0000-0000-0000-0000000000c1', 'seed-v1', '用户在 Google 工作', 'general',
+ '{"category": "work", "importance": 8}', '2024-04-01T00:00:00Z'),
+('00000000-0000-0000-0000-0000000000c2', 'seed-v1', '用户偏好 Python 语言', 'insight',
+ '{"trait_subtype": "preference", "trait_stage": "emerging", "confidence": 0.75, "context": "work", "reinforcement_count": 3}',
+ '2024-04-02T00:00:00Z'),
+('00000000-0000-0000-0000-0000000000c3', 'seed-v1', '2024-01-15 参加技术大会', 'episodic',
+ '{"timestamp": "2024-01-15", "importance": 6}', '2024-04-03T00:00:00Z'),
+('00000000-0000-0000-0000-0000000000c4', 'seed-v1', '用户性格外向', 'insight',
+ '{"trait_subtype": "core", "confidence": 0.9}', '2024-04-04T00:00:00Z'),
+('00000000-0000-0000-0000-0000000000c5', 'seed-v1', 'Python 是强类型语言', 'fact',
+ '{"category": "tech"}', '2024-04-05T00:00:00Z'),
+('00000000-0000-0000-0000-0000000000e1', 'seed-v1', '', 'fact', NULL, '2024-04-06T00:00:00Z'),
+('00000000-0000-0000-0000-0000000000e2', 'seed-v1', '用户说Hello World', 'fact', '{"unknown": "value"}',
+ '2024-04-07T00:00:00Z');
+
 -- Generated: :rows rows over 200 users, every V1 type, CJK and Latin text, NULL / empty /
 -- plain / trait metadata, a vector on nine rows in ten.
 INSERT INTO embeddings (user_id, content, memory_type, metadata, created_at, valid_from,
