@@ -11,7 +11,7 @@
 import re
 import zlib
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from typing import Protocol
 
 import httpx
@@ -45,6 +45,9 @@ class HashingEmbeddingProvider:
     def embed(self, texts: list[str]) -> list[list[float]]:
         return [self._embed_one(text).tolist() for text in texts]
 
+    # The write path compares new memories with those still waiting for the worker, which
+    # it embeds again batch after batch: remember recent texts (10,000 vectors, ~40 MB).
+    @lru_cache(maxsize=10_000)  # noqa: B019 (one provider per process, see embedding_provider)
     def _embed_one(self, text: str) -> np.ndarray:
         # CRC-32 of each n-gram: its low bits pick the bucket, its top bit the sign. Stable
         # across processes (unlike hash()), so the worker and the write path agree.
@@ -59,7 +62,7 @@ class HashingEmbeddingProvider:
         if hashes.size == 0:
             # Nothing to hash (punctuation only): a fixed unit vector, never a zero vector,
             # which cosine distance cannot handle.
-            vector = np.zeros(self.dimensions)
+            vector = np.zeros(self.dimensions, dtype=np.float32)
             vector[0] = 1.0
             return vector
         signs = np.where(hashes >> 31, 1.0, -1.0)
@@ -67,7 +70,7 @@ class HashingEmbeddingProvider:
             (hashes % self.dimensions).astype(np.int64), weights=signs, minlength=self.dimensions
         )
         norm = np.linalg.norm(vector)
-        return vector / norm if norm else np.eye(1, self.dimensions)[0]
+        return (vector / norm if norm else np.eye(1, self.dimensions)[0]).astype(np.float32)
 
 
 def ngrams(padded: str) -> Iterator[str]:
