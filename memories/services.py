@@ -429,22 +429,20 @@ def memory_add_many(*, items: list[MemoryInput], actor: str) -> list[WriteResult
         )
     older_ids = near_duplicates(candidates)
     older = Memory.objects.in_bulk(set(older_ids.values()))
-    superseding: dict[uuid.UUID, int] = {}
+    replaces: dict[int, uuid.UUID] = {}  # new item's index → the memory it supersedes
     for index, older_id in older_ids.items():
-        if older_id in superseding:  # two items of the batch resemble the same memory
+        if older_id in replaces.values():  # two items of the batch resemble the same memory
             continue
-        superseding[older_id] = index
+        replaces[index] = older_id
         new[index].version = older[older_id].version + 1
 
     _save_new([(memory, items[index]) for index, memory in new.items()])
-    for older_id, index in superseding.items():
+    for index, older_id in replaces.items():
         _expire(older[older_id], superseded_by=new[index].id)
+    superseded = Memory.objects.in_bulk(replaces.values())
     for index, memory in new.items():
-        if index in superseding.values():
-            replaced = next(o for o, i in superseding.items() if i == index)
-            results[index] = WriteResult(
-                Operation.UPDATE, memory, superseded=Memory.objects.get(pk=replaced)
-            )
+        if index in replaces:
+            results[index] = WriteResult(Operation.UPDATE, memory, superseded[replaces[index]])
         else:
             results[index] = WriteResult(Operation.ADD, memory)
     return [results[index] for index in range(len(items))]

@@ -65,10 +65,6 @@ WriteOutput = inline_serializer(
 )
 
 
-def memory_input(data: dict[str, Any]) -> MemoryInput:
-    return MemoryInput(**data)
-
-
 class MemoryListCreateApi(APIView):
     permission_classes = [*APIView.permission_classes, UserIdInClientScope]
 
@@ -78,7 +74,7 @@ class MemoryListCreateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated(MemoryCreateInput, request.data)
-        result = memory_add(item=memory_input(data), actor=request.user.name)
+        result = memory_add(item=MemoryInput(**data), actor=request.user.name)
         code = status.HTTP_200_OK if result.operation == Operation.NOOP else status.HTTP_201_CREATED
         return Response(write_result(result), status=code)
 
@@ -122,7 +118,7 @@ class MemoryBatchApi(APIView):
             except exceptions.APIException as error:  # FORBIDDEN for this item only
                 errors[index] = api_error_response(error)
                 continue
-            items.append((index, memory_input(serializer.validated_data)))
+            items.append((index, MemoryInput(**serializer.validated_data)))
         outcomes = memory_add_many(items=[item for _, item in items], actor=request.user.name)
         results: dict[int, dict[str, Any]] = {}
         for (index, _), outcome in zip(items, outcomes, strict=True):
