@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client manage schema bench-ingest
+.PHONY: install run test lint superuser api-client manage schema bench-ingest bench-recall
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -45,6 +45,9 @@ manage: $(STAMP)
 ## Benchmarks (bench/), on throw-away embedded services; results go to docs/benchmarks.md
 bench-ingest: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/ingest.py $(ARGS)
+
+bench-recall: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/recall.py $(ARGS)
 
 ## Write the OpenAPI schema to docs/openapi.yaml
 schema: $(STAMP)

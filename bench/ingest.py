@@ -19,6 +19,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import django
@@ -94,8 +96,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def via_http(items: list[dict], token: str) -> float:
-    port = free_port()
+@contextmanager
+def start_gunicorn(port: int) -> Iterator[None]:
+    """The web service on 127.0.0.1:port (2 workers, as `make run`), until the block ends."""
     web = subprocess.Popen(
         [
             sys.executable,
@@ -114,26 +117,32 @@ def via_http(items: list[dict], token: str) -> float:
         stderr=subprocess.DEVNULL,
     )
     try:
+        for _ in range(100):
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/v1/health/")
+                break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        yield
+    finally:
+        web.terminate()
+        web.wait()
+
+
+def via_http(items: list[dict], token: str) -> float:
+    port = free_port()
+    with start_gunicorn(port):
         client = httpx.Client(
             base_url=f"http://127.0.0.1:{port}/api/v1",
             headers={"Authorization": f"Bearer {token}"},
             timeout=300,
         )
-        for _ in range(100):
-            try:
-                client.get("/health/")
-                break
-            except httpx.TransportError:
-                time.sleep(0.2)
         started = time.perf_counter()
         for batch in batches(items, 500):
             response = client.post("/memories/batch/", json={"items": batch})
             response.raise_for_status()
             assert all(result["ok"] for result in response.json()["data"]["results"])
         return time.perf_counter() - started
-    finally:
-        web.terminate()
-        web.wait()
 
 
 def until_embedded(started: float) -> float:

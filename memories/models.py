@@ -13,6 +13,7 @@ import pgtrigger
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.functions import RandomUUID
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
@@ -157,6 +158,13 @@ class Memory(models.Model):
     subject_entity_id = models.UUIDField(null=True, blank=True)
     object_entity_id = models.UUIDField(null=True, blank=True)
     source_episode_ids = ArrayField(models.UUIDField(), null=True, blank=True)
+
+    # Full-text document, CJK-aware (migration 0003); the database derives it from content.
+    search_vector = models.GeneratedField(
+        expression=models.Func(models.F("content"), function="neuromem_search_document"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
 
     class Meta:
         db_table = "memories"

@@ -13,6 +13,7 @@ from memories.models import (
     MemoryHistory,
     MemorySource,
 )
+from memories.services import TRAIT_METADATA
 from neuromem_site.api.envelope import NotFound
 from neuromem_site.api.models import ApiClient
 from reflection.models import ReflectionCycle, TraitEvidence
@@ -26,6 +27,14 @@ def memory_state(memory: Memory) -> str:
     if memory.expired_at is not None:
         return "deleted"
     return next(state for state, floor in STATE_THRESHOLDS if memory.score >= floor)
+
+
+def trait_field(memory: Memory, key: str) -> Any:
+    """A trait field by its metadata key: the dedicated column first, the V1 JSONB metadata
+    as the fallback (TC-R01–R03)."""
+    column, _ = TRAIT_METADATA[key]
+    value = getattr(memory, column)
+    return (memory.metadata or {}).get(key) if value is None else value
 
 
 def state_filter(states: list[str]) -> Q:

@@ -3,6 +3,7 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
+from memories.access import accesses_flush
 from memories.embeddings import EmbeddingError
 from memories.services import memories_embed, memories_embedding_failed
 
@@ -24,3 +25,9 @@ def embed_memories(self, memory_ids: list[str]) -> int:
         raise self.retry(
             exc=error, countdown=settings.EMBEDDING_RETRY_BACKOFF * 2**self.request.retries
         ) from error
+
+
+@shared_task(acks_late=True, soft_time_limit=240, time_limit=300)
+def flush_accesses() -> int:
+    """Beat, every ACCESS_FLUSH_INTERVAL: write the access counts collected in Redis."""
+    return accesses_flush()

@@ -3,6 +3,7 @@ many vectors at once (Django's client-side-binding cursor would format every flo
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from weakref import WeakSet
 
 import numpy as np
 import psycopg
@@ -16,6 +17,8 @@ from psycopg.types.json import Jsonb
 
 from memories.models import Memory
 
+_halfvec_registered: WeakSet[psycopg.Connection] = WeakSet()
+
 
 @contextmanager
 def vector_cursor() -> Iterator[psycopg.Cursor]:
@@ -23,8 +26,10 @@ def vector_cursor() -> Iterator[psycopg.Cursor]:
     and receives halfvec in binary."""
     connection.ensure_connection()
     raw = connection.connection
+    if raw not in _halfvec_registered:  # once per database connection: a catalog round trip
+        register_halfvec_info(raw, TypeInfo.fetch(raw, "halfvec"))
+        _halfvec_registered.add(raw)
     cursor = psycopg.Cursor(raw)
-    register_halfvec_info(cursor, TypeInfo.fetch(raw, "halfvec"))
     try:
         yield cursor
     finally:
@@ -36,7 +41,7 @@ def copy_memories(memories: list[Memory]) -> None:
     several times faster than a multi-row INSERT of forty columns."""
     if not memories:
         return
-    fields = Memory._meta.concrete_fields
+    fields = [field for field in Memory._meta.concrete_fields if not field.generated]
     columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
     with vector_cursor() as cursor, cursor.copy(f"COPY memories ({columns}) FROM STDIN") as copy:
         for memory in memories:

@@ -122,7 +122,14 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "neuromem_site.beat:HeartbeatScheduler"
 # Beat wakes at least this often, so its heartbeat stays fresh even with no task due.
 CELERY_BEAT_MAX_LOOP_INTERVAL = 5
-CELERY_BEAT_SCHEDULE: dict = {}
+# Access counts collect in Redis; beat writes them to the memories this often (seconds).
+ACCESS_FLUSH_INTERVAL = env.int("ACCESS_FLUSH_INTERVAL", default=300)
+CELERY_BEAT_SCHEDULE = {
+    "flush-memory-accesses": {
+        "task": "memories.tasks.flush_accesses",
+        "schedule": ACCESS_FLUSH_INTERVAL,
+    },
+}
 
 # The health endpoint calls beat dead when its heartbeat is older than this.
 BEAT_HEARTBEAT_MAX_AGE = env.int("BEAT_HEARTBEAT_MAX_AGE", default=60)
@@ -161,6 +168,20 @@ if EXTRACTOR == "llm" and not LLM_API_BASE:
 LLM_API_KEY = env.str("LLM_API_KEY", default="")
 LLM_MODEL = env.str("LLM_MODEL", default="gpt-4o-mini")
 LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=30.0)
+
+# Recall (docs/recall.md). Candidates per memory type on the vector side, and on the text side.
+RECALL_BRANCH_LIMIT = env.int("RECALL_BRANCH_LIMIT", default=20)
+RECALL_LIMIT_MAX = 100
+RECALL_QUERY_MAX_CHARS = env.int("RECALL_QUERY_MAX_CHARS", default=2000)
+# HNSW candidate list per scan step (pgvector's hnsw.ef_search), set per recall transaction.
+RECALL_EF_SEARCH = env.int("RECALL_EF_SEARCH", default=100)
+# The relevance floor: a memory is recalled only if its cosine similarity to the query, or the
+# share of the query's words it contains, reaches these. 0.6 suits the default hashing
+# embeddings (lexical: unrelated English sentences reach ~0.5); semantic models need less.
+RECALL_MIN_SIMILARITY = env.float(
+    "RECALL_MIN_SIMILARITY", default=0.6 if EMBEDDING_PROVIDER == "hashing" else 0.35
+)
+RECALL_MIN_TEXT_COVERAGE = env.float("RECALL_MIN_TEXT_COVERAGE", default=0.5)
 
 # --- REST API --------------------------------------------------------------------------------
 

@@ -1,9 +1,17 @@
 from django.conf import settings
 from rest_framework import serializers
 
-from memories.models import LEGACY_MEMORY_TYPES, ConversationMessage, ConversationSession, Memory
-from memories.selectors import STATES, memory_state
+from memories.models import (
+    LEGACY_MEMORY_TYPES,
+    ConversationMessage,
+    ConversationSession,
+    Memory,
+    MemoryType,
+)
+from memories.recall import RecallHit
+from memories.selectors import STATES, memory_state, trait_field
 from memories.services import TRAIT_METADATA
+from neuromem_site.api.envelope import range_error
 from neuromem_site.api.serializers import StrictInputSerializer
 
 MEMORY_TYPE_CHOICES = ["fact", "episodic", "trait", "document", *LEGACY_MEMORY_TYPES]
@@ -106,12 +114,10 @@ class TraitOutput(serializers.Serializer):
     """Trait fields: the dedicated column first, V1 metadata as the fallback (TC-R01–R03)."""
 
     def to_representation(self, memory: Memory) -> dict:
-        trait = {}
-        for key, (column, _) in TRAIT_METADATA.items():
-            value = getattr(memory, column)
-            trait[column.removeprefix("trait_")] = (
-                memory.metadata.get(key) if value is None else value
-            )
+        trait = {
+            column.removeprefix("trait_"): trait_field(memory, key)
+            for key, (column, _) in TRAIT_METADATA.items()
+        }
         # Decay arrives with the reflection engine's mv_trait_decayed; until then, no decay.
         trait["decayed_confidence"] = trait["confidence"]
         return trait
@@ -196,3 +202,102 @@ class MessageOutput(serializers.ModelSerializer):
     class Meta:
         model = ConversationMessage
         fields = ["id", "session_id", "user_id", "role", "content", "created_at"]
+
+
+class RecallInput(StrictInputSerializer):
+    user_id = serializers.CharField(max_length=255)
+    query = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
+    limit = serializers.IntegerField(required=False, default=10)
+    memory_types = serializers.ListField(
+        child=serializers.ChoiceField(MemoryType.values), required=False, min_length=1
+    )
+    as_of = serializers.DateTimeField(required=False)
+    include_traits = serializers.BooleanField(required=False, default=True)
+
+    def validate_limit(self, value: int) -> int:
+        return checked_limit(value)
+
+
+class SearchInput(serializers.Serializer):
+    user_id = serializers.CharField(max_length=255)
+    q = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
+    limit = serializers.IntegerField(required=False, default=10)
+    memory_type = serializers.ChoiceField(MemoryType.values, required=False)
+
+    def validate_limit(self, value: int) -> int:
+        return checked_limit(value)
+
+
+def checked_limit(value: int) -> int:
+    if not 1 <= value <= settings.RECALL_LIMIT_MAX:
+        raise range_error("limit", value, min_allowed=1, max_allowed=settings.RECALL_LIMIT_MAX)
+    return value
+
+
+class BoostsOutput(serializers.Serializer):
+    recency = serializers.FloatField()
+    importance = serializers.FloatField()
+    trait_stage = serializers.FloatField()
+
+
+class RecallHitOutput(MemoryOutput):
+    """A recalled memory: the memory object, whose `score` is the recall score (its 0–100
+    activity score moves to `activity_score`), with the parts of that score."""
+
+    score = serializers.FloatField(help_text="rrf_score × (1 + recency + importance + trait_stage)")
+    activity_score = serializers.FloatField(help_text="The memory's activity score (0–100).")
+    rrf_score = serializers.FloatField()
+    vector_rank = serializers.IntegerField(allow_null=True)
+    text_rank = serializers.IntegerField(allow_null=True)
+    similarity = serializers.FloatField(allow_null=True)
+    text_coverage = serializers.FloatField(allow_null=True)
+    boosts = BoostsOutput()
+
+    class Meta(MemoryOutput.Meta):
+        fields = [
+            *MemoryOutput.Meta.fields,
+            "activity_score",
+            "rrf_score",
+            "vector_rank",
+            "text_rank",
+            "similarity",
+            "text_coverage",
+            "boosts",
+        ]
+
+    def to_representation(self, hit: RecallHit) -> dict:
+        data = MemoryOutput(hit.memory, context=self.context).data
+        data.update(
+            score=hit.score,
+            activity_score=hit.memory.score,
+            rrf_score=hit.rrf_score,
+            vector_rank=hit.vector_rank,
+            text_rank=hit.text_rank,
+            similarity=hit.similarity,
+            text_coverage=hit.text_coverage,
+            boosts=BoostsOutput(hit.boosts).data,
+        )
+        return data
+
+
+class RecallOutput(serializers.Serializer):
+    merged = RecallHitOutput(many=True)
+    traits = MemoryOutput(many=True)
+
+
+class SearchHitOutput(serializers.Serializer):
+    """seed 001 TC-R04: the V1 search result."""
+
+    id = serializers.UUIDField(source="memory.id")
+    content = serializers.CharField(source="memory.content")
+    memory_type = serializers.CharField(source="memory.memory_type")
+    metadata = serializers.JSONField(source="memory.metadata")
+    score = serializers.FloatField()
+
+
+class ScoredSearchHitOutput(SearchHitOutput):
+    """seed 001 TC-R05: relevance (the fused RRF score), the two boosts, and the final score."""
+
+    relevance = serializers.FloatField(source="rrf_score")
+    recency = serializers.FloatField(source="boosts.recency")
+    importance = serializers.FloatField(source="boosts.importance")

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.views import APIView
 
+from memories.access import accesses_record
 from memories.api.serializers import (
     HistoryOutput,
     MemoryBatchInput,
@@ -19,10 +20,17 @@ from memories.api.serializers import (
     MemoryUpdateInput,
     MessageInput,
     MessageOutput,
+    RecallInput,
+    RecallOutput,
+    ScoredSearchHitOutput,
+    SearchHitOutput,
+    SearchInput,
     SessionCreateInput,
     SessionOutput,
 )
 from memories.ingest import session_end, session_get_for_client, session_message_add, session_open
+from memories.models import MemoryType
+from memories.recall import RecallHit, RecallQuery, memories_recall, traits_active
 from memories.selectors import (
     memory_get_for_client,
     memory_history,
@@ -302,3 +310,51 @@ class SessionEndApi(APIView):
     def post(self, request: Request, session_id: str) -> Response:
         session = session_get_for_client(client=request.user, session_id=session_id)
         return Response(SessionOutput(session_end(session=session)).data)
+
+
+class RecallApi(APIView):
+    @extend_schema(request=RecallInput, responses=RecallOutput)
+    def post(self, request: Request) -> Response:
+        data = validated(RecallInput, request.data)
+        user_access_check(client=request.user, user_id=data["user_id"], write=False)
+        hits = memories_recall(
+            request=RecallQuery(
+                user_id=data["user_id"],
+                query=data["query"],
+                limit=data["limit"],
+                memory_types=tuple(data.get("memory_types") or MemoryType.values),
+                as_of=data.get("as_of"),
+            )
+        )
+        accesses_record(memory_ids=[hit.memory.id for hit in hits])
+        traits = traits_active(user_id=data["user_id"]) if data["include_traits"] else []
+        return Response(RecallOutput({"merged": hits, "traits": traits}).data)
+
+
+def search_hits(request: Request) -> list[RecallHit]:
+    params = validated(SearchInput, request.query_params)
+    user_access_check(client=request.user, user_id=params["user_id"], write=False)
+    hits = memories_recall(
+        request=RecallQuery(
+            user_id=params["user_id"],
+            query=params["q"],
+            limit=params["limit"],
+            memory_types=(params["memory_type"],)
+            if params.get("memory_type")
+            else MemoryType.values,
+        )
+    )
+    accesses_record(memory_ids=[hit.memory.id for hit in hits])
+    return hits
+
+
+class SearchApi(APIView):
+    @extend_schema(parameters=[SearchInput], responses=SearchHitOutput(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(SearchHitOutput(search_hits(request), many=True).data)
+
+
+class ScoredSearchApi(APIView):
+    @extend_schema(parameters=[SearchInput], responses=ScoredSearchHitOutput(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(ScoredSearchHitOutput(search_hits(request), many=True).data)

@@ -152,8 +152,9 @@ def test_every_model_field_matches_its_database_column():
                 )
             }
             for field in model._meta.concrete_fields:
+                typed = field.output_field if field.generated else field
                 expected = (
-                    field.db_type(connection).replace("varchar", "character varying"),
+                    typed.db_type(connection).replace("varchar", "character varying"),
                     not field.null,
                 )
                 if actual.get(field.column) != expected:

@@ -16,6 +16,7 @@ from tests.memories.scratch import catalog, migrate, scratch_database
 GENERATED_ROWS = 10_000
 DATASET = (Path(__file__).parent / "v1_dataset.sql").read_text()
 storage_v2 = importlib.import_module("memories.migrations.0001_storage_v2")
+search_document = importlib.import_module("memories.migrations.0003_search_document")
 
 
 def load_v1(url: str, rows: int = GENERATED_ROWS) -> None:
@@ -54,7 +55,7 @@ def fresh():
 
 
 def rerun_upgrade(conn: psycopg.Connection) -> None:
-    """Every database step of the storage migration again, in order (what a re-run does)."""
+    """Every database step of the storage migrations again, in order (what a re-run does)."""
     editor = SimpleNamespace(connection=conn)
     storage_v2.require_pgvector(None, editor)
     storage_v2.upgrade_v1_table(None, editor)
@@ -62,6 +63,8 @@ def rerun_upgrade(conn: psycopg.Connection) -> None:
     storage_v2.move_v1_rows(None, editor)
     conn.execute(storage_v2.MEMORIES_INDEXES_SQL)
     conn.execute(storage_v2.CONVERSATIONS_SQL)
+    conn.execute(search_document.FUNCTIONS_SQL)
+    conn.execute(search_document.COLUMN_SQL)
 
 
 def data_fingerprint(conn: psycopg.Connection) -> tuple:

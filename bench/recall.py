@@ -1,0 +1,301 @@
+"""Recall benchmark: quality of the vector side and latency of recall (issue #5).
+
+    make bench-recall                              # 100,000 memories + a heavy user of 20,000
+    make bench-recall ARGS="--count 1000000"       # the 1M run
+    make bench-recall ARGS="--count 10000 --heavy 2000 --queries 50"   # a quick run
+
+Builds the dataset with the default (hashing) embeddings: `--count` memories over `--users`
+users (facts, episodic memories and documents, Latin and CJK), plus one heavy user with
+`--heavy` memories. The rows are loaded with COPY with the HNSW and GIN indexes dropped, and the
+indexes are then built as migration 0001/0003 define them (the build time is reported). Then:
+
+- recall@10 of the vector side (the fact branch of the recall query: HNSW with an iterative
+  scan and the user filter) against exact search (same filter, sequential distance sort), for
+  typical users and for the heavy user;
+- p50/p95 of `POST /api/v1/recall/` end to end over HTTP (gunicorn, warm), and of the same
+  recall through the service without HTTP.
+
+Runs on the embedded services in a throw-away directory (or DATABASE_URL / REDIS_URL) and
+prints Markdown for docs/benchmarks.md, with the EXPLAIN plans of one typical and one heavy
+recall.
+"""
+
+import argparse
+import importlib
+import logging
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import django
+import httpx
+import numpy as np
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "neuromem_site.settings")
+django.setup()
+logging.getLogger("httpx").setLevel(logging.WARNING)
+
+import pgtrigger  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.utils import timezone  # noqa: E402
+from pgvector import HalfVector  # noqa: E402
+
+from bench.ingest import free_port, start_gunicorn  # noqa: E402
+from memories.embeddings import embedding_provider  # noqa: E402
+from memories.recall import (  # noqa: E402
+    RecallQuery,
+    memories_recall,
+    recall_plan,
+    recall_run,
+    vector_branch_sql,
+    visible_sql,
+)
+from memories.services import content_md5  # noqa: E402
+from memories.vectors import vector_cursor  # noqa: E402
+from neuromem_site.api.services import api_client_create  # noqa: E402
+
+storage_v2 = importlib.import_module("memories.migrations.0001_storage_v2")
+search_document = importlib.import_module("memories.migrations.0003_search_document")
+
+LATIN_WORDS = """
+tea coffee morning evening dog cat garden bicycle guitar piano violin novel poetry museum
+mountain river lake ocean beach forest city village train flight hotel passport visa
+doctor nurse teacher engineer lawyer chef painter runner swimmer climber marathon yoga
+pasta sushi curry noodles bread cheese chocolate wine beer juice salad soup pizza taco
+monday tuesday weekend holiday birthday wedding meeting deadline project budget report
+brother sister mother father friend colleague neighbour manager client partner daughter
+son berlin paris tokyo lisbon oslo austin boston seattle madrid rome vienna prague dublin
+allergy peanut gluten lactose vegetarian vegan spicy sweet sour bitter salty fresh
+""".split()  # noqa: SIM905
+CJK_WORDS = """
+咖啡 茶叶 早上 晚上 小狗 小猫 花园 自行车 吉他 钢琴 小说 诗歌 博物馆 山顶
+河边 湖泊 海滩 森林 城市 乡村 火车 航班 酒店 护照 医生 护士 老师 工程师 律师
+厨师 画家 跑步 游泳 爬山 马拉松 瑜伽 面条 寿司 咖喱 面包 奶酪 巧克力 红酒
+啤酒 果汁 沙拉 汤 披萨 周末 假期 生日 婚礼 会议 截止日期 项目 预算 报告 哥哥
+姐姐 妈妈 爸爸 朋友 同事 邻居 经理 客户 女儿 儿子 北京 上海 成都 杭州 深圳
+广州 西安 南京 过敏 花生 素食 辣 甜 酸 苦 新鲜
+""".split()  # noqa: SIM905
+MEMORY_TYPES = ["fact", "fact", "episodic", "document"]
+COPY_BATCH = 10_000
+
+
+def sentence(rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        return " ".join(rng.choices(LATIN_WORDS, k=rng.randint(5, 12)))
+    return "".join(rng.choices(CJK_WORDS, k=rng.randint(4, 9)))
+
+
+def load(users: list[tuple[str, int]], rng: random.Random) -> int:
+    """COPY the users' memories (with ready embeddings) into `memories`."""
+    provider = embedding_provider()
+    columns = (
+        "id, user_id, memory_type, content, embedding, embedding_status, content_hash, "
+        "created_at, valid_at, importance"
+    )
+    rows = [(user_id, n) for user_id, count in users for n in range(count)]
+    written = 0
+    for start in range(0, len(rows), COPY_BATCH):
+        chunk = rows[start : start + COPY_BATCH]
+        texts = [f"{sentence(rng)} {n}" for _, n in chunk]
+        vectors = provider.embed(texts)
+        now = timezone.now()
+        with (
+            transaction.atomic(),
+            pgtrigger.ignore("memories.Memory:memories_audit_insert"),
+            vector_cursor() as cursor,
+            cursor.copy(f"COPY memories ({columns}) FROM STDIN") as copy,
+        ):
+            for (user_id, _), text, vector in zip(chunk, texts, vectors, strict=True):
+                copy.write_row(
+                    [
+                        uuid.uuid4(),
+                        user_id,
+                        rng.choice(MEMORY_TYPES),
+                        text,
+                        HalfVector(np.asarray(vector, dtype=np.float32)),
+                        "ready",
+                        content_md5(text),
+                        now,
+                        now,
+                        round(rng.random(), 2),
+                    ]
+                )
+        written += len(chunk)
+        print(f"  loaded {written:,}/{len(rows):,}", file=sys.stderr, flush=True)
+    return written
+
+
+SEARCH_INDEXES = (
+    "idx_fact_embedding",
+    "idx_episodic_embedding",
+    "idx_trait_embedding",
+    "idx_document_embedding",
+    "idx_memories_search",
+)
+
+
+def drop_search_indexes() -> None:
+    with connection.cursor() as cursor:
+        for name in SEARCH_INDEXES:
+            cursor.execute(f"DROP INDEX IF EXISTS {name}")
+
+
+def build_search_indexes() -> float:
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '4GB'")
+        cursor.execute("SET max_parallel_maintenance_workers = 2")
+        cursor.execute(storage_v2.MEMORIES_INDEXES_SQL)
+        cursor.execute(search_document.COLUMN_SQL)
+        cursor.execute("ANALYZE memories")
+    return time.perf_counter() - started
+
+
+def query_for(user_id: str, rng: random.Random) -> str:
+    """A question made of some words of one of the user's memories."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT content FROM memories WHERE user_id = %s AND memory_type = 'fact' "
+            "ORDER BY random() LIMIT 1",
+            [user_id],
+        )
+        (content,) = cursor.fetchone()
+    text = content.rsplit(" ", 1)[0]  # without the row number
+    if " " not in text:  # CJK: a stretch from the middle of the sentence
+        start = rng.randrange(max(1, len(text) - 4))
+        return text[start : start + rng.randint(4, 8)]
+    words = text.split()
+    return " ".join(rng.sample(words, k=max(1, len(words) // 2)))
+
+
+def vector_recall_at_10(user_id: str, query: str) -> float:
+    vector = HalfVector(np.asarray(embedding_provider().embed([query])[0], dtype=np.float32))
+    params = {"user_id": user_id, "vector": vector, "branch_limit": 10}
+    approximate = {
+        row[0] for row in recall_run(vector_branch_sql("fact", visible_sql(None)), params)
+    }
+    exact_sql = vector_branch_sql("fact", visible_sql(None)).replace(
+        "ORDER BY m.embedding <=> %(vector)s", "ORDER BY (m.embedding <=> %(vector)s) + 0"
+    )
+    exact = {row[0] for row in recall_run(exact_sql, params)}
+    return len(approximate & exact) / len(exact) if exact else 1.0
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def latencies_service(queries: list[tuple[str, str]]) -> list[float]:
+    timings = []
+    for user_id, query in queries:
+        started = time.perf_counter()
+        memories_recall(request=RecallQuery(user_id=user_id, query=query))
+        timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def latencies_http(queries: list[tuple[str, str]], token: str) -> list[float]:
+    port = free_port()
+    with start_gunicorn(port):
+        client = httpx.Client(
+            base_url=f"http://127.0.0.1:{port}/api/v1",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
+        )
+        for user_id, query in queries[:20]:  # warm both workers
+            client.post("/recall/", json={"user_id": user_id, "query": query})
+        timings = []
+        for user_id, query in queries:
+            started = time.perf_counter()
+            response = client.post("/recall/", json={"user_id": user_id, "query": query})
+            timings.append((time.perf_counter() - started) * 1000)
+            response.raise_for_status()
+        return timings
+
+
+def summary(label: str, timings: list[float]) -> str:
+    return (
+        f"| {label} | {len(timings)} | {statistics.median(timings):.1f} "
+        f"| {percentile(timings, 0.95):.1f} | {max(timings):.1f} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=1_000)
+    parser.add_argument("--heavy", type=int, default=20_000)
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    rng = random.Random(5)
+    call_command("migrate", verbosity=0)
+    _, token = api_client_create(name=f"bench-{time.time_ns()}", user_prefixes=[], is_staff=True)
+
+    per_user = args.count // args.users
+    users = [(f"user-{n}", per_user) for n in range(args.users)] + [("heavy", args.heavy)]
+    drop_search_indexes()
+    started = time.perf_counter()
+    written = load(users, rng)
+    load_seconds = time.perf_counter() - started
+    index_seconds = build_search_indexes()
+    print(f"  loaded in {load_seconds:.0f}s, indexes in {index_seconds:.0f}s", file=sys.stderr)
+
+    typical = [(f"user-{rng.randrange(args.users)}",) for _ in range(args.queries)]
+    typical_queries = [(user_id, query_for(user_id, rng)) for (user_id,) in typical]
+    heavy_queries = [("heavy", query_for("heavy", rng)) for _ in range(args.queries // 2)]
+
+    typical_recall = statistics.mean(vector_recall_at_10(u, q) for u, q in typical_queries)
+    heavy_recall = statistics.mean(vector_recall_at_10(u, q) for u, q in heavy_queries)
+    service_typical = latencies_service(typical_queries)
+    service_heavy = latencies_service(heavy_queries)
+    http_typical = latencies_http(typical_queries, token)
+    http_heavy = latencies_http(heavy_queries, token)
+    plans = {
+        label: recall_plan(request=RecallQuery(user_id=user_id, query=query))
+        for label, (user_id, query) in (
+            ("typical user", typical_queries[0]),
+            ("heavy user", heavy_queries[0]),
+        )
+    }
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_size_pretty(pg_total_relation_size('memories_fact'))")
+        (fact_size,) = cursor.fetchone()
+
+    print(
+        f"""
+Dataset: {written:,} memories ({args.count:,} over {args.users:,} users, plus one heavy user \
+with {args.heavy:,}); load {load_seconds:.0f} s, HNSW + GIN index build {index_seconds:.0f} s; \
+fact partition with indexes: {fact_size}. ef_search {settings.RECALL_EF_SEARCH}, \
+iterative scan relaxed_order.
+
+| vector side, recall@10 vs exact search | queries | recall@10 |
+|---|---|---|
+| typical user (~{per_user} memories) | {len(typical_queries)} | {typical_recall:.3f} |
+| heavy user ({args.heavy:,} memories) | {len(heavy_queries)} | {heavy_recall:.3f} |
+
+| recall latency (ms) | queries | p50 | p95 | max |
+|---|---|---|---|---|
+{summary("HTTP `POST /api/v1/recall/`, typical user", http_typical)}
+{summary("HTTP `POST /api/v1/recall/`, heavy user", http_heavy)}
+{summary("service `memories_recall`, typical user", service_typical)}
+{summary("service `memories_recall`, heavy user", service_heavy)}
+
+Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.
+"""
+    )
+    for label, plan in plans.items():
+        print(f"EXPLAIN ANALYZE, {label}:\n\n```\n{plan}\n```\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,273 @@
+"""Recall: hybrid retrieval of a user's memories (seed 002 §6.1, §6.3).
+
+One query does it all:
+- the vector side, per memory type, on the partition's HNSW index (pgvector 0.8 iterative
+  scan, so the `user_id` filter still yields k rows); ranks are given after the LIMIT, never
+  by a window over the whole partition, which would force a sequential scan;
+- the text side on `search_vector` (CJK-aware, migration 0003), ranked by the share of the
+  query's words a memory holds, then by `ts_rank`;
+- a relevance floor: a memory comes back only when its vector similarity or its text
+  coverage reaches the configured floor, so an unrelated question returns nothing;
+- RRF (k = 60) over both ranks, times (1 + recency + importance + trait stage).
+Rows still waiting for their embedding are found by text only.
+"""
+
+import logging
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from pgvector import HalfVector
+
+from memories.embeddings import EmbeddingError, embedding_provider
+from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
+from memories.selectors import trait_field
+from memories.vectors import vector_cursor
+
+log = logging.getLogger("neuromem.recall")
+
+RRF_K = 60
+# Only these stages are recalled; trends and candidates are not yet believed (seed 002 §6.1).
+RECALLED_TRAIT_STAGES = (TraitStage.EMERGING, TraitStage.ESTABLISHED, TraitStage.CORE)
+VECTOR_LITERAL = re.compile(r"'\[[^\]]*\]'::halfvec")
+TRAIT_STAGE = "coalesce(m.trait_stage, m.metadata->>'trait_stage')"
+
+
+@dataclass(frozen=True)
+class Boosts:
+    recency: float
+    importance: float
+    trait_stage: float
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    memory: Memory
+    score: float
+    rrf_score: float
+    vector_rank: int | None
+    text_rank: int | None
+    similarity: float | None
+    text_coverage: float | None
+    boosts: Boosts
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    user_id: str
+    query: str
+    limit: int = 10
+    memory_types: tuple[str, ...] = tuple(MemoryType.values)
+    as_of: datetime | None = None
+
+
+def visible_sql(as_of: datetime | None) -> str:
+    """What recall may return: current memories, or what was valid and known at `as_of`."""
+    if as_of is None:
+        return "m.expired_at IS NULL AND m.invalid_at IS NULL"
+    return (
+        "(m.valid_at IS NULL OR m.valid_at <= %(as_of)s)"
+        " AND (m.invalid_at IS NULL OR m.invalid_at > %(as_of)s)"
+        " AND (m.expired_at IS NULL OR m.expired_at > %(as_of)s)"
+        " AND m.created_at <= %(as_of)s"
+    )
+
+
+def vector_branch_sql(memory_type: str, visible: str) -> str:
+    """One memory type's nearest neighbours (the benchmark measures this against exact search)."""
+    # memory_type is one of MemoryType's values (validated), written as a literal so the
+    # planner prunes to one partition and can use its HNSW index.
+    if memory_type not in MemoryType.values:
+        raise ValueError(f"unknown memory type {memory_type!r}")
+    trait_filter = f" AND {TRAIT_STAGE} = ANY(%(trait_stages)s)" if memory_type == "trait" else ""
+    return f"""(
+        SELECT m.id, m.memory_type, m.embedding <=> %(vector)s AS distance
+        FROM memories m
+        WHERE m.memory_type = '{memory_type}' AND m.user_id = %(user_id)s
+          AND m.embedding IS NOT NULL AND {visible}{trait_filter}
+        ORDER BY m.embedding <=> %(vector)s
+        LIMIT %(branch_limit)s)"""
+
+
+def recall_sql(*, memory_types: tuple[str, ...], as_of: datetime | None, vector: bool) -> str:
+    visible = visible_sql(as_of)
+    branches = (
+        " UNION ALL ".join(vector_branch_sql(memory_type, visible) for memory_type in memory_types)
+        if vector
+        else "SELECT NULL::uuid AS id, NULL::text AS memory_type, NULL::float8 AS distance LIMIT 0"
+    )
+    return f"""
+    WITH query AS (
+        SELECT neuromem_search_lexemes(%(query)s) AS lexemes,
+               neuromem_search_query(%(query)s) AS tsquery
+    ),
+    vector_hits AS MATERIALIZED ({branches}),
+    vector_side AS (
+        SELECT id, memory_type, 1 - distance AS similarity,
+               row_number() OVER (PARTITION BY memory_type ORDER BY distance) AS vector_rank
+        FROM vector_hits
+    ),
+    text_side AS (
+        SELECT id, memory_type, coverage,
+               row_number() OVER (ORDER BY coverage DESC, text_score DESC) AS text_rank
+        FROM (
+            SELECT m.id, m.memory_type,
+                   (length(m.search_vector) - length(ts_delete(m.search_vector, q.lexemes)))::float8
+                       / cardinality(q.lexemes) AS coverage,
+                   ts_rank(m.search_vector, q.tsquery, 1) AS text_score
+            FROM memories m, query q
+            WHERE cardinality(q.lexemes) > 0
+              AND m.user_id = %(user_id)s AND m.memory_type = ANY(%(memory_types)s)
+              AND m.search_vector @@ q.tsquery AND {visible}
+              AND (m.memory_type <> 'trait' OR {TRAIT_STAGE} = ANY(%(trait_stages)s))
+            ORDER BY coverage DESC, text_score DESC
+            LIMIT %(branch_limit)s
+        ) matches
+    ),
+    fused AS (
+        SELECT coalesce(v.id, t.id) AS id, coalesce(v.memory_type, t.memory_type) AS memory_type,
+               v.vector_rank, t.text_rank, v.similarity, t.coverage,
+               coalesce(1.0 / ({RRF_K} + v.vector_rank), 0)
+                 + coalesce(1.0 / ({RRF_K} + t.text_rank), 0) AS rrf_score
+        FROM vector_side v FULL JOIN text_side t ON t.id = v.id
+        WHERE coalesce(v.similarity, -1) >= %(min_similarity)s
+           OR coalesce(t.coverage, 0) >= %(min_coverage)s
+    ),
+    boosted AS (
+        SELECT f.*,
+               -- 0–0.15: 30-day decay, slower for emotionally arousing memories (arousal 0–1)
+               0.15 * exp(
+                   -greatest(extract(epoch FROM %(now)s - coalesce(m.valid_at, m.created_at)), 0)
+                   / (2592000.0 * (1 + a.arousal * 0.5))) AS recency,
+               0.15 * coalesce(m.importance, 0.5) AS importance,
+               CASE WHEN m.memory_type <> 'trait' THEN 0
+                    WHEN {TRAIT_STAGE} = 'core' THEN 0.25
+                    WHEN {TRAIT_STAGE} = 'established' THEN 0.15
+                    WHEN {TRAIT_STAGE} = 'emerging' THEN 0.05
+                    ELSE 0 END AS trait_stage
+        FROM fused f
+        JOIN memories m ON m.id = f.id AND m.memory_type = f.memory_type
+        CROSS JOIN LATERAL (
+            SELECT CASE WHEN jsonb_typeof(m.metadata->'emotion'->'arousal') = 'number'
+                        THEN least(greatest((m.metadata->'emotion'->>'arousal')::float8, 0), 1)
+                        ELSE 0 END AS arousal
+        ) a
+    )
+    SELECT id, vector_rank, text_rank, similarity, coverage, rrf_score::float8,
+           recency, importance::float8, trait_stage::float8,
+           (rrf_score * (1 + recency + importance + trait_stage))::float8 AS score
+    FROM boosted
+    ORDER BY score DESC, id
+    LIMIT %(limit)s
+    """
+
+
+def query_vector(query: str) -> HalfVector | None:
+    """The query's embedding; None when the provider fails (recall goes on, text only)."""
+    try:
+        return HalfVector(np.asarray(embedding_provider().embed([query])[0], dtype=np.float32))
+    except EmbeddingError:
+        log.warning("recall without the vector side: the embedding provider failed", exc_info=True)
+        return None
+
+
+def _recall_statement(request: RecallQuery) -> tuple[str, dict]:
+    vector = query_vector(request.query)
+    params = {
+        "user_id": request.user_id,
+        "query": request.query,
+        "vector": vector,
+        "memory_types": list(request.memory_types),
+        "trait_stages": [str(stage) for stage in RECALLED_TRAIT_STAGES],
+        "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
+        "min_similarity": settings.RECALL_MIN_SIMILARITY,
+        "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
+        "now": request.as_of or timezone.now(),
+        "as_of": request.as_of,
+        "limit": request.limit,
+    }
+    sql = recall_sql(
+        memory_types=request.memory_types, as_of=request.as_of, vector=vector is not None
+    )
+    return sql, params
+
+
+def recall_run(sql: str, params: dict) -> list[tuple]:
+    with transaction.atomic(), vector_cursor() as cursor:
+        # Per transaction: let the HNSW scan go on past other users' rows until it has k.
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            " set_config('hnsw.ef_search', %s, true)",
+            [str(settings.RECALL_EF_SEARCH)],
+        )
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def recall_plan(*, request: RecallQuery) -> str:
+    """The plan PostgreSQL chooses for this recall (EXPLAIN ANALYZE), for tests and benchmarks."""
+    sql, params = _recall_statement(request)
+    plan = "\n".join(row[0] for row in recall_run(f"EXPLAIN (ANALYZE, COSTS OFF) {sql}", params))
+    return VECTOR_LITERAL.sub("'[…]'::halfvec", plan)  # 1,024 numbers say nothing here
+
+
+def memories_recall(*, request: RecallQuery) -> list[RecallHit]:
+    """The user's memories most relevant to the query, best first, with their score parts."""
+    rows = recall_run(*_recall_statement(request))
+    memories = Memory.objects.defer("embedding", "search_vector").in_bulk([row[0] for row in rows])
+    return [
+        RecallHit(
+            memory=memories[memory_id],
+            score=score,
+            rrf_score=rrf_score,
+            vector_rank=vector_rank,
+            text_rank=text_rank,
+            similarity=similarity,
+            text_coverage=coverage,
+            boosts=Boosts(recency=recency, importance=importance, trait_stage=trait_stage),
+        )
+        for (
+            memory_id,
+            vector_rank,
+            text_rank,
+            similarity,
+            coverage,
+            rrf_score,
+            recency,
+            importance,
+            trait_stage,
+            score,
+        ) in rows
+        if memory_id in memories
+    ]
+
+
+SUBTYPE_ORDER = {TraitSubtype.CORE: 1, TraitSubtype.PREFERENCE: 2, TraitSubtype.BEHAVIOR: 3}
+
+
+def traits_active(*, user_id: str, min_confidence: float = 0.3) -> list[Memory]:
+    """The user's believed traits for prompt building (seed 002 §6.2): core, then preference,
+    then behavior; most confident first. Until the decayed view exists (traits issue), the
+    confidence is the stored one."""
+    traits = [
+        trait
+        for trait in Memory.objects.defer("embedding", "search_vector").filter(
+            user_id=user_id,
+            memory_type=MemoryType.TRAIT,
+            expired_at__isnull=True,
+            invalid_at__isnull=True,
+        )
+        if trait_field(trait, "trait_stage") in RECALLED_TRAIT_STAGES
+        and (trait_field(trait, "confidence") or 0) > min_confidence
+    ]
+    return sorted(
+        traits,
+        key=lambda trait: (
+            SUBTYPE_ORDER.get(trait_field(trait, "trait_subtype"), len(SUBTYPE_ORDER) + 1),
+            -(trait_field(trait, "confidence") or 0),
+        ),
+    )

@@ -1,0 +1,259 @@
+"""Recall: hybrid retrieval, CJK full text, fusion and boosts, time travel, the relevance floor.
+
+Every ranking here uses hand-built memories whose correct order is known, on the real database
+with the default (hashing) embeddings.
+"""
+
+import math
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from memories.models import Memory
+from memories.recall import RecallQuery, memories_recall, recall_plan, traits_active
+from memories.selectors import trait_field
+from memories.services import (
+    MemoryInput,
+    memories_embed,
+    memory_add_many,
+    memory_invalidate,
+    memory_supersede,
+)
+
+pytestmark = pytest.mark.django_db
+
+USER = "agent:alice"
+
+
+def remember(
+    *contents: str, user_id: str = USER, memory_type: str = "fact", embed: bool = True, **fields
+) -> list[Memory]:
+    results = memory_add_many(
+        items=[
+            MemoryInput(user_id=user_id, content=content, memory_type=memory_type, **fields)
+            for content in contents
+        ],
+        actor="test",
+    )
+    memories = [result.memory for result in results]
+    if embed:
+        memories_embed(memory_ids=[memory.id for memory in memories])
+    return [Memory.objects.get(pk=memory.pk) for memory in memories]
+
+
+def recall(query: str, user_id: str = USER, **options) -> list:
+    return memories_recall(request=RecallQuery(user_id=user_id, query=query, **options))
+
+
+def contents(hits) -> list[str]:
+    return [hit.memory.content for hit in hits]
+
+
+ENGLISH = [
+    "My dog is called Rex",
+    "I work as a nurse at the city hospital",
+    "I live in Berlin",
+    "I love spicy Thai food",
+    "My sister Anna lives in Paris",
+]
+CHINESE = [
+    "昨天我在公司附近的咖啡店遇到了老同学",
+    "我的狗叫旺财",
+    "我在医院当护士",
+    "我住在上海",
+    "周末我常去爬山",
+]
+
+
+def test_english_question_finds_its_memory_first():
+    remember(*ENGLISH)
+    assert contents(recall("What is my dog's name?"))[0] == "My dog is called Rex"
+    assert contents(recall("Where do I work?"))[0] == "I work as a nurse at the city hospital"
+    assert contents(recall("which city do I live in"))[0] == "I live in Berlin"
+
+
+def test_chinese_words_are_found_in_the_middle_of_a_sentence():
+    remember(*CHINESE)
+    for query, expected in [
+        ("咖啡店", CHINESE[0]),
+        ("老同学", CHINESE[0]),
+        ("我的狗叫什么名字", CHINESE[1]),
+        ("护士", CHINESE[2]),
+        ("上海", CHINESE[3]),
+        ("爬山", CHINESE[4]),
+    ]:
+        hits = recall(query)
+        assert hits and hits[0].memory.content == expected, query
+        assert hits[0].text_rank == 1
+
+
+def test_single_han_character_query_matches_inside_words():
+    remember(*CHINESE)
+    assert contents(recall("狗")) == [CHINESE[1]]
+
+
+def test_a_question_about_something_never_mentioned_returns_nothing():
+    remember(*ENGLISH, *CHINESE)
+    assert recall("What is my blood type?") == []
+    assert recall("我的血型是什么") == []
+    assert recall("Do I own a car?") == []
+
+
+def test_memories_waiting_for_their_embedding_are_found_by_text():
+    remember("I collect vintage fountain pens", embed=False)
+    [hit] = recall("fountain pens")
+    assert (hit.vector_rank, hit.text_rank, hit.similarity) == (None, 1, None)
+
+
+def test_score_is_rrf_times_the_boosts_of_seed_002():
+    now = timezone.now()
+    [old] = remember(
+        "I ran the Boston marathon",
+        valid_at=now - timedelta(days=30),
+        importance=0.8,
+        metadata={"emotion": {"arousal": 1.0}},
+    )
+    [hit] = recall("Boston marathon")
+    assert (hit.vector_rank, hit.text_rank) == (1, 1)
+    assert hit.rrf_score == pytest.approx(2 / 61)
+    age = (timezone.now() - old.valid_at).total_seconds()
+    assert hit.boosts.recency == pytest.approx(0.15 * math.exp(-age / (2592000 * 1.5)), rel=1e-4)
+    assert hit.boosts.importance == pytest.approx(0.12)
+    assert hit.boosts.trait_stage == 0
+    assert hit.score == pytest.approx(hit.rrf_score * (1 + hit.boosts.recency + 0.12), rel=1e-6)
+
+
+def test_recency_and_importance_order_otherwise_equal_memories():
+    now = timezone.now()
+    remember("I visited Rome in spring", valid_at=now - timedelta(days=300), importance=0.5)
+    remember("I visited Rome in summer", valid_at=now - timedelta(days=1), importance=0.5)
+    hits = recall("visited Rome")
+    # Same words, so the text ranks tie-break; recency must put the recent one first overall.
+    by_content = {hit.memory.content: hit for hit in hits}
+    assert by_content["I visited Rome in summer"].boosts.recency > 0.14
+    assert by_content["I visited Rome in spring"].boosts.recency < 0.01
+
+
+def test_trait_stage_boost_and_only_believed_traits():
+    def trait(content: str, stage: str) -> None:
+        remember(
+            content,
+            memory_type="trait",
+            metadata={"trait_stage": stage, "trait_subtype": "preference", "confidence": 0.8},
+        )
+
+    trait("Prefers tea over coffee in the morning", "core")
+    trait("Prefers tea with honey", "emerging")
+    trait("Prefers tea when tired", "trend")
+    hits = recall("prefers tea", memory_types=("trait",))
+    assert {hit.memory.content: hit.boosts.trait_stage for hit in hits} == {
+        "Prefers tea over coffee in the morning": 0.25,
+        "Prefers tea with honey": 0.05,
+    }
+
+
+def test_invalid_expired_and_superseded_memories_are_not_recalled():
+    moved, job, gone = remember("I live in Boston", "I work at Acme Corp", "My cat is Tom")
+    memory_supersede(memory=moved, content="I live in Austin", actor="test")
+    memories_embed(
+        memory_ids=list(Memory.objects.filter(user_id=USER).values_list("id", flat=True))
+    )
+    memory_invalidate(memory=job, actor="test")
+    Memory.objects.filter(pk=gone.pk).update(expired_at=timezone.now())
+    assert contents(recall("where do I live")) == ["I live in Austin"]
+    assert recall("Acme Corp") == []
+    assert recall("cat Tom") == []
+
+
+def test_as_of_recalls_what_was_true_then():
+    [moved] = remember("I live in Boston")
+    before = timezone.now()
+    memory_supersede(memory=moved, content="I live in Austin", actor="test")
+    memories_embed(
+        memory_ids=list(Memory.objects.filter(user_id=USER).values_list("id", flat=True))
+    )
+    assert contents(recall("where do I live", as_of=before)) == ["I live in Boston"]
+    assert contents(recall("where do I live")) == ["I live in Austin"]
+    assert recall("where do I live", as_of=moved.created_at - timedelta(seconds=1)) == []
+
+
+def test_memory_types_and_limit_filter():
+    remember("I like jazz music", "I like jazz bars")
+    remember("Went to a jazz concert", memory_type="episodic")
+    assert {hit.memory.memory_type for hit in recall("jazz", memory_types=("episodic",))} == {
+        "episodic"
+    }
+    assert len(recall("jazz", limit=2)) == 2
+
+
+def test_recall_sees_only_the_users_memories():
+    remember("I like jazz music", user_id="agent:bob")
+    assert recall("jazz music") == []
+
+
+def test_trait_fields_read_the_column_first_then_metadata():  # TC-R01–R03
+    [trait] = remember(
+        "Enjoys hiking", memory_type="trait", metadata={"trait_subtype": "preference"}
+    )
+    assert trait_field(trait, "trait_subtype") == "preference"
+    Memory.objects.filter(pk=trait.pk).update(metadata={"trait_subtype": "behavior"})
+    trait.refresh_from_db()
+    assert trait_field(trait, "trait_subtype") == "preference"  # TC-R01
+    Memory.objects.filter(pk=trait.pk).update(trait_subtype=None)
+    trait.refresh_from_db()
+    assert trait_field(trait, "trait_subtype") == "behavior"  # TC-R02
+    Memory.objects.filter(pk=trait.pk).update(metadata={})
+    trait.refresh_from_db()
+    assert trait_field(trait, "trait_subtype") is None  # TC-R03
+
+
+def test_active_traits_are_grouped_for_the_prompt():
+    for content, subtype, stage, confidence in [
+        ("Likes routine", "behavior", "established", 0.9),
+        ("Values honesty", "core", "core", 0.6),
+        ("Prefers email", "preference", "emerging", 0.7),
+        ("Values family", "core", "established", 0.9),
+        ("Maybe likes opera", "preference", "trend", 0.9),
+        ("Weakly likes tea", "preference", "emerging", 0.2),
+    ]:
+        remember(
+            content,
+            memory_type="trait",
+            metadata={"trait_subtype": subtype, "trait_stage": stage, "confidence": confidence},
+        )
+    assert [trait.content for trait in traits_active(user_id=USER)] == [
+        "Values family",
+        "Values honesty",
+        "Prefers email",
+        "Likes routine",
+    ]
+
+
+def test_search_after_halfvec_conversion():  # TC-H07
+    remember(*[f"test memory number {n}" for n in range(5)])
+    assert len(recall("test", limit=5)) > 0
+
+
+def test_the_vector_side_uses_the_hnsw_index():
+    """At a size where the index wins (one user, 3,000 facts), the plan is an HNSW index scan
+    on the fact partition, not a sequential scan and sort."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO memories (id, user_id, memory_type, content, embedding, embedding_status,
+                                  content_hash, created_at, valid_at)
+            SELECT gen_random_uuid(), %s, 'fact', 'memory ' || n,
+                   (SELECT array_agg(random() - 0.5) FROM generate_series(1, 1024)
+                    WHERE n > 0)::vector::halfvec,
+                   'ready', md5(n::text), now(), now()
+            FROM generate_series(1, 3000) AS n
+            """,
+            [USER],
+        )
+        cursor.execute("ANALYZE memories")
+    plan = recall_plan(request=RecallQuery(user_id=USER, query="memory 42", memory_types=("fact",)))
+    vector_side = plan.split("CTE vector_hits")[1].split("CTE ")[0]
+    assert "Index Scan using idx_fact_embedding on memories_fact" in vector_side, plan
+    assert "Seq Scan" not in vector_side, plan

@@ -1,0 +1,142 @@
+"""/recall/, /search/ and /search/scored/ through HTTP: shapes, validation, the prefix rule."""
+
+import pytest
+
+from memories.models import Memory
+from memories.services import MemoryInput, memories_embed, memory_add_many
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def agent(make_client):
+    return make_client("agent", ["agent:"])[0]
+
+
+def remember(user_id: str, *contents: str, **fields) -> None:
+    results = memory_add_many(
+        items=[
+            MemoryInput(user_id=user_id, content=c, memory_type="fact", **fields) for c in contents
+        ],
+        actor="test",
+    )
+    memories_embed(memory_ids=[result.memory.id for result in results])
+
+
+def recall(http, **body):
+    return http.post("/api/v1/recall/", {"user_id": "agent:1", **body}, format="json")
+
+
+def test_recall_answers_merged_with_the_score_parts(agent):  # TC-C04
+    remember("agent:1", "I like green tea", "My brother lives in Oslo", importance=0.6)
+    Memory.objects.filter(user_id="agent:1").update(score=80)
+    response = recall(agent, query="green tea")
+    assert response.status_code == 200, response.json()
+    data = response.json()["data"]
+    assert set(data) == {"merged", "traits"}
+    [hit] = data["merged"]
+    assert hit["content"] == "I like green tea"
+    assert (hit["vector_rank"], hit["text_rank"]) == (1, 1)
+    assert hit["rrf_score"] == pytest.approx(2 / 61)
+    assert set(hit["boosts"]) == {"recency", "importance", "trait_stage"}
+    assert hit["boosts"]["importance"] == pytest.approx(0.09)
+    assert hit["score"] == pytest.approx(
+        hit["rrf_score"] * (1 + sum(hit["boosts"].values())), rel=1e-6
+    )
+    assert hit["activity_score"] == 80 and hit["state"] == "active"
+
+
+def test_recall_lists_the_users_believed_traits(agent):
+    memory_add_many(
+        items=[
+            MemoryInput(
+                user_id="agent:1",
+                content="Prefers green tea in the afternoon",
+                memory_type="trait",
+                metadata={
+                    "trait_stage": "established",
+                    "trait_subtype": "preference",
+                    "confidence": 0.9,
+                },
+            )
+        ],
+        actor="test",
+    )
+    data = recall(agent, query="anything at all").json()["data"]
+    assert [trait["content"] for trait in data["traits"]] == ["Prefers green tea in the afternoon"]
+    assert data["traits"][0]["trait"]["stage"] == "established"
+    assert recall(agent, query="x", include_traits=False).json()["data"]["traits"] == []
+
+
+def test_search_result_format(agent):  # TC-R04, TC-C02
+    remember("agent:1", "test memory one", "test memory two")
+    response = agent.get("/api/v1/search/", {"user_id": "agent:1", "q": "test", "limit": 5})
+    assert response.status_code == 200
+    hits = response.json()["data"]
+    assert len(hits) == 2
+    assert all(set(hit) == {"id", "content", "memory_type", "metadata", "score"} for hit in hits)
+
+
+def test_scored_search_result_format(agent):  # TC-R05, TC-C03
+    remember("agent:1", "test memory one", "test memory two")
+    hits = agent.get("/api/v1/search/scored/", {"user_id": "agent:1", "q": "test"}).json()["data"]
+    assert len(hits) == 2
+    for hit in hits:
+        assert {"relevance", "recency", "importance", "score"} <= set(hit)
+        assert hit["score"] == pytest.approx(
+            hit["relevance"] * (1 + hit["recency"] + hit["importance"]), rel=1e-6
+        )
+
+
+def test_search_filters_by_memory_type(agent):
+    remember("agent:1", "jazz music")
+    hits = agent.get(
+        "/api/v1/search/", {"user_id": "agent:1", "q": "jazz", "memory_type": "episodic"}
+    ).json()["data"]
+    assert hits == []
+
+
+def test_a_client_never_recalls_another_clients_users(make_client):
+    alpha, _ = make_client("alpha", ["alpha:"])
+    beta, _ = make_client("beta", ["beta:"])
+    remember("alpha:1", "My locker code is 4711")
+    remember("beta:1", "My locker code is 1234")
+    outside = beta.post(
+        "/api/v1/recall/", {"user_id": "alpha:1", "query": "locker code"}, format="json"
+    )
+    assert outside.status_code == 404 and outside.json()["error"]["code"] == "NOT_FOUND"
+    assert beta.get("/api/v1/search/", {"user_id": "alpha:1", "q": "locker"}).status_code == 404
+    own = beta.post("/api/v1/recall/", {"user_id": "beta:1", "query": "locker code"}, format="json")
+    assert [hit["content"] for hit in own.json()["data"]["merged"]] == ["My locker code is 1234"]
+    mine = alpha.post(
+        "/api/v1/recall/", {"user_id": "alpha:1", "query": "locker code"}, format="json"
+    )
+    assert [hit["content"] for hit in mine.json()["data"]["merged"]] == ["My locker code is 4711"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "extra"),
+    [
+        ({"limit": 0}, "limit", {"minAllowed": 1, "maxAllowed": 100, "provided": 0}),
+        ({"limit": 101}, "limit", {"minAllowed": 1, "maxAllowed": 100, "provided": 101}),
+        ({"memory_types": ["bogus"]}, "memory_types[0]", {}),
+        ({"memory_types": []}, "memory_types", {}),
+        ({"as_of": "yesterday"}, "as_of", {}),
+        ({"domain": "x"}, "domain", {}),
+        ({"query": ""}, "query", {}),
+        ({"query": "x" * 2001}, "query", {}),
+    ],
+)
+def test_recall_validation(agent, body, field, extra):
+    response = recall(agent, **{"query": "tea", **body})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["code"], error["field"]) == ("VALIDATION_ERROR", field)
+    assert {key: error[key] for key in extra} == extra
+
+
+def test_search_needs_q_and_user_id(agent):
+    missing_q = agent.get("/api/v1/search/", {"user_id": "agent:1"}).json()["error"]
+    assert missing_q["field"] == "q"
+    missing_user = agent.get("/api/v1/search/scored/", {"q": "x"}).json()["error"]
+    assert missing_user["field"] == "user_id"
