@@ -86,6 +86,18 @@ CJK_WORDS = """
 """.split()  # noqa: SIM905
 MEMORY_TYPES = ["fact", "fact", "episodic", "document"]
 COPY_BATCH = 10_000
+COPY_COLUMNS = {
+    "id": "uuid",
+    "user_id": "varchar",
+    "memory_type": "varchar",
+    "content": "text",
+    "embedding": "halfvec",
+    "embedding_status": "varchar",
+    "content_hash": "varchar",
+    "created_at": "timestamptz",
+    "valid_at": "timestamptz",
+    "importance": "float4",
+}
 
 
 def sentence(rng: random.Random) -> str:
@@ -97,10 +109,7 @@ def sentence(rng: random.Random) -> str:
 def load(users: list[tuple[str, int]], rng: random.Random) -> int:
     """COPY the users' memories (with ready embeddings) into `memories`."""
     provider = embedding_provider()
-    columns = (
-        "id, user_id, memory_type, content, embedding, embedding_status, content_hash, "
-        "created_at, valid_at, importance"
-    )
+    columns = ", ".join(COPY_COLUMNS)
     rows = [(user_id, n) for user_id, count in users for n in range(count)]
     written = 0
     for start in range(0, len(rows), COPY_BATCH):
@@ -112,8 +121,10 @@ def load(users: list[tuple[str, int]], rng: random.Random) -> int:
             transaction.atomic(),
             pgtrigger.ignore("memories.Memory:memories_audit_insert"),
             vector_cursor() as cursor,
-            cursor.copy(f"COPY memories ({columns}) FROM STDIN") as copy,
+            cursor.copy(f"COPY memories ({columns}) FROM STDIN (FORMAT BINARY)") as copy,
         ):
+            # Binary: formatting 1,024 floats a row as text would dominate the load.
+            copy.set_types(list(COPY_COLUMNS.values()))
             for (user_id, _), text, vector in zip(chunk, texts, vectors, strict=True):
                 copy.write_row(
                     [
@@ -178,15 +189,17 @@ def query_for(user_id: str, rng: random.Random) -> str:
 
 
 def vector_recall_at_10(user_id: str, query: str) -> float:
+    """The fact branch as recall runs it (RECALL_BRANCH_LIMIT candidates, ranked by distance),
+    its top 10 against the exact top 10 (same filter, no index: a distance sort)."""
     vector = HalfVector(np.asarray(embedding_provider().embed([query])[0], dtype=np.float32))
-    params = {"user_id": user_id, "vector": vector, "branch_limit": 10}
-    approximate = {
-        row[0] for row in recall_run(vector_branch_sql("fact", visible_sql(None)), params)
-    }
-    exact_sql = vector_branch_sql("fact", visible_sql(None)).replace(
+    params = {"user_id": user_id, "vector": vector, "branch_limit": settings.RECALL_BRANCH_LIMIT}
+    approximate_sql = vector_branch_sql("fact", visible_sql(None))
+    ranked = sorted(recall_run(approximate_sql, params), key=lambda row: row[2])
+    approximate = {row[0] for row in ranked[:10]}
+    exact_sql = approximate_sql.replace(
         "ORDER BY m.embedding <=> %(vector)s", "ORDER BY (m.embedding <=> %(vector)s) + 0"
     )
-    exact = {row[0] for row in recall_run(exact_sql, params)}
+    exact = {row[0] for row in recall_run(exact_sql, {**params, "branch_limit": 10})}
     return len(approximate & exact) / len(exact) if exact else 1.0
 
 

@@ -102,6 +102,17 @@ class EmbeddedPostgres:
         self.pid = server.get_pid()
         url = embedded.postgres_url(self.data_dir, database="postgres")
         with psycopg.connect(url, autocommit=True) as conn:
+            # initdb's 128 MB of shared buffers do not hold the HNSW indexes of a 100,000-memory
+            # store; every recall would read them from the OS. Takes a restart, once.
+            wanted = os.environ.get("EMBEDDED_PG_SHARED_BUFFERS", "1GB")
+            (current,) = conn.execute("SHOW shared_buffers").fetchone()
+            if current != wanted:
+                conn.execute(f"ALTER SYSTEM SET shared_buffers = '{wanted}'")
+        if current != wanted:
+            stop_pid(self.pid, signal.SIGINT)
+            server.ensure_postgres_running()
+            self.pid = server.get_pid()
+        with psycopg.connect(url, autocommit=True) as conn:
             exists = conn.execute(
                 "SELECT 1 FROM pg_database WHERE datname = %s", [embedded.DATABASE_NAME]
             ).fetchone()

@@ -174,7 +174,7 @@ RECALL_BRANCH_LIMIT = env.int("RECALL_BRANCH_LIMIT", default=20)
 RECALL_LIMIT_MAX = 100
 RECALL_QUERY_MAX_CHARS = env.int("RECALL_QUERY_MAX_CHARS", default=2000)
 # HNSW candidate list per scan step (pgvector's hnsw.ef_search), set per recall transaction.
-RECALL_EF_SEARCH = env.int("RECALL_EF_SEARCH", default=100)
+RECALL_EF_SEARCH = env.int("RECALL_EF_SEARCH", default=40)
 # The relevance floor: a memory is recalled only if its cosine similarity to the query, or the
 # share of the query's words it contains, reaches these. 0.6 suits the default hashing
 # embeddings (lexical: unrelated English sentences reach ~0.5); semantic models need less.

@@ -20,6 +20,7 @@ CJK_QUERY_STOP = "的了是在我你他她它们吗呢吧啊么什哪谁怎"
 FUNCTIONS_SQL = rf"""
 CREATE OR REPLACE FUNCTION neuromem_search_text(content text, for_query boolean)
 RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT CASE WHEN content !~ '[{CJK}]' THEN content ELSE (  -- no CJK: nothing to cut
     SELECT coalesce(string_agg(
         CASE
             WHEN run !~ '^[{CJK}]' OR char_length(run) = 1 THEN run
@@ -36,6 +37,7 @@ RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
         END, ' ' ORDER BY n), '')
     FROM regexp_matches(content, '[{CJK}]+|[^{CJK}]+', 'g') WITH ORDINALITY AS runs(parts, n),
          LATERAL (SELECT parts[1] AS run) AS part
+    ) END
 $$;
 
 CREATE OR REPLACE FUNCTION neuromem_search_document(content text)
