@@ -97,8 +97,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def start_gunicorn(port: int) -> Iterator[None]:
-    """The web service on 127.0.0.1:port (2 workers, as `make run`), until the block ends."""
+def api_over_http(token: str, *, timeout: float) -> Iterator[httpx.Client]:
+    """A client of the web service (gunicorn, 2 workers, as `make run`) started for the block."""
+    port = free_port()
     web = subprocess.Popen(
         [
             sys.executable,
@@ -117,26 +118,25 @@ def start_gunicorn(port: int) -> Iterator[None]:
         stderr=subprocess.DEVNULL,
     )
     try:
+        client = httpx.Client(
+            base_url=f"http://127.0.0.1:{port}/api/v1",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout,
+        )
         for _ in range(100):
             try:
-                httpx.get(f"http://127.0.0.1:{port}/api/v1/health/")
+                client.get("/health/")
                 break
             except httpx.TransportError:
                 time.sleep(0.2)
-        yield
+        yield client
     finally:
         web.terminate()
         web.wait()
 
 
 def via_http(items: list[dict], token: str) -> float:
-    port = free_port()
-    with start_gunicorn(port):
-        client = httpx.Client(
-            base_url=f"http://127.0.0.1:{port}/api/v1",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=300,
-        )
+    with api_over_http(token, timeout=300) as client:
         started = time.perf_counter()
         for batch in batches(items, 500):
             response = client.post("/memories/batch/", json={"items": batch})

@@ -33,7 +33,6 @@ import uuid
 from pathlib import Path
 
 import django
-import httpx
 import numpy as np
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -49,7 +48,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from pgvector import HalfVector  # noqa: E402
 
-from bench.ingest import free_port, start_gunicorn  # noqa: E402
+from bench.ingest import api_over_http  # noqa: E402
 from memories.embeddings import embedding_provider  # noqa: E402
 from memories.recall import (  # noqa: E402
     RecallQuery,
@@ -218,13 +217,7 @@ def latencies_service(queries: list[tuple[str, str]]) -> list[float]:
 
 
 def latencies_http(queries: list[tuple[str, str]], token: str) -> list[float]:
-    port = free_port()
-    with start_gunicorn(port):
-        client = httpx.Client(
-            base_url=f"http://127.0.0.1:{port}/api/v1",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=60,
-        )
+    with api_over_http(token, timeout=60) as client:
         for user_id, query in queries[:20]:  # warm both workers
             client.post("/recall/", json={"user_id": user_id, "query": query})
         timings = []

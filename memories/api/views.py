@@ -312,40 +312,40 @@ class SessionEndApi(APIView):
         return Response(SessionOutput(session_end(session=session)).data)
 
 
+def recalled(request: Request, query: RecallQuery) -> list[RecallHit]:
+    """Recall for the requesting client (its own users only); every hit counts as an access."""
+    user_access_check(client=request.user, user_id=query.user_id, write=False)
+    hits = memories_recall(request=query)
+    accesses_record(memory_ids=[hit.memory.id for hit in hits])
+    return hits
+
+
 class RecallApi(APIView):
     @extend_schema(request=RecallInput, responses=RecallOutput)
     def post(self, request: Request) -> Response:
         data = validated(RecallInput, request.data)
-        user_access_check(client=request.user, user_id=data["user_id"], write=False)
-        hits = memories_recall(
-            request=RecallQuery(
-                user_id=data["user_id"],
-                query=data["query"],
-                limit=data["limit"],
-                memory_types=tuple(data.get("memory_types") or MemoryType.values),
-                as_of=data.get("as_of"),
-            )
+        query = RecallQuery(
+            user_id=data["user_id"],
+            query=data["query"],
+            limit=data["limit"],
+            memory_types=tuple(data.get("memory_types") or MemoryType.values),
+            as_of=data.get("as_of"),
         )
-        accesses_record(memory_ids=[hit.memory.id for hit in hits])
-        traits = traits_active(user_id=data["user_id"]) if data["include_traits"] else []
+        hits = recalled(request, query)
+        traits = traits_active(user_id=query.user_id) if data["include_traits"] else []
         return Response(RecallOutput({"merged": hits, "traits": traits}).data)
 
 
 def search_hits(request: Request) -> list[RecallHit]:
     params = validated(SearchInput, request.query_params)
-    user_access_check(client=request.user, user_id=params["user_id"], write=False)
-    hits = memories_recall(
-        request=RecallQuery(
-            user_id=params["user_id"],
-            query=params["q"],
-            limit=params["limit"],
-            memory_types=(params["memory_type"],)
-            if params.get("memory_type")
-            else MemoryType.values,
-        )
+    memory_type = params.get("memory_type")
+    query = RecallQuery(
+        user_id=params["user_id"],
+        query=params["q"],
+        limit=params["limit"],
+        memory_types=(memory_type,) if memory_type else tuple(MemoryType.values),
     )
-    accesses_record(memory_ids=[hit.memory.id for hit in hits])
-    return hits
+    return recalled(request, query)
 
 
 class SearchApi(APIView):
