@@ -11,6 +11,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from memories.embeddings import embedding_provider
 from memories.models import Memory
 from memories.recall import RecallQuery, memories_recall, recall_plan, traits_active
 from memories.selectors import trait_field
@@ -257,3 +258,19 @@ def test_the_vector_side_uses_the_hnsw_index():
     vector_side = plan.split("CTE vector_hits")[1].split("CTE ")[0]
     assert "Index Scan using idx_fact_embedding on memories_fact" in vector_side, plan
     assert "Seq Scan" not in vector_side, plan
+
+
+def test_recall_falls_back_to_text_when_the_embedding_provider_is_down(settings):
+    remember("I collect vintage fountain pens")
+    settings.EMBEDDING_PROVIDER = "openai"
+    settings.EMBEDDING_API_BASE = "http://127.0.0.1:1/v1"  # nothing listens there
+    embedding_provider.cache_clear()
+    try:
+        [hit] = recall("fountain pens")
+    finally:
+        embedding_provider.cache_clear()
+    assert (hit.memory.content, hit.vector_rank, hit.text_rank) == (
+        "I collect vintage fountain pens",
+        None,
+        1,
+    )
