@@ -53,6 +53,7 @@ from memories.embeddings import embedding_provider  # noqa: E402
 from memories.recall import (  # noqa: E402
     RecallQuery,
     memories_recall,
+    query_vector,
     recall_plan,
     recall_run,
     vector_branch_sql,
@@ -190,8 +191,11 @@ def query_for(user_id: str, rng: random.Random) -> str:
 def vector_recall_at_10(user_id: str, query: str) -> float:
     """The fact branch as recall runs it (RECALL_BRANCH_LIMIT candidates, ranked by distance),
     its top 10 against the exact top 10 (same filter, no index: a distance sort)."""
-    vector = HalfVector(np.asarray(embedding_provider().embed([query])[0], dtype=np.float32))
-    params = {"user_id": user_id, "vector": vector, "branch_limit": settings.RECALL_BRANCH_LIMIT}
+    params = {
+        "user_id": user_id,
+        "vector": query_vector(query),
+        "branch_limit": settings.RECALL_BRANCH_LIMIT,
+    }
     approximate_sql = vector_branch_sql("fact", visible_sql(None))
     ranked = sorted(recall_run(approximate_sql, params), key=lambda row: row[2])
     approximate = {row[0] for row in ranked[:10]}

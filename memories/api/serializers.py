@@ -13,7 +13,7 @@ from memories.models import (
 from memories.recall import RecallHit
 from memories.selectors import STATES, memory_state, trait_field
 from memories.services import TRAIT_METADATA
-from neuromem_site.api.envelope import range_error
+from neuromem_site.api.envelope import checked_range
 from neuromem_site.api.serializers import StrictInputSerializer
 
 MEMORY_TYPE_CHOICES = ["fact", "episodic", "trait", "document", *LEGACY_MEMORY_TYPES]
@@ -231,9 +231,7 @@ class SearchInput(serializers.Serializer):
 
 
 def checked_limit(value: int) -> int:
-    if not 1 <= value <= settings.RECALL_LIMIT_MAX:
-        raise range_error("limit", value, min_allowed=1, max_allowed=settings.RECALL_LIMIT_MAX)
-    return value
+    return checked_range("limit", value, min_allowed=1, max_allowed=settings.RECALL_LIMIT_MAX)
 
 
 class BoostsOutput(serializers.Serializer):

@@ -68,6 +68,13 @@ def range_error(
     )
 
 
+def checked_range(field: str, provided: int, *, min_allowed: int, max_allowed: int) -> int:
+    """`provided` when within the limits, else seed 004's range error."""
+    if not min_allowed <= provided <= max_allowed:
+        raise range_error(field, provided, min_allowed=min_allowed, max_allowed=max_allowed)
+    return provided
+
+
 # HTTP status → code of API.md (DRF's own exceptions each have a distinct status).
 STATUS_CODES: dict[int, str] = {
     400: "VALIDATION_ERROR",

@@ -5,7 +5,7 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from neuromem_site.api.envelope import ApiError, Envelope, range_error
+from neuromem_site.api.envelope import ApiError, Envelope, checked_range
 
 
 class EnvelopeCursorPagination(CursorPagination):
@@ -29,9 +29,7 @@ class EnvelopeCursorPagination(CursorPagination):
             limit = int(raw)
         except ValueError:
             raise ApiError("'limit' must be an integer.", field="limit") from None
-        if not 1 <= limit <= self.max_page_size:
-            raise range_error("limit", limit, min_allowed=1, max_allowed=self.max_page_size)
-        return limit
+        return checked_range("limit", limit, min_allowed=1, max_allowed=self.max_page_size)
 
     def next_cursor(self) -> str | None:
         link = self.get_next_link()
