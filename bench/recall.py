@@ -4,6 +4,12 @@
     make bench-recall ARGS="--count 1000000"       # the 1M run
     make bench-recall ARGS="--count 10000 --heavy 2000 --queries 50"   # a quick run
 
+    # load once into a kept directory, then measure again after a change:
+    NEUROMEM_DATA_DIR=/tmp/recall-data .venv/bin/python -m neuromem_site.devstack exec -- \
+        .venv/bin/python bench/recall.py
+    NEUROMEM_DATA_DIR=/tmp/recall-data .venv/bin/python -m neuromem_site.devstack exec -- \
+        .venv/bin/python bench/recall.py --reuse
+
 Builds the dataset with the default (hashing) embeddings: `--count` memories over `--users`
 users (facts, episodic memories and documents, Latin and CJK), plus one heavy user with
 `--heavy` memories. The rows are loaded with COPY with the HNSW and GIN indexes dropped, and the
@@ -246,6 +252,11 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=1_000)
     parser.add_argument("--heavy", type=int, default=20_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure the dataset a previous run left in the database (a kept NEUROMEM_DATA_DIR)",
+    )
     args = parser.parse_args()
     rng = random.Random(5)
     call_command("migrate", verbosity=0)
@@ -253,11 +264,17 @@ def main() -> None:
 
     per_user = args.count // args.users
     users = [(f"user-{n}", per_user) for n in range(args.users)] + [("heavy", args.heavy)]
-    drop_search_indexes()
-    started = time.perf_counter()
-    written = load(users, rng)
-    load_seconds = time.perf_counter() - started
-    index_seconds = build_search_indexes()
+    if args.reuse:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM memories")
+            (written,) = cursor.fetchone()
+        load_seconds = index_seconds = 0.0
+    else:
+        drop_search_indexes()
+        started = time.perf_counter()
+        written = load(users, rng)
+        load_seconds = time.perf_counter() - started
+        index_seconds = build_search_indexes()
     print(f"  loaded in {load_seconds:.0f}s, indexes in {index_seconds:.0f}s", file=sys.stderr)
 
     typical = [(f"user-{rng.randrange(args.users)}",) for _ in range(args.queries)]

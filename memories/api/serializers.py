@@ -1,3 +1,4 @@
+from dataclasses import asdict
 from functools import cached_property
 
 from django.conf import settings
@@ -280,7 +281,7 @@ class RecallHitOutput(MemoryOutput):
             text_rank=hit.text_rank,
             similarity=hit.similarity,
             text_coverage=hit.text_coverage,
-            boosts=BoostsOutput(hit.boosts).data,
+            boosts=asdict(hit.boosts),  # plain floats: BoostsOutput documents them
         )
         return data
 
