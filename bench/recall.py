@@ -206,7 +206,7 @@ def vector_recall_at_10(user_id: str, query: str) -> float:
     ranked = sorted(recall_run(approximate_sql, params), key=lambda row: row[2])
     approximate = {row[0] for row in ranked[:10]}
     exact_sql = approximate_sql.replace(
-        "ORDER BY m.embedding <=> %(vector)s", "ORDER BY (m.embedding <=> %(vector)s) + 0"
+        "ORDER BY m.embedding <=> %(vector)b", "ORDER BY (m.embedding <=> %(vector)b) + 0"
     )
     exact = {row[0] for row in recall_run(exact_sql, {**params, "branch_limit": 10})}
     return len(approximate & exact) / len(exact) if exact else 1.0

@@ -30,7 +30,8 @@ class EmbeddingProvider(Protocol):
     # True: cheap and local, computed in the write itself; False: computed by the task.
     inline: bool
 
-    def embed(self, texts: list[str]) -> list[list[float]]: ...
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """One float32 row per text."""
 
 
 WORD_CHARACTERS = re.compile(r"\w+", re.UNICODE)
@@ -42,8 +43,11 @@ class HashingEmbeddingProvider:
     def __init__(self, dimensions: int) -> None:
         self.dimensions = dimensions
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        return [self._embed_one(text).tolist() for text in texts]
+    def embed(self, texts: list[str]) -> np.ndarray:
+        # Rows stay NumPy: as Python lists, 1,024 floats a text cost more than the hashing.
+        if not texts:
+            return np.empty((0, self.dimensions), dtype=np.float32)
+        return np.stack([self._embed_one(text) for text in texts])
 
     # The write path compares new memories with those still waiting for the worker, which
     # it embeds again batch after batch: remember recent texts (10,000 vectors, ~40 MB).
@@ -91,7 +95,7 @@ class OpenAIEmbeddingProvider:
         self.model = model
         self.client = openai_compatible_client(base_url=base_url, api_key=api_key, timeout=timeout)
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def embed(self, texts: list[str]) -> np.ndarray:
         try:
             response = self.client.post(
                 "/embeddings",
@@ -107,7 +111,7 @@ class OpenAIEmbeddingProvider:
                 f"embedding provider answered {len(vectors)} vectors for {len(texts)} texts, "
                 f"expected {self.dimensions} dimensions each"
             )
-        return vectors
+        return np.asarray(vectors, dtype=np.float32)
 
 
 @cache

@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -85,11 +84,11 @@ def vector_branch_sql(memory_type: str, visible: str) -> str:
         raise ValueError(f"unknown memory type {memory_type!r}")
     trait_filter = f" AND {TRAIT_STAGE} = ANY(%(trait_stages)s)" if memory_type == "trait" else ""
     return f"""(
-        SELECT m.id, m.memory_type, m.embedding <=> %(vector)s AS distance
+        SELECT m.id, m.memory_type, m.embedding <=> %(vector)b AS distance
         FROM memories m
         WHERE m.memory_type = '{memory_type}' AND m.user_id = %(user_id)s
           AND m.embedding IS NOT NULL AND {visible}{trait_filter}
-        ORDER BY m.embedding <=> %(vector)s
+        ORDER BY m.embedding <=> %(vector)b
         LIMIT %(branch_limit)s)"""
 
 
@@ -169,7 +168,7 @@ def recall_sql(*, memory_types: tuple[str, ...], as_of: datetime | None, vector:
 def query_vector(query: str) -> HalfVector | None:
     """The query's embedding; None when the provider fails (recall goes on, text only)."""
     try:
-        return HalfVector(np.asarray(embedding_provider().embed([query])[0], dtype=np.float32))
+        return HalfVector(embedding_provider().embed([query])[0])
     except EmbeddingError:
         log.warning("recall without the vector side: the embedding provider failed", exc_info=True)
         return None

@@ -229,7 +229,7 @@ def near_duplicates(candidates: list[Candidate]) -> dict[int, uuid.UUID]:
         cursor.execute(
             """
             SELECT i.n, m.id, 1 - m.distance
-            FROM unnest(%s::int[], %s::text[], %s::text[], %s::text[], %s::halfvec[])
+            FROM unnest(%s::int[], %s::text[], %s::text[], %s::text[], %b::halfvec[])
                  AS i(n, user_id, memory_type, content_hash, vector)
             CROSS JOIN LATERAL (
                 SELECT id, embedding <=> i.vector AS distance FROM memories
@@ -560,13 +560,13 @@ def memories_embed(*, memory_ids: list[uuid.UUID]) -> int:
         cursor.execute(
             """
             UPDATE memories m SET embedding = u.embedding, embedding_status = 'ready'
-            FROM unnest(%s::uuid[], %s::text[], %s::halfvec[]) AS u(id, content_hash, embedding)
+            FROM unnest(%s::uuid[], %s::text[], %b::halfvec[]) AS u(id, content_hash, embedding)
             WHERE m.id = u.id AND m.content_hash = u.content_hash
             """,
             [
                 [memory_id for memory_id, _, _ in pending],
                 [content_hash for _, _, content_hash in pending],
-                halfvecs([np.asarray(vector, dtype=np.float32) for vector in vectors]),
+                halfvecs(list(vectors)),
             ],
             binary=True,
         )
