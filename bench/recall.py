@@ -71,6 +71,7 @@ from neuromem_site.api.services import api_client_create  # noqa: E402
 
 storage_v2 = importlib.import_module("memories.migrations.0001_storage_v2")
 search_document = importlib.import_module("memories.migrations.0003_search_document")
+hnsw_ready_only = importlib.import_module("memories.migrations.0004_hnsw_ready_only")
 
 LATIN_WORDS = """
 tea coffee morning evening dog cat garden bicycle guitar piano violin novel poetry museum
@@ -171,7 +172,8 @@ def build_search_indexes() -> float:
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '4GB'")
         cursor.execute("SET max_parallel_maintenance_workers = 2")
-        cursor.execute(storage_v2.MEMORIES_INDEXES_SQL)
+        cursor.execute(hnsw_ready_only.HNSW_INDEXES_SQL)
+        cursor.execute(storage_v2.MEMORIES_INDEXES_SQL)  # the rest (IF NOT EXISTS)
         cursor.execute(search_document.COLUMN_SQL)
         cursor.execute("ANALYZE memories")
     return time.perf_counter() - started

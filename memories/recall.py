@@ -87,7 +87,7 @@ def vector_branch_sql(memory_type: str, visible: str) -> str:
         SELECT m.id, m.memory_type, m.embedding <=> %(vector)b AS distance
         FROM memories m
         WHERE m.memory_type = '{memory_type}' AND m.user_id = %(user_id)s
-          AND m.embedding IS NOT NULL AND {visible}{trait_filter}
+          AND m.embedding_status = 'ready' AND {visible}{trait_filter}
         ORDER BY m.embedding <=> %(vector)b
         LIMIT %(branch_limit)s)"""
 

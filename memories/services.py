@@ -11,8 +11,6 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from functools import reduce
-from operator import or_
 from typing import Any
 
 import numpy as np
@@ -20,7 +18,7 @@ import pgtrigger
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -163,18 +161,13 @@ def normalised_type(memory_type: str, metadata: dict[str, Any]) -> tuple[str, di
 
 def lock_user_types(pairs: set[tuple[str, str]]) -> None:
     """Serialise writes per (user, memory type) until commit; sorted, so batches cannot
-    deadlock each other. Also lets the near-duplicate search's HNSW scan continue past
-    other users' rows (pgvector 0.8 iterative scan), for this transaction only."""
+    deadlock each other."""
     keys = sorted({f"{user_id}\x1f{memory_type}" for user_id, memory_type in pairs})
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(%s::text[]) k",
             [keys],
         )
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        # Only the nearest memory matters, and only when it is a near duplicate (> 0.95):
-        # a small candidate list finds those and halves the search.
-        cursor.execute("SET LOCAL hnsw.ef_search = 16")
 
 
 def local_vectors(texts: list[str]) -> list[np.ndarray] | None:
@@ -216,19 +209,15 @@ class Candidate:
 
 def near_duplicates(candidates: list[Candidate]) -> dict[int, uuid.UUID]:
     """For each candidate, the current memory of the same user and type (other content) whose
-    cosine similarity exceeds DEDUP_SIMILARITY, if any: index → memory id.
-
-    Memories with a stored embedding are searched in the database (one query, HNSW); those
-    still waiting for theirs are embedded here when the provider is local, so a duplicate
-    written a moment ago is caught before the worker has run.
-    """
+    cosine similarity exceeds DEDUP_SIMILARITY, if any: index → memory id. One query; memories
+    still waiting for the worker are compared too, by the vector the write stored for them
+    (local provider)."""
     if not candidates:
         return {}
-    found: dict[int, tuple[float, uuid.UUID]] = {}
     with vector_cursor() as cursor:
         cursor.execute(
             """
-            SELECT i.n, m.id, 1 - m.distance
+            SELECT i.n, m.id
             FROM unnest(%s::int[], %s::text[], %s::text[], %s::text[], %b::halfvec[])
                  AS i(n, user_id, memory_type, content_hash, vector)
             CROSS JOIN LATERAL (
@@ -250,44 +239,7 @@ def near_duplicates(candidates: list[Candidate]) -> dict[int, uuid.UUID]:
             ],
             binary=True,
         )
-        for index, memory_id, similarity in cursor.fetchall():
-            found[index] = (similarity, memory_id)
-    if embedding_provider().inline:
-        for index, (similarity, memory_id) in _pending_near_duplicates(candidates).items():
-            if similarity > found.get(index, (0.0, None))[0]:
-                found[index] = (similarity, memory_id)
-    return {index: memory_id for index, (_, memory_id) in found.items()}
-
-
-def _pending_near_duplicates(candidates: list[Candidate]) -> dict[int, tuple[float, uuid.UUID]]:
-    pairs = {(c.user_id, c.memory_type) for c in candidates}
-    waiting = list(
-        Memory.objects.filter(
-            reduce(or_, (Q(user_id=u, memory_type=t) for u, t in pairs)),
-            embedding_status=EmbeddingStatus.PENDING,
-            expired_at__isnull=True,
-            invalid_at__isnull=True,
-        ).values_list("id", "user_id", "memory_type", "content_hash", "content")
-    )
-    if not waiting:
-        return {}
-    vectors = normalised(embedding_provider().embed([row[4] for row in waiting]))
-    by_pair: dict[tuple[str, str], list[int]] = {}
-    for n, (_, user_id, memory_type, _, _) in enumerate(waiting):
-        by_pair.setdefault((user_id, memory_type), []).append(n)
-    found = {}
-    for candidate in candidates:
-        same = [
-            n
-            for n in by_pair.get((candidate.user_id, candidate.memory_type), [])
-            if waiting[n][3] != candidate.content_hash
-        ]
-        if same:
-            similarities = vectors[same] @ candidate.vector
-            best = int(np.argmax(similarities))
-            if similarities[best] > settings.DEDUP_SIMILARITY:
-                found[candidate.index] = (float(similarities[best]), waiting[same[best]][0])
-    return found
+        return dict(cursor.fetchall())
 
 
 # --- Writes ------------------------------------------------------------------------------------
@@ -327,7 +279,16 @@ def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version:
 
 
 def _save_new(rows: list[tuple[Memory, MemoryInput]]) -> None:
-    """Insert new memories with their provenance; embeddings follow after commit."""
+    """Insert new memories with their provenance; embeddings follow after commit.
+
+    With the local provider each row already carries its vector (still `pending`: the HNSW
+    indexes take only `ready` rows, so storing it costs no graph maintenance here), for later
+    writes' near-duplicate checks; the worker makes it `ready`."""
+    provisional = [memory for memory, _ in rows if memory.embedding is None]
+    vectors = local_vectors([memory.content for memory in provisional])
+    if vectors is not None:
+        for memory, vector in zip(provisional, vectors, strict=True):
+            memory.embedding = vector
     copy_memories([memory for memory, _ in rows])
     MemorySource.objects.bulk_create(
         [

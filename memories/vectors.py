@@ -1,6 +1,7 @@
 """Vectors in bulk: binary halfvec parameters and results, for the few queries that move
 many vectors at once (Django's client-side-binding cursor would format every float as text)."""
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from weakref import WeakSet
@@ -38,14 +39,25 @@ def vector_cursor() -> Iterator[psycopg.Cursor]:
 
 def copy_memories(memories: list[Memory]) -> None:
     """Insert many memories with COPY (row triggers, the audit log among them, still fire):
-    several times faster than a multi-row INSERT of forty columns."""
+    several times faster than a multi-row INSERT of forty columns. Binary, so a vector is
+    2 KB of float16 rather than 1,024 numbers formatted as text."""
     if not memories:
         return
     fields = [field for field in Memory._meta.concrete_fields if not field.generated]
     columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
-    with vector_cursor() as cursor, cursor.copy(f"COPY memories ({columns}) FROM STDIN") as copy:
+    with (
+        vector_cursor() as cursor,
+        cursor.copy(f"COPY memories ({columns}) FROM STDIN (FORMAT BINARY)") as copy,
+    ):
+        copy.set_types([_copy_type(field) for field in fields])
         for memory in memories:
             copy.write_row([_copy_value(field, getattr(memory, field.attname)) for field in fields])
+
+
+def _copy_type(field) -> str:
+    """The column's type as psycopg names it: `varchar(255)` → varchar."""
+    db_type = re.sub(r"\(\d+\)", "", field.db_type(connection))
+    return {"timestamp with time zone": "timestamptz"}.get(db_type, db_type)
 
 
 def _copy_value(field, value):

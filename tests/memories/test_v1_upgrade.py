@@ -339,6 +339,20 @@ def test_migrate_again_is_a_no_op(upgraded_database):
     assert data_fingerprint(upgraded) == before
 
 
+def test_ready_only_hnsw_migration_reverses_and_reapplies(upgraded_database):
+    url, upgraded = upgraded_database
+    before = catalog(upgraded), data_fingerprint(upgraded)
+    result = migrate(url, "memories", "0003")
+    assert result.returncode == 0, result.stderr
+    definition = upgraded.execute(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_fact_embedding'"
+    ).fetchone()[0]
+    assert "USING hnsw" in definition and "WHERE" not in definition
+    result = migrate(url)
+    assert result.returncode == 0, result.stderr
+    assert (catalog(upgraded), data_fingerprint(upgraded)) == before
+
+
 def test_upgraded_schema_equals_a_fresh_one(upgraded, fresh):
     assert catalog(upgraded) == catalog(fresh)
 

@@ -129,6 +129,15 @@ def test_near_duplicate_supersedes_the_current_memory():
     assert result.memory.version == first.version  # both moved on from 1
 
 
+def test_near_duplicate_is_found_whether_the_older_memory_is_embedded_or_waiting():
+    waiting = add("The user's favourite editor is Vim, version 9").memory
+    embedded = add("The user's favourite editor is Vim, version 9", user_id="u2").memory
+    assert memories_embed(memory_ids=[embedded.id]) == 1
+    for older in (waiting, embedded):
+        result = add("The user's favourite editor is Vim, version 9!", user_id=older.user_id)
+        assert (result.operation, result.superseded.id) == (Operation.UPDATE, older.id)
+
+
 def test_unrelated_memory_is_an_add():
     add("The user's favourite programming language is Python")
     assert add("The user has two cats called Miso and Tofu").operation == Operation.ADD
@@ -136,7 +145,10 @@ def test_unrelated_memory_is_an_add():
 
 def test_embedding_follows_the_write(settings):
     memory = add("用户喜欢在北京喝咖啡").memory
-    assert (memory.embedding_status, memory.embedding) == (EmbeddingStatus.PENDING, None)
+    # The local provider's vector is stored at once (for near-duplicate checks); the memory
+    # joins the HNSW graph, and the vector side of recall, when the worker makes it ready.
+    assert memory.embedding_status == EmbeddingStatus.PENDING
+    assert len(memory.embedding) == settings.EMBEDDING_DIM
     assert memories_embed(memory_ids=[memory.id]) == 1  # what the worker's task does
     assert memories_embed(memory_ids=[memory.id]) == 0  # and running it again changes nothing
     memory.refresh_from_db()
