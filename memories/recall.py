@@ -25,7 +25,7 @@ from pgvector import HalfVector
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
 from memories.selectors import trait_field
-from memories.vectors import vector_cursor
+from memories.vectors import iterative_hnsw_scan, vector_cursor
 
 log = logging.getLogger("neuromem.recall")
 
@@ -197,12 +197,7 @@ def _recall_statement(request: RecallQuery) -> tuple[str, dict]:
 
 def recall_run(sql: str, params: dict) -> list[tuple]:
     with transaction.atomic(), vector_cursor() as cursor:
-        # Per transaction: let the HNSW scan go on past other users' rows until it has k.
-        cursor.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-            " set_config('hnsw.ef_search', %s, true)",
-            [str(settings.RECALL_EF_SEARCH)],
-        )
+        iterative_hnsw_scan(cursor)
         cursor.execute(sql, params)
         return cursor.fetchall()
 

@@ -8,6 +8,7 @@ from weakref import WeakSet
 
 import numpy as np
 import psycopg
+from django.conf import settings
 from django.db import connection
 from django.db.models import JSONField
 from pgvector import HalfVector
@@ -35,6 +36,16 @@ def vector_cursor() -> Iterator[psycopg.Cursor]:
         yield cursor
     finally:
         cursor.close()
+
+
+def iterative_hnsw_scan(cursor: psycopg.Cursor) -> None:
+    """For the rest of the transaction: HNSW scans go on past other users' rows until they
+    have k of this user's (pgvector 0.8 iterative scan), with RECALL_EF_SEARCH candidates."""
+    cursor.execute(
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+        " set_config('hnsw.ef_search', %s, true)",
+        [str(settings.RECALL_EF_SEARCH)],
+    )
 
 
 def copy_memories(memories: list[Memory]) -> None:

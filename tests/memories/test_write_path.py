@@ -8,6 +8,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection, connections
 
+from memories import services
 from memories.models import EmbeddingStatus, Memory, MemoryHistory, MemorySource
 from memories.services import (
     MemoryInput,
@@ -129,7 +130,12 @@ def test_near_duplicate_supersedes_the_current_memory():
     assert result.memory.version == first.version  # both moved on from 1
 
 
-def test_near_duplicate_is_found_whether_the_older_memory_is_embedded_or_waiting():
+@pytest.mark.parametrize("search", ["exact", "graph"])
+def test_near_duplicate_is_found_whether_the_older_memory_is_embedded_or_waiting(
+    search, monkeypatch
+):
+    if search == "graph":  # as for a user with many memories of the type
+        monkeypatch.setattr(services, "EXACT_DEDUP_MAX_MEMORIES", 0)
     waiting = add("The user's favourite editor is Vim, version 9").memory
     embedded = add("The user's favourite editor is Vim, version 9", user_id="u2").memory
     assert memories_embed(memory_ids=[embedded.id]) == 1
