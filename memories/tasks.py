@@ -6,6 +6,7 @@ from django.conf import settings
 from memories.access import accesses_flush
 from memories.embeddings import EmbeddingError
 from memories.services import memories_embed, memories_embedding_failed
+from memories.user_graphs import user_graphs_refresh
 
 log = logging.getLogger(__name__)
 
@@ -31,3 +32,10 @@ def embed_memories(self, memory_ids: list[str]) -> int:
 def flush_accesses() -> int:
     """Beat, every ACCESS_FLUSH_INTERVAL: write the access counts collected in Redis."""
     return accesses_flush()
+
+
+@shared_task(acks_late=True, soft_time_limit=3300, time_limit=3500)
+def refresh_user_graphs() -> dict[str, list[str]]:
+    """Beat, every USER_GRAPH_REFRESH_INTERVAL: per-user HNSW graphs for big users."""
+    changes = user_graphs_refresh()
+    return {"built": changes.built, "dropped": changes.dropped}
