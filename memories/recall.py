@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from pgvector import HalfVector
 
@@ -92,8 +92,21 @@ def vector_branch_sql(memory_type: str, visible: str) -> str:
         LIMIT %(branch_limit)s)"""
 
 
+# What a hit carries of its memory: every column but the two that are only for searching.
+RECALLED_FIELDS = [
+    field
+    for field in Memory._meta.concrete_fields
+    if field.attname not in ("embedding", "search_vector")
+]
+
+
 def recall_sql(*, memory_types: tuple[str, ...], as_of: datetime | None, vector: bool) -> str:
     visible = visible_sql(as_of)
+    # The hits' memory rows come with the scores (m_<column>: id, importance... are also score
+    # columns), saving a second query over four partitions.
+    columns = [field.column for field in RECALLED_FIELDS]
+    memory_columns = ", ".join(f'm."{column}" AS "m_{column}"' for column in columns)
+    recalled_columns = ", ".join(f'"m_{column}"' for column in columns)
     branches = (
         " UNION ALL ".join(vector_branch_sql(memory_type, visible) for memory_type in memory_types)
         if vector
@@ -137,7 +150,7 @@ def recall_sql(*, memory_types: tuple[str, ...], as_of: datetime | None, vector:
            OR coalesce(t.coverage, 0) >= %(min_coverage)s
     ),
     boosted AS (
-        SELECT f.*,
+        SELECT f.*, {memory_columns},
                -- 0–0.15: 30-day decay, slower for emotionally arousing memories (arousal 0–1)
                0.15 * exp(
                    -greatest(extract(epoch FROM %(now)s - coalesce(m.valid_at, m.created_at)), 0)
@@ -156,9 +169,10 @@ def recall_sql(*, memory_types: tuple[str, ...], as_of: datetime | None, vector:
                         ELSE 0 END AS arousal
         ) a
     )
-    SELECT id, vector_rank, text_rank, similarity, coverage, rrf_score::float8,
+    SELECT vector_rank, text_rank, similarity, coverage, rrf_score::float8,
            recency, importance::float8, trait_stage::float8,
-           (rrf_score * (1 + recency + importance + trait_stage))::float8 AS score
+           (rrf_score * (1 + recency + importance + trait_stage))::float8 AS score,
+           {recalled_columns}
     FROM boosted
     ORDER BY score DESC, id
     LIMIT %(limit)s
@@ -209,13 +223,32 @@ def recall_plan(*, request: RecallQuery) -> str:
     return VECTOR_LITERAL.sub("'[…]'::halfvec", plan)  # 1,024 numbers say nothing here
 
 
+def memories_from_rows(rows: list[tuple]) -> list[Memory]:
+    """Memory objects from rows of RECALLED_FIELDS' columns, converted as the ORM would."""
+    columns = [field.get_col(Memory._meta.db_table) for field in RECALLED_FIELDS]
+    converters = [
+        (n, connection.ops.get_db_converters(column) + column.get_db_converters(connection))
+        for n, column in enumerate(columns)
+    ]
+    converters = [(n, functions, columns[n]) for n, functions in converters if functions]
+    names = [field.attname for field in RECALLED_FIELDS]
+    memories = []
+    for row in rows:
+        values = list(row)
+        for n, functions, column in converters:
+            for convert in functions:
+                values[n] = convert(values[n], column, connection)
+        memories.append(Memory.from_db(connection.alias, names, values))
+    return memories
+
+
 def memories_recall(*, request: RecallQuery) -> list[RecallHit]:
     """The user's memories most relevant to the query, best first, with their score parts."""
     rows = recall_run(*_recall_statement(request))
-    memories = Memory.objects.defer("embedding", "search_vector").in_bulk([row[0] for row in rows])
+    memories = memories_from_rows([row[9:] for row in rows])
     return [
         RecallHit(
-            memory=memories[memory_id],
+            memory=memory,
             score=score,
             rrf_score=rrf_score,
             vector_rank=vector_rank,
@@ -224,8 +257,7 @@ def memories_recall(*, request: RecallQuery) -> list[RecallHit]:
             text_coverage=coverage,
             boosts=Boosts(recency=recency, importance=importance, trait_stage=trait_stage),
         )
-        for (
-            memory_id,
+        for memory, (
             vector_rank,
             text_rank,
             similarity,
@@ -235,8 +267,8 @@ def memories_recall(*, request: RecallQuery) -> list[RecallHit]:
             importance,
             trait_stage,
             score,
-        ) in rows
-        if memory_id in memories
+            *_,
+        ) in zip(memories, rows, strict=True)
     ]
 
 

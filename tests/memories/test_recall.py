@@ -13,7 +13,13 @@ from django.utils import timezone
 
 from memories.embeddings import embedding_provider
 from memories.models import Memory
-from memories.recall import RecallQuery, memories_recall, recall_plan, traits_active
+from memories.recall import (
+    RECALLED_FIELDS,
+    RecallQuery,
+    memories_recall,
+    recall_plan,
+    traits_active,
+)
 from memories.selectors import trait_field
 from memories.services import (
     MemoryInput,
@@ -106,6 +112,15 @@ def test_memories_waiting_for_their_embedding_are_found_by_text():
     remember("I collect vintage fountain pens", embed=False)
     [hit] = recall("fountain pens")
     assert (hit.vector_rank, hit.text_rank, hit.similarity) == (None, 1, None)
+
+
+def test_a_hit_carries_the_memory_as_the_orm_reads_it():
+    [memory] = remember("I keep bees on the roof", metadata={"source": {"app": "chat"}})
+    [hit] = recall("bees on the roof")
+    stored = Memory.objects.get(pk=memory.pk)
+    assert hit.memory.metadata == {"source": {"app": "chat"}}  # JSON decoded, not a string
+    for field in RECALLED_FIELDS:
+        assert getattr(hit.memory, field.attname) == getattr(stored, field.attname), field.name
 
 
 def test_score_is_rrf_times_the_boosts_of_seed_002():
