@@ -216,8 +216,8 @@ class Candidate:
 
 # Up to this many current memories of one type, a user's near duplicates are found by exact
 # distance over all of them (one query for the whole batch); above it, by the HNSW graph, one
-# query per new memory. Exact costs ~6 µs a memory (the vector is TOASTed); a filtered graph
-# search ~2–3 ms whatever the size.
+# query per new memory. Exact costs ~6 µs a memory compared (the vector is TOASTed); the graph
+# costs ~7 ms a new memory whatever the size (a batch of 100 for a user with 20,000: 0.66 s).
 EXACT_DEDUP_MAX_MEMORIES = 500
 
 
