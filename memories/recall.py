@@ -279,14 +279,19 @@ def traits_active(*, user_id: str, min_confidence: float = 0.3) -> list[Memory]:
     """The user's believed traits for prompt building (seed 002 §6.2): core, then preference,
     then behavior; most confident first. Until the decayed view exists (traits issue), the
     confidence is the stored one."""
+    columns = ", ".join(f'"{field.column}"' for field in RECALLED_FIELDS)
+    with connection.cursor() as cursor:
+        # Raw, like the recall beside it on every request: the ORM spends ~1 ms compiling a
+        # forty-column SELECT.
+        cursor.execute(
+            f"SELECT {columns} FROM memories WHERE memory_type = 'trait' AND user_id = %s"
+            " AND expired_at IS NULL AND invalid_at IS NULL",
+            [user_id],
+        )
+        rows = cursor.fetchall()
     traits = [
         trait
-        for trait in Memory.objects.defer("embedding", "search_vector").filter(
-            user_id=user_id,
-            memory_type=MemoryType.TRAIT,
-            expired_at__isnull=True,
-            invalid_at__isnull=True,
-        )
+        for trait in memories_from_rows(rows)
         if trait_field(trait, "trait_stage") in RECALLED_TRAIT_STAGES
         and (trait_field(trait, "confidence") or 0) > min_confidence
     ]
