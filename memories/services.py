@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pgtrigger
+import psycopg
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -189,6 +190,17 @@ def local_vectors(texts: list[str]) -> list[np.ndarray] | None:
         return None
 
 
+def with_local_vectors(memories: list[Memory]) -> None:
+    """Give the memories without a vector the local provider's, still `pending`: the HNSW
+    indexes take only `ready` rows, so storing it costs no graph maintenance, and later
+    writes' near-duplicate checks can compare with it before the worker makes it `ready`."""
+    waiting = [memory for memory in memories if memory.embedding is None]
+    vectors = local_vectors([memory.content for memory in waiting])
+    if vectors is not None:
+        for memory, vector in zip(waiting, vectors, strict=True):
+            memory.embedding = vector
+
+
 def schedule_embeddings(memory_ids: list[uuid.UUID]) -> None:
     """After commit, hand the new memories to the worker, 100 to a task."""
     ids = [str(memory_id) for memory_id in memory_ids]
@@ -232,11 +244,14 @@ def near_duplicates(candidates: list[Candidate]) -> dict[int, uuid.UUID]:
     found = _near_duplicates_exact(
         [c for c in candidates if (c.user_id, c.memory_type) not in large]
     )
-    for candidate in candidates:
-        if (candidate.user_id, candidate.memory_type) in large:
-            nearest = _near_duplicate_indexed(candidate)
-            if nearest is not None:
-                found[candidate.index] = nearest
+    indexed = [c for c in candidates if (c.user_id, c.memory_type) in large]
+    if indexed:
+        with vector_cursor() as cursor:
+            iterative_hnsw_scan(cursor)  # for the rest of the write's transaction
+            for candidate in indexed:
+                nearest = _near_duplicate_indexed(cursor, candidate)
+                if nearest is not None:
+                    found[candidate.index] = nearest
     return found
 
 
@@ -294,39 +309,37 @@ def _near_duplicates_exact(candidates: list[Candidate]) -> dict[int, uuid.UUID]:
         return dict(cursor.fetchall())
 
 
-def _near_duplicate_indexed(candidate: Candidate) -> uuid.UUID | None:
+def _near_duplicate_indexed(cursor: psycopg.Cursor, candidate: Candidate) -> uuid.UUID | None:
     """The nearest memory from the partition's HNSW graph (ready memories; the iterative scan
     goes on past other users' rows) or among the user's waiting ones, if near enough."""
-    with vector_cursor() as cursor:
-        iterative_hnsw_scan(cursor)
-        current = (
-            "user_id = %(user_id)s AND memory_type = %(memory_type)s"
-            " AND expired_at IS NULL AND invalid_at IS NULL AND content_hash <> %(content_hash)s"
-        )
-        cursor.execute(
-            f"""
-            SELECT id FROM (
-                (SELECT id, embedding <=> %(vector)b AS distance FROM memories
-                 WHERE {current} AND embedding_status = 'ready'
-                 ORDER BY embedding <=> %(vector)b LIMIT 1)
-                UNION ALL
-                (SELECT id, embedding <=> %(vector)b AS distance FROM memories
-                 WHERE {current} AND embedding_status = 'pending' AND embedding IS NOT NULL
-                 ORDER BY 2 LIMIT 1)
-            ) nearest
-            WHERE 1 - distance > %(similarity)s
-            ORDER BY distance LIMIT 1
-            """,
-            {
-                "user_id": candidate.user_id,
-                "memory_type": candidate.memory_type,
-                "content_hash": candidate.content_hash,
-                "vector": HalfVector(candidate.vector),
-                "similarity": settings.DEDUP_SIMILARITY,
-            },
-        )
-        row = cursor.fetchone()
-        return row[0] if row else None
+    current = (
+        "user_id = %(user_id)s AND memory_type = %(memory_type)s"
+        " AND expired_at IS NULL AND invalid_at IS NULL AND content_hash <> %(content_hash)s"
+    )
+    cursor.execute(
+        f"""
+        SELECT id FROM (
+            (SELECT id, embedding <=> %(vector)b AS distance FROM memories
+             WHERE {current} AND embedding_status = 'ready'
+             ORDER BY embedding <=> %(vector)b LIMIT 1)
+            UNION ALL
+            (SELECT id, embedding <=> %(vector)b AS distance FROM memories
+             WHERE {current} AND embedding_status = 'pending' AND embedding IS NOT NULL
+             ORDER BY 2 LIMIT 1)
+        ) nearest
+        WHERE 1 - distance > %(similarity)s
+        ORDER BY distance LIMIT 1
+        """,
+        {
+            "user_id": candidate.user_id,
+            "memory_type": candidate.memory_type,
+            "content_hash": candidate.content_hash,
+            "vector": HalfVector(candidate.vector),
+            "similarity": settings.DEDUP_SIMILARITY,
+        },
+    )
+    row = cursor.fetchone()
+    return row[0] if row else None
 
 
 # --- Writes ------------------------------------------------------------------------------------
@@ -366,16 +379,8 @@ def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version:
 
 
 def _save_new(rows: list[tuple[Memory, MemoryInput]]) -> None:
-    """Insert new memories with their provenance; embeddings follow after commit.
-
-    With the local provider each row already carries its vector (still `pending`: the HNSW
-    indexes take only `ready` rows, so storing it costs no graph maintenance here), for later
-    writes' near-duplicate checks; the worker makes it `ready`."""
-    provisional = [memory for memory, _ in rows if memory.embedding is None]
-    vectors = local_vectors([memory.content for memory in provisional])
-    if vectors is not None:
-        for memory, vector in zip(provisional, vectors, strict=True):
-            memory.embedding = vector
+    """Insert new memories with their provenance; embeddings follow after commit."""
+    with_local_vectors([memory for memory, _ in rows])
     copy_memories([memory for memory, _ in rows])
     MemorySource.objects.bulk_create(
         [
@@ -461,20 +466,15 @@ def memory_add_many(*, items: list[MemoryInput], actor: str) -> list[WriteResult
         else:
             existing[identity] = new[index] = memory
 
-    # UPDATE: a current memory this similar is superseded by the new one.
-    vectors = local_vectors([new[index].content for index in new if items[index].embedding is None])
-    local = iter(vectors or [])
-    candidates = []
-    for index, memory in new.items():
-        if items[index].embedding is not None:
-            vector = normalised([items[index].embedding])[0]
-        elif vectors is not None:
-            vector = next(local)
-        else:
-            continue
-        candidates.append(
-            Candidate(index, memory.user_id, memory.memory_type, memory.content_hash, vector)
-        )
+    # UPDATE: a current memory this similar is superseded by the new one. Compared by the
+    # client's vector, else the local provider's (stored with the row, see _save_new).
+    with_local_vectors(list(new.values()))
+    embedded = [(index, memory) for index, memory in new.items() if memory.embedding is not None]
+    units = normalised([memory.embedding for _, memory in embedded]) if embedded else []
+    candidates = [
+        Candidate(index, memory.user_id, memory.memory_type, memory.content_hash, unit)
+        for (index, memory), unit in zip(embedded, units, strict=True)
+    ]
     older_ids = near_duplicates(candidates)
     older = Memory.objects.in_bulk(set(older_ids.values()))
     replaces: dict[int, uuid.UUID] = {}  # new item's index → the memory it supersedes
