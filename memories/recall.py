@@ -14,6 +14,7 @@ Rows still waiting for their embedding are found by text only.
 
 import logging
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -223,32 +224,33 @@ def recall_plan(*, request: RecallQuery) -> str:
     return VECTOR_LITERAL.sub("'[…]'::halfvec", plan)  # 1,024 numbers say nothing here
 
 
-def memories_from_rows(rows: list[tuple]) -> list[Memory]:
-    """Memory objects from rows of RECALLED_FIELDS' columns, converted as the ORM would."""
-    columns = [field.get_col(Memory._meta.db_table) for field in RECALLED_FIELDS]
-    converters = [
-        (n, connection.ops.get_db_converters(column) + column.get_db_converters(connection))
-        for n, column in enumerate(columns)
-    ]
-    converters = [(n, functions, columns[n]) for n, functions in converters if functions]
+def memory_loader() -> Callable[[Sequence], Memory]:
+    """Builds a Memory from values of RECALLED_FIELDS' columns, converted as the ORM would
+    (the converters are looked up once, not per row)."""
+    conversions = []
+    for n, field in enumerate(RECALLED_FIELDS):
+        column = field.get_col(Memory._meta.db_table)
+        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if converters:
+            conversions.append((n, column, converters))
     names = [field.attname for field in RECALLED_FIELDS]
-    memories = []
-    for row in rows:
+
+    def load(row: Sequence) -> Memory:
         values = list(row)
-        for n, functions, column in converters:
-            for convert in functions:
+        for n, column, converters in conversions:
+            for convert in converters:
                 values[n] = convert(values[n], column, connection)
-        memories.append(Memory.from_db(connection.alias, names, values))
-    return memories
+        return Memory.from_db(connection.alias, names, values)
+
+    return load
 
 
 def memories_recall(*, request: RecallQuery) -> list[RecallHit]:
     """The user's memories most relevant to the query, best first, with their score parts."""
-    rows = recall_run(*_recall_statement(request))
-    memories = memories_from_rows([row[9:] for row in rows])
+    load = memory_loader()
     return [
         RecallHit(
-            memory=memory,
+            memory=load(memory),
             score=score,
             rrf_score=rrf_score,
             vector_rank=vector_rank,
@@ -257,7 +259,7 @@ def memories_recall(*, request: RecallQuery) -> list[RecallHit]:
             text_coverage=coverage,
             boosts=Boosts(recency=recency, importance=importance, trait_stage=trait_stage),
         )
-        for memory, (
+        for (
             vector_rank,
             text_rank,
             similarity,
@@ -267,8 +269,8 @@ def memories_recall(*, request: RecallQuery) -> list[RecallHit]:
             importance,
             trait_stage,
             score,
-            *_,
-        ) in zip(memories, rows, strict=True)
+            *memory,
+        ) in recall_run(*_recall_statement(request))
     ]
 
 
@@ -289,9 +291,10 @@ def traits_active(*, user_id: str, min_confidence: float = 0.3) -> list[Memory]:
             [user_id],
         )
         rows = cursor.fetchall()
+    load = memory_loader()
     traits = [
         trait
-        for trait in memories_from_rows(rows)
+        for trait in map(load, rows)
         if trait_field(trait, "trait_stage") in RECALLED_TRAIT_STAGES
         and (trait_field(trait, "confidence") or 0) > min_confidence
     ]
