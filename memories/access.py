@@ -12,22 +12,18 @@ import logging
 import time
 import uuid
 from datetime import UTC, datetime
-from functools import cache
 
 import redis
 from django.conf import settings
 from django.db import connection, transaction
+
+from neuromem_site.redis_client import app_redis
 
 log = logging.getLogger("neuromem.access")
 
 PENDING_KEY = "neuromem:access"
 FLUSHING_PREFIX = "neuromem:access:flushing:"
 FLUSH_LOCK = "neuromem:access:flush-lock"
-
-
-@cache
-def access_redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1)
 
 
 def accesses_record(*, memory_ids: list[uuid.UUID]) -> None:
@@ -37,7 +33,7 @@ def accesses_record(*, memory_ids: list[uuid.UUID]) -> None:
         return
     now = time.time()
     try:
-        pipe = access_redis().pipeline(transaction=True)
+        pipe = app_redis().pipeline(transaction=True)
         for memory_id in memory_ids:
             pipe.hincrby(PENDING_KEY, str(memory_id), 1)
             pipe.hset(PENDING_KEY, f"{memory_id}@", now)
@@ -48,7 +44,7 @@ def accesses_record(*, memory_ids: list[uuid.UUID]) -> None:
 
 def accesses_flush() -> int:
     """Write the counted accesses into the memories; answers how many memories were updated."""
-    client = access_redis()
+    client = app_redis()
     lock = client.lock(FLUSH_LOCK, timeout=settings.ACCESS_FLUSH_INTERVAL)
     if not lock.acquire(blocking=False):
         return 0  # another flush is running

@@ -1,23 +1,18 @@
 from __future__ import annotations
 
 import logging
-from functools import cache
 from typing import TYPE_CHECKING
 
 import redis
-from django.conf import settings
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
+
+from neuromem_site.redis_client import app_redis
 
 if TYPE_CHECKING:  # DRF imports this module while defining APIView
     from rest_framework.views import APIView
 
 log = logging.getLogger("neuromem.api")
-
-
-@cache
-def throttle_redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1)
 
 
 class ApiClientRateThrottle(SimpleRateThrottle):
@@ -40,7 +35,7 @@ class ApiClientRateThrottle(SimpleRateThrottle):
         self.retry_after = self.duration - now % self.duration
         key = f"{self.get_cache_key(request, view)}:{window}"
         try:
-            pipe = throttle_redis().pipeline(transaction=False)
+            pipe = app_redis().pipeline(transaction=False)
             pipe.incr(key)
             pipe.expire(key, self.duration)
             count, _ = pipe.execute()

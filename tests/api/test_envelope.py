@@ -2,7 +2,8 @@
 
 import pytest
 
-from neuromem_site.api.throttling import ApiClientRateThrottle, throttle_redis
+from neuromem_site.api.throttling import ApiClientRateThrottle
+from neuromem_site.redis_client import app_redis
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]
 
@@ -148,12 +149,12 @@ def test_429_when_the_rate_limit_is_spent(make_client, monkeypatch):
 
 def test_the_api_answers_when_the_rate_limit_cannot_be_checked(make_client, settings):
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
-    throttle_redis.cache_clear()
+    app_redis.cache_clear()
     try:
         http, _ = make_client("agent")
         assert http.get("/api/v1/auth/whoami/").status_code == 200
     finally:
-        throttle_redis.cache_clear()
+        app_redis.cache_clear()
 
 
 def test_list_pages_by_opaque_cursor(make_client):

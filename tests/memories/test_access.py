@@ -10,13 +10,13 @@ from django.test import override_settings
 from memories.access import (
     FLUSHING_PREFIX,
     PENDING_KEY,
-    access_redis,
     accesses_flush,
     accesses_record,
 )
 from memories.models import Memory, MemoryHistory
 from memories.recall import RecallQuery, memories_recall
 from memories.services import MemoryInput, memories_embed, memory_add_many
+from neuromem_site.redis_client import app_redis
 
 USER = "agent:alice"
 
@@ -24,7 +24,7 @@ USER = "agent:alice"
 @pytest.fixture(autouse=True)
 def clean_counters():
     def clear() -> None:
-        client = access_redis()
+        client = app_redis()
         client.delete(PENDING_KEY, *client.keys(f"{FLUSHING_PREFIX}*"))
 
     clear()
@@ -112,7 +112,7 @@ def test_no_increment_is_lost_when_recalls_run_during_flushes():
 @pytest.mark.django_db
 def test_a_flush_interrupted_after_the_rename_is_applied_by_the_next_one():
     [memory] = remember("I like green tea")
-    client = access_redis()
+    client = app_redis()
     client.hset(f"{FLUSHING_PREFIX}crashed", mapping={str(memory.id): 2, f"{memory.id}@": 1.7e9})
     client.hincrby(PENDING_KEY, str(memory.id), 1)
     assert accesses_flush() == 2  # one update per hash
@@ -125,12 +125,12 @@ def test_a_flush_interrupted_after_the_rename_is_applied_by_the_next_one():
 def test_recall_answers_when_redis_is_down(make_client):
     http, _ = make_client("agent", ["agent:"])
     remember("I like green tea")
-    access_redis.cache_clear()
+    app_redis.cache_clear()
     try:
         with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):  # nothing listens there
             hits = recall_over_http(http, "green tea")
     finally:
-        access_redis.cache_clear()
+        app_redis.cache_clear()
     assert [hit["content"] for hit in hits] == ["I like green tea"]
 
 
