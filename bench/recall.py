@@ -67,7 +67,7 @@ from memories.recall import (  # noqa: E402
     visible_sql,
 )
 from memories.services import content_md5  # noqa: E402
-from memories.user_graphs import user_graphs_refresh  # noqa: E402
+from memories.user_indexes import user_indexes_refresh  # noqa: E402
 from memories.vectors import vector_cursor  # noqa: E402
 from neuromem_site.api.services import api_client_create  # noqa: E402
 
@@ -282,10 +282,10 @@ def main() -> None:
         written = load(users, rng)
         load_seconds = time.perf_counter() - started
         index_seconds = build_search_indexes()
-    # What beat's refresh does within the hour: graphs of their own for big users.
+    # What beat's refresh does within the hour: indexes of their own for big users.
     started = time.perf_counter()
-    graphs = user_graphs_refresh().built
-    graph_seconds = time.perf_counter() - started
+    user_indexes = user_indexes_refresh().built
+    user_index_seconds = time.perf_counter() - started
     print(f"  loaded in {load_seconds:.0f}s, indexes in {index_seconds:.0f}s", file=sys.stderr)
 
     # The load's garbage is this process's, not a service's: collect it now and keep the
@@ -317,9 +317,9 @@ def main() -> None:
         f"""
 Dataset: {written:,} memories ({args.count:,} over {args.users:,} users, plus one heavy user \
 with {args.heavy:,}); load {load_seconds:.0f} s, HNSW + GIN index build {index_seconds:.0f} s; \
-fact partition with indexes: {fact_size}. Per-user graphs (memories/user_graphs.py, \
-{settings.USER_GRAPH_MIN_MEMORIES:,}+ memories of a type): {len(graphs)} built in \
-{graph_seconds:.0f} s. ef_search {settings.RECALL_EF_SEARCH}, iterative scan relaxed_order.
+fact partition with indexes: {fact_size}. Per-user indexes (memories/user_indexes.py, \
+{settings.USER_INDEX_MIN_MEMORIES:,}+ memories of a type): {len(user_indexes)} built in \
+{user_index_seconds:.0f} s. ef_search {settings.RECALL_EF_SEARCH}, iterative scan relaxed_order.
 
 | vector side, recall@10 vs exact search | queries | recall@10 |
 |---|---|---|

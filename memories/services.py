@@ -660,10 +660,10 @@ def user_purge(*, user_id: str) -> dict[str, int]:
             ).delete()[0],
             "reflection_cycles": ReflectionCycle.objects.filter(user_id=user_id).delete()[0],
         }
-    if counts["memories"] >= settings.USER_GRAPH_MIN_MEMORIES // 2:
-        # A graph of the user's own names them in its predicate: beat's refresh drops it
+    if counts["memories"] >= settings.USER_INDEX_MIN_MEMORIES // 2:
+        # The user's own indexes name them in their predicate: beat's refresh drops them
         # (CONCURRENTLY, so not in this transaction), now rather than within the hour.
-        from memories.tasks import refresh_user_graphs
+        from memories.tasks import refresh_user_indexes
 
-        transaction.on_commit(refresh_user_graphs.delay)
+        transaction.on_commit(refresh_user_indexes.delay)
     return counts

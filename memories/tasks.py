@@ -6,7 +6,7 @@ from django.conf import settings
 from memories.access import accesses_flush
 from memories.embeddings import EmbeddingError
 from memories.services import memories_embed, memories_embedding_failed
-from memories.user_graphs import user_graphs_refresh
+from memories.user_indexes import user_indexes_refresh
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,8 @@ def flush_accesses() -> int:
 
 
 @shared_task(acks_late=True, soft_time_limit=3300, time_limit=3500)
-def refresh_user_graphs() -> dict[str, list[str]]:
-    """Beat, every USER_GRAPH_REFRESH_INTERVAL: per-user HNSW graphs for big users."""
-    changes = user_graphs_refresh()
+def refresh_user_indexes() -> dict[str, list[str]]:
+    """Beat, every USER_INDEX_REFRESH_INTERVAL: per-user HNSW graphs and text indexes for big
+    users."""
+    changes = user_indexes_refresh()
     return {"built": changes.built, "dropped": changes.dropped}

@@ -124,16 +124,16 @@ CELERY_BEAT_SCHEDULER = "neuromem_site.beat:HeartbeatScheduler"
 CELERY_BEAT_MAX_LOOP_INTERVAL = 5
 # Access counts collect in Redis; beat writes them to the memories this often (seconds).
 ACCESS_FLUSH_INTERVAL = env.int("ACCESS_FLUSH_INTERVAL", default=300)
-# Seconds between beat's builds of per-user HNSW graphs (memories/user_graphs.py).
-USER_GRAPH_REFRESH_INTERVAL = env.int("USER_GRAPH_REFRESH_INTERVAL", default=3600)
+# Seconds between beat's builds of per-user indexes (memories/user_indexes.py).
+USER_INDEX_REFRESH_INTERVAL = env.int("USER_INDEX_REFRESH_INTERVAL", default=3600)
 CELERY_BEAT_SCHEDULE = {
     "flush-memory-accesses": {
         "task": "memories.tasks.flush_accesses",
         "schedule": ACCESS_FLUSH_INTERVAL,
     },
-    "refresh-user-graphs": {
-        "task": "memories.tasks.refresh_user_graphs",
-        "schedule": USER_GRAPH_REFRESH_INTERVAL,
+    "refresh-user-indexes": {
+        "task": "memories.tasks.refresh_user_indexes",
+        "schedule": USER_INDEX_REFRESH_INTERVAL,
     },
 }
 
@@ -181,8 +181,8 @@ RECALL_LIMIT_MAX = 100
 RECALL_QUERY_MAX_CHARS = env.int("RECALL_QUERY_MAX_CHARS", default=2000)
 # HNSW candidate list per scan step (pgvector's hnsw.ef_search), set per recall transaction.
 RECALL_EF_SEARCH = env.int("RECALL_EF_SEARCH", default=100)
-# A user with this many ready memories of one type gets an HNSW graph of their own.
-USER_GRAPH_MIN_MEMORIES = env.int("USER_GRAPH_MIN_MEMORIES", default=2000)
+# A user with this many memories of one type gets an HNSW graph and a text index of their own.
+USER_INDEX_MIN_MEMORIES = env.int("USER_INDEX_MIN_MEMORIES", default=2000)
 # The relevance floor: a memory is recalled only if its cosine similarity to the query, or the
 # share of the query's words it contains, reaches these. 0.6 suits the default hashing
 # embeddings (lexical: unrelated English sentences reach ~0.5); semantic models need less.

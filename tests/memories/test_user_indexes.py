@@ -1,0 +1,162 @@
+"""Per-user HNSW graphs and text indexes for users with many memories (memories/user_indexes.py).
+
+Transactional tests: CREATE/DROP INDEX CONCURRENTLY cannot run inside a transaction."""
+
+import importlib
+
+import pytest
+from django.apps import apps as django_apps
+from django.conf import settings as django_settings
+from django.db import connection
+from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+from memories.recall import RecallQuery, recall_plan
+from memories.services import user_purge
+from memories.tasks import refresh_user_indexes
+from memories.user_indexes import (
+    NAME_PATTERN,
+    UserIndexChanges,
+    user_index_name,
+    user_indexes_refresh,
+)
+
+BIG = "agent:o'brien"  # a quote, to prove the user id is quoted in the index predicate
+SMALL = "agent:alice"
+beat_entry_migration = importlib.import_module("memories.migrations.0005_user_indexes_beat_entry")
+
+
+@pytest.fixture
+def user_indexes(transactional_db, settings):
+    settings.USER_INDEX_MIN_MEMORIES = 1000
+    yield
+    with connection.cursor() as cursor:  # leave no index behind for the other tests
+        cursor.execute("SELECT relname FROM pg_class WHERE relname ~ %s", [NAME_PATTERN])
+        for (name,) in cursor.fetchall():
+            cursor.execute(f'DROP INDEX IF EXISTS "{name}"')
+
+
+def insert_memories(user_id: str, count: int, status: str = "ready") -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO memories (id, user_id, memory_type, content, embedding, embedding_status,
+                                  content_hash, created_at, valid_at)
+            SELECT gen_random_uuid(), %s, 'fact', 'memory ' || n,
+                   (SELECT array_agg(random() - 0.5) FROM generate_series(1, 1024)
+                    WHERE n > 0)::vector::halfvec,
+                   %s, md5(n::text), now(), now()
+            FROM generate_series(1, %s) AS n
+            """,
+            [user_id, status, count],
+        )
+        cursor.execute("ANALYZE memories")
+
+
+def index_definition(name: str) -> str | None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [name])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def names(user_id: str) -> tuple[str, str]:
+    return (
+        user_index_name(user_id=user_id, memory_type="fact", kind="embedding"),
+        user_index_name(user_id=user_id, memory_type="fact", kind="search"),
+    )
+
+
+def plan(user_id: str, query: str) -> str:
+    return recall_plan(request=RecallQuery(user_id=user_id, query=query, memory_types=("fact",)))
+
+
+def vector_side(user_id: str) -> str:
+    return plan(user_id, "memory 7").split("CTE vector_hits")[1].split("CTE ")[0]
+
+
+def test_a_big_user_gets_indexes_of_their_own_and_recall_uses_them(user_indexes):
+    insert_memories(BIG, 3000)
+    insert_memories(SMALL, 200)
+    graph, search = names(BIG)
+
+    assert user_indexes_refresh() == UserIndexChanges(built=[graph, search], dropped=[])
+    assert user_indexes_refresh() == UserIndexChanges(built=[], dropped=[])  # nothing to do
+
+    definition = index_definition(graph)
+    assert "ON public.memories_fact USING hnsw (embedding halfvec_cosine_ops)" in definition
+    assert "m='16'" in definition and "ef_construction='200'" in definition
+    assert "embedding_status)::text = 'ready'" in definition
+    assert "(user_id)::text = 'agent:o''brien'::text" in definition
+    definition = index_definition(search)
+    assert "ON public.memories_fact USING gin (search_vector)" in definition
+    assert definition.endswith("WHERE ((user_id)::text = 'agent:o''brien'::text)")
+
+    assert f"Index Scan using {graph} on memories_fact" in vector_side(BIG)
+    assert graph not in vector_side(SMALL)
+    assert f"Bitmap Index Scan on {search}" in plan(BIG, "1234")
+    assert search not in plan(SMALL, "123")
+
+
+def test_memories_waiting_for_their_embedding_earn_the_text_index_only(user_indexes):
+    insert_memories(BIG, 1200, status="pending")
+    graph, search = names(BIG)
+    assert user_indexes_refresh() == UserIndexChanges(built=[search], dropped=[])
+    assert index_definition(graph) is None
+
+
+def test_a_user_who_shrank_below_half_loses_their_indexes(user_indexes):
+    insert_memories(BIG, 1200)
+    graph, search = names(BIG)
+    assert user_indexes_refresh().built == [graph, search]
+    with connection.cursor() as cursor:  # down to 600: above half the threshold, kept
+        cursor.execute(
+            "UPDATE memories SET expired_at = now() WHERE id IN "
+            "(SELECT id FROM memories WHERE user_id = %s LIMIT 600)",
+            [BIG],
+        )
+    assert user_indexes_refresh() == UserIndexChanges(built=[], dropped=[])
+    with connection.cursor() as cursor:  # down to 400: dropped
+        cursor.execute(
+            "UPDATE memories SET expired_at = now() WHERE id IN "
+            "(SELECT id FROM memories WHERE user_id = %s AND expired_at IS NULL LIMIT 200)",
+            [BIG],
+        )
+    assert sorted(user_indexes_refresh().dropped) == [graph, search]
+    assert index_definition(graph) is None and index_definition(search) is None
+
+
+def test_an_interrupted_build_is_dropped_and_built_again(user_indexes):
+    insert_memories(BIG, 1200)
+    graph, _ = names(BIG)
+    user_indexes_refresh()
+    with connection.cursor() as cursor:  # what a CONCURRENTLY build that failed leaves behind
+        cursor.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [graph]
+        )
+    assert user_indexes_refresh() == UserIndexChanges(built=[graph], dropped=[graph])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = %s::regclass", [graph])
+        assert cursor.fetchone() == (True,)
+
+
+def test_purging_a_big_user_schedules_the_drop_of_their_indexes(user_indexes, monkeypatch):
+    insert_memories(BIG, 1200)
+    user_indexes_refresh()
+    scheduled = []
+    monkeypatch.setattr(refresh_user_indexes, "delay", lambda: scheduled.append(True))
+    user_purge(user_id=BIG)
+    assert scheduled == [True]  # after commit: the indexes name the user in their predicate
+    assert sorted(user_indexes_refresh().dropped) == sorted(names(BIG))
+
+
+def test_beat_refreshes_the_indexes_hourly():
+    entry = django_settings.CELERY_BEAT_SCHEDULE["refresh-user-indexes"]
+    assert (entry["task"], entry["schedule"]) == ("memories.tasks.refresh_user_indexes", 3600)
+
+
+def test_the_entry_of_the_old_name_is_removed_from_beat(db):
+    schedule = IntervalSchedule.objects.create(every=3600, period=IntervalSchedule.SECONDS)
+    for name in ("refresh-user-graphs", "flush-memory-accesses"):
+        PeriodicTask.objects.create(name=name, task=f"memories.tasks.{name}", interval=schedule)
+    beat_entry_migration.remove_old_entry(django_apps, None)
+    assert list(PeriodicTask.objects.values_list("name", flat=True)) == ["flush-memory-accesses"]
