@@ -15,7 +15,7 @@ from memories.recall import RecallHit
 from memories.selectors import STATES, memory_state, trait_field
 from memories.services import TRAIT_METADATA
 from neuromem_site.api.envelope import checked_range
-from neuromem_site.api.serializers import StrictInputSerializer
+from neuromem_site.api.serializers import OutputModelSerializer, StrictInputSerializer
 
 MEMORY_TYPE_CHOICES = ["fact", "episodic", "trait", "document", *LEGACY_MEMORY_TYPES]
 
@@ -126,7 +126,7 @@ class TraitOutput(serializers.Serializer):
         return trait
 
 
-class MemoryOutput(serializers.ModelSerializer):
+class MemoryOutput(OutputModelSerializer):
     state = serializers.SerializerMethodField()
     trait = serializers.SerializerMethodField()
 
@@ -190,7 +190,7 @@ class SessionCreateInput(StrictInputSerializer):
     metadata = MetadataField(required=False, default=dict)
 
 
-class SessionOutput(serializers.ModelSerializer):
+class SessionOutput(OutputModelSerializer):
     class Meta:
         model = ConversationSession
         fields = ["id", "user_id", "started_at", "ended_at", "last_reflected_at", "metadata"]
@@ -201,7 +201,7 @@ class MessageInput(StrictInputSerializer):
     content = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
 
 
-class MessageOutput(serializers.ModelSerializer):
+class MessageOutput(OutputModelSerializer):
     class Meta:
         model = ConversationMessage
         fields = ["id", "session_id", "user_id", "role", "content", "created_at"]
@@ -268,7 +268,7 @@ class RecallHitOutput(MemoryOutput):
 
     @cached_property
     def memory_output(self) -> MemoryOutput:
-        # One serializer for every hit: building a ModelSerializer's fields costs ~3 ms.
+        # One serializer for every hit: each instance copies its fields (~0.6 ms).
         return MemoryOutput(context=self.context)
 
     def to_representation(self, hit: RecallHit) -> dict:

@@ -298,3 +298,27 @@ def test_trait_fields_fall_back_to_metadata(agent):
     )
     trait = agent.get(f"/api/v1/memories/{memory['id']}/").json()["data"]["trait"]
     assert (trait["subtype"], trait["context"]) == ("behavior", "work")
+
+
+def test_output_serializers_build_fields_once_and_each_binds_its_own_copy(db):
+    from rest_framework import serializers
+
+    from memories.api.serializers import MemoryOutput
+
+    class PlainMemoryOutput(serializers.ModelSerializer):
+        state = serializers.SerializerMethodField()
+        trait = serializers.SerializerMethodField()
+        get_state = MemoryOutput.get_state
+        get_trait = MemoryOutput.get_trait
+
+        class Meta(MemoryOutput.Meta):
+            pass
+
+    memory = Memory.objects.create(
+        user_id="agent1:alice", memory_type="fact", content="likes tea", content_hash="h"
+    )
+    first, second = MemoryOutput(memory), MemoryOutput(memory)
+    assert first.data == second.data == PlainMemoryOutput(memory).data
+    for name, field in first.fields.items():
+        assert field is not second.fields[name]
+        assert field.parent is first and second.fields[name].parent is second
