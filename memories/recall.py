@@ -4,8 +4,9 @@ One query does it all:
 - the vector side, per memory type, on the partition's HNSW index (pgvector 0.8 iterative
   scan, so the `user_id` filter still yields k rows); ranks are given after the LIMIT, never
   by a window over the whole partition, which would force a sequential scan;
-- the text side on `search_vector` (CJK-aware, migration 0003), ranked by the share of the
-  query's words a memory holds, then by `ts_rank`;
+- the text side on `search_vector` (CJK-aware, migration 0003): the memories holding at
+  least the floor's share of the query's words (the GIN index prefilters them, migration
+  0006), ranked by that share, then by `ts_rank`;
 - a relevance floor: a memory comes back only when its vector similarity or its text
   coverage reaches the configured floor, so an unrelated question returns nothing;
 - RRF (k = 60) over both ranks, times (1 + recency + importance + trait stage).
@@ -116,7 +117,8 @@ def recall_sql(*, memory_types: tuple[str, ...], as_of: datetime | None, vector:
     return f"""
     WITH query AS (
         SELECT neuromem_search_lexemes(%(query)s) AS lexemes,
-               neuromem_search_query(%(query)s) AS tsquery
+               neuromem_search_query(%(query)s) AS tsquery,
+               neuromem_search_candidates(%(query)s, %(min_coverage)s) AS candidates
     ),
     vector_hits AS MATERIALIZED ({branches}),
     vector_side AS (
@@ -126,18 +128,22 @@ def recall_sql(*, memory_types: tuple[str, ...], as_of: datetime | None, vector:
     ),
     text_side AS (
         SELECT id, memory_type, coverage,
-               row_number() OVER (ORDER BY coverage DESC, text_score DESC) AS text_rank
+               row_number() OVER (ORDER BY coverage DESC, text_score DESC, id) AS text_rank
         FROM (
-            SELECT m.id, m.memory_type,
-                   (length(m.search_vector) - length(ts_delete(m.search_vector, q.lexemes)))::float8
-                       / cardinality(q.lexemes) AS coverage,
-                   ts_rank(m.search_vector, q.tsquery, 1) AS text_score
-            FROM memories m, query q
-            WHERE cardinality(q.lexemes) > 0
-              AND m.user_id = %(user_id)s AND m.memory_type = ANY(%(memory_types)s)
-              AND m.search_vector @@ q.tsquery AND {visible}
-              AND (m.memory_type <> 'trait' OR {TRAIT_STAGE} = ANY(%(trait_stages)s))
-            ORDER BY coverage DESC, text_score DESC
+            SELECT * FROM (
+                SELECT m.id, m.memory_type,
+                       (length(m.search_vector)
+                        - length(ts_delete(m.search_vector, q.lexemes)))::float8
+                           / cardinality(q.lexemes) AS coverage,
+                       ts_rank(m.search_vector, q.tsquery, 1) AS text_score
+                FROM memories m, query q
+                WHERE cardinality(q.lexemes) > 0
+                  AND m.user_id = %(user_id)s AND m.memory_type = ANY(%(memory_types)s)
+                  AND m.search_vector @@ q.candidates AND {visible}
+                  AND (m.memory_type <> 'trait' OR {TRAIT_STAGE} = ANY(%(trait_stages)s))
+            ) scored
+            WHERE coverage >= %(min_coverage)s
+            ORDER BY coverage DESC, text_score DESC, id
             LIMIT %(branch_limit)s
         ) matches
     ),

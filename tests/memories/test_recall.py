@@ -108,6 +108,57 @@ def test_a_question_about_something_never_mentioned_returns_nothing():
     assert recall("Do I own a car?") == []
 
 
+def test_the_text_side_ranks_only_memories_that_reach_the_text_floor(settings):
+    settings.RECALL_MIN_SIMILARITY = -1  # every vector neighbour comes back: text ranks show
+    remember("violin lessons on tuesday", "violin repair shop downtown")
+    hits = {hit.memory.content: hit for hit in recall("violin lessons tuesday")}
+    assert hits["violin lessons on tuesday"].text_rank == 1  # 3 of 3 words
+    below = hits["violin repair shop downtown"]  # 1 of 3, under the floor of 0.5
+    assert (below.text_rank, below.text_coverage) == (None, None)
+    assert below.vector_rank is not None
+
+
+def search_candidates(query: str, min_share: float) -> set[str]:
+    """The clauses of the tsquery that recall's text side asks the GIN index for."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT neuromem_search_candidates(%s, %s)::text", [query, min_share])
+        (text,) = cursor.fetchone()
+    return set(text.split(" | "))
+
+
+INSTRUMENTS = "violin piano guitar drums flute harp cello oboe tuba"
+
+
+@pytest.mark.parametrize(
+    "query, min_share, clauses",
+    [
+        # The floor needs two of three words: the GIN index is asked for any two.
+        (
+            "violin lessons tuesday",
+            0.5,
+            {"'lesson' & 'tuesday'", "'lesson' & 'violin'", "'tuesday' & 'violin'"},
+        ),
+        # One word reaches the floor: any one.
+        ("violin lessons tuesday", 0.3, {"'violin'", "'lesson'", "'tuesday'"}),
+        ("violin", 0.5, {"'violin'"}),
+        # Past 8 words the pairs cost the index more than they save: any one.
+        (INSTRUMENTS, 0.5, None),
+    ],
+)
+def test_search_candidates_ask_the_index_for_what_can_reach_the_floor(query, min_share, clauses):
+    if clauses is None:  # the fallback is the plain any-word query
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT neuromem_search_query(%s)::text", [query])
+            clauses = set(cursor.fetchone()[0].split(" | "))
+        assert len(clauses) == 9
+    assert search_candidates(query, min_share) == clauses
+
+
+def test_search_candidates_pair_chinese_bigrams():
+    clauses = search_candidates("咖啡店员", 0.5)  # bigrams 咖啡 啡店 店员: any two of them
+    assert len(clauses) == 3 and all(clause.count(" & ") == 1 for clause in clauses)
+
+
 def test_memories_waiting_for_their_embedding_are_found_by_text():
     remember("I collect vintage fountain pens", embed=False)
     [hit] = recall("fountain pens")
