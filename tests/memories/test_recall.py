@@ -28,6 +28,7 @@ from memories.services import (
     memory_invalidate,
     memory_supersede,
 )
+from tests.memories.bulk import insert_facts
 
 pytestmark = pytest.mark.django_db
 
@@ -306,20 +307,7 @@ def test_search_after_halfvec_conversion():  # TC-H07
 def test_the_vector_side_uses_the_hnsw_index():
     """At a size where the index wins (one user, 3,000 facts), the plan is an HNSW index scan
     on the fact partition, not a sequential scan and sort."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            INSERT INTO memories (id, user_id, memory_type, content, embedding, embedding_status,
-                                  content_hash, created_at, valid_at)
-            SELECT gen_random_uuid(), %s, 'fact', 'memory ' || n,
-                   (SELECT array_agg(random() - 0.5) FROM generate_series(1, 1024)
-                    WHERE n > 0)::vector::halfvec,
-                   'ready', md5(n::text), now(), now()
-            FROM generate_series(1, 3000) AS n
-            """,
-            [USER],
-        )
-        cursor.execute("ANALYZE memories")
+    insert_facts(USER, 3000)
     plan = recall_plan(request=RecallQuery(user_id=USER, query="memory 42", memory_types=("fact",)))
     vector_side = plan.split("CTE vector_hits")[1].split("CTE ")[0]
     assert "Index Scan using idx_fact_embedding on memories_fact" in vector_side, plan

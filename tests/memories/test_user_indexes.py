@@ -19,6 +19,7 @@ from memories.user_indexes import (
     user_index_name,
     user_indexes_refresh,
 )
+from tests.memories.bulk import insert_facts
 
 BIG = "agent:o'brien"  # a quote, to prove the user id is quoted in the index predicate
 SMALL = "agent:alice"
@@ -33,23 +34,6 @@ def user_indexes(transactional_db, settings):
         cursor.execute("SELECT relname FROM pg_class WHERE relname ~ %s", [NAME_PATTERN])
         for (name,) in cursor.fetchall():
             cursor.execute(f'DROP INDEX IF EXISTS "{name}"')
-
-
-def insert_memories(user_id: str, count: int, status: str = "ready") -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            INSERT INTO memories (id, user_id, memory_type, content, embedding, embedding_status,
-                                  content_hash, created_at, valid_at)
-            SELECT gen_random_uuid(), %s, 'fact', 'memory ' || n,
-                   (SELECT array_agg(random() - 0.5) FROM generate_series(1, 1024)
-                    WHERE n > 0)::vector::halfvec,
-                   %s, md5(n::text), now(), now()
-            FROM generate_series(1, %s) AS n
-            """,
-            [user_id, status, count],
-        )
-        cursor.execute("ANALYZE memories")
 
 
 def index_definition(name: str) -> str | None:
@@ -75,8 +59,8 @@ def vector_side(user_id: str) -> str:
 
 
 def test_a_big_user_gets_indexes_of_their_own_and_recall_uses_them(user_indexes):
-    insert_memories(BIG, 3000)
-    insert_memories(SMALL, 200)
+    insert_facts(BIG, 3000)
+    insert_facts(SMALL, 200)
     graph, search = names(BIG)
 
     assert user_indexes_refresh() == UserIndexChanges(built=[graph, search], dropped=[])
@@ -98,14 +82,14 @@ def test_a_big_user_gets_indexes_of_their_own_and_recall_uses_them(user_indexes)
 
 
 def test_memories_waiting_for_their_embedding_earn_the_text_index_only(user_indexes):
-    insert_memories(BIG, 1200, status="pending")
+    insert_facts(BIG, 1200, status="pending")
     graph, search = names(BIG)
     assert user_indexes_refresh() == UserIndexChanges(built=[search], dropped=[])
     assert index_definition(graph) is None
 
 
 def test_a_user_who_shrank_below_half_loses_their_indexes(user_indexes):
-    insert_memories(BIG, 1200)
+    insert_facts(BIG, 1200)
     graph, search = names(BIG)
     assert user_indexes_refresh().built == [graph, search]
     with connection.cursor() as cursor:  # down to 600: above half the threshold, kept
@@ -126,7 +110,7 @@ def test_a_user_who_shrank_below_half_loses_their_indexes(user_indexes):
 
 
 def test_an_interrupted_build_is_dropped_and_built_again(user_indexes):
-    insert_memories(BIG, 1200)
+    insert_facts(BIG, 1200)
     graph, _ = names(BIG)
     user_indexes_refresh()
     with connection.cursor() as cursor:  # what a CONCURRENTLY build that failed leaves behind
@@ -140,7 +124,7 @@ def test_an_interrupted_build_is_dropped_and_built_again(user_indexes):
 
 
 def test_purging_a_big_user_schedules_the_drop_of_their_indexes(user_indexes, monkeypatch):
-    insert_memories(BIG, 1200)
+    insert_facts(BIG, 1200)
     user_indexes_refresh()
     scheduled = []
     monkeypatch.setattr(refresh_user_indexes, "delay", lambda: scheduled.append(True))

@@ -1,0 +1,22 @@
+"""Many facts at once, written in SQL: for tests that need a partition big enough for its
+indexes to matter."""
+
+from django.db import connection
+
+
+def insert_facts(user_id: str, count: int, status: str = "ready") -> None:
+    """`count` facts 'memory <n>' with random vectors, then ANALYZE (plans depend on sizes)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO memories (id, user_id, memory_type, content, embedding, embedding_status,
+                                  content_hash, created_at, valid_at)
+            SELECT gen_random_uuid(), %s, 'fact', 'memory ' || n,
+                   (SELECT array_agg(random() - 0.5) FROM generate_series(1, 1024)
+                    WHERE n > 0)::vector::halfvec,
+                   %s, md5(n::text), now(), now()
+            FROM generate_series(1, %s) AS n
+            """,
+            [user_id, status, count],
+        )
+        cursor.execute("ANALYZE memories")
