@@ -5,8 +5,8 @@ One query does it all:
   scan, so the `user_id` filter still yields k rows); ranks are given after the LIMIT, never
   by a window over the whole partition, which would force a sequential scan;
 - the text side on `search_vector` (CJK-aware, migration 0003): the memories holding at
-  least the floor's share of the query's words (the GIN index prefilters them, migration
-  0006), ranked by that share, then by `ts_rank`;
+  least the floor's share of the query's words (prefiltered by migration 0006's tsquery, on
+  the user's own GIN index when they have one), ranked by that share, then by `ts_rank`;
 - a relevance floor: a memory comes back only when its vector similarity or its text
   coverage reaches the configured floor, so an unrelated question returns nothing;
 - RRF (k = 60) over both ranks, times (1 + recency + importance + trait stage).
@@ -27,6 +27,7 @@ from pgvector import HalfVector
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
 from memories.selectors import trait_field
+from memories.user_indexes import user_text_indexed_types
 from memories.vectors import iterative_hnsw_scan, vector_cursor
 
 log = logging.getLogger("neuromem.recall")
@@ -78,20 +79,42 @@ def visible_sql(as_of: datetime | None) -> str:
     )
 
 
-def vector_branch_sql(memory_type: str, visible: str) -> str:
-    """One memory type's nearest neighbours (the benchmark measures this against exact search)."""
+def _branch_filters(memory_type: str) -> str:
     # memory_type is one of MemoryType's values (validated), written as a literal so the
-    # planner prunes to one partition and can use its HNSW index.
+    # planner prunes to one partition and can use that partition's indexes.
     if memory_type not in MemoryType.values:
         raise ValueError(f"unknown memory type {memory_type!r}")
     trait_filter = f" AND {TRAIT_STAGE} = ANY(%(trait_stages)s)" if memory_type == "trait" else ""
+    return f"m.memory_type = '{memory_type}' AND m.user_id = %(user_id)s{trait_filter}"
+
+
+def vector_branch_sql(memory_type: str, visible: str) -> str:
+    """One memory type's nearest neighbours (the benchmark measures this against exact search)."""
     return f"""(
         SELECT m.id, m.memory_type, m.embedding <=> %(vector)b AS distance
         FROM memories m
-        WHERE m.memory_type = '{memory_type}' AND m.user_id = %(user_id)s
-          AND m.embedding_status = 'ready' AND {visible}{trait_filter}
+        WHERE {_branch_filters(memory_type)} AND m.embedding_status = 'ready' AND {visible}
         ORDER BY m.embedding <=> %(vector)b
         LIMIT %(branch_limit)s)"""
+
+
+def text_branch_sql(memory_type: str, visible: str, *, own_index: bool) -> str:
+    """One memory type's memories holding enough of the query's words (the exact floor is
+    checked after): through the user's own GIN index when they have one, else by matching each
+    of the user's rows, found by their btree index. Not through the shared GIN index: it
+    checks the query against every user's rows holding any of its words, which grows with the
+    partition (24–48 ms a partition at 1M memories, for users with ~300 rows of a type)."""
+    # ts_match_vq is the function behind @@: the same match, but not one an index can take.
+    match = (
+        "m.search_vector @@ q.candidates"
+        if own_index
+        else "ts_match_vq(m.search_vector, q.candidates)"
+    )
+    return f"""(
+        SELECT m.id, m.memory_type, m.search_vector
+        FROM memories m, query q
+        WHERE cardinality(q.lexemes) > 0 AND {_branch_filters(memory_type)}
+          AND {match} AND {visible})"""
 
 
 # What a hit carries of its memory: every column but the two that are only for searching.
@@ -102,7 +125,14 @@ RECALLED_FIELDS = [
 ]
 
 
-def recall_sql(*, memory_types: tuple[str, ...], as_of: datetime | None, vector: bool) -> str:
+def recall_sql(
+    *,
+    memory_types: tuple[str, ...],
+    as_of: datetime | None,
+    vector: bool,
+    text_indexed_types: set[str],
+) -> str:
+    """`text_indexed_types`: the memory types for which the user has a text index of their own."""
     visible = visible_sql(as_of)
     # The hits' memory rows come with the scores (m_<column>: id, importance... are also score
     # columns), saving a second query over four partitions.
@@ -114,8 +144,14 @@ def recall_sql(*, memory_types: tuple[str, ...], as_of: datetime | None, vector:
         if vector
         else "SELECT NULL::uuid AS id, NULL::text AS memory_type, NULL::float8 AS distance LIMIT 0"
     )
+    text_branches = " UNION ALL ".join(
+        text_branch_sql(memory_type, visible, own_index=memory_type in text_indexed_types)
+        for memory_type in memory_types
+    )
+    # `query` is inlined where it is used (NOT MATERIALIZED): its functions are immutable, so
+    # the planner computes the tsqueries and plans the text branches for them.
     return f"""
-    WITH query AS (
+    WITH query AS NOT MATERIALIZED (
         SELECT neuromem_search_lexemes(%(query)s) AS lexemes,
                neuromem_search_query(%(query)s) AS tsquery,
                neuromem_search_candidates(%(query)s, %(min_coverage)s) AS candidates
@@ -131,16 +167,12 @@ def recall_sql(*, memory_types: tuple[str, ...], as_of: datetime | None, vector:
                row_number() OVER (ORDER BY coverage DESC, text_score DESC, id) AS text_rank
         FROM (
             SELECT * FROM (
-                SELECT m.id, m.memory_type,
-                       (length(m.search_vector)
-                        - length(ts_delete(m.search_vector, q.lexemes)))::float8
+                SELECT t.id, t.memory_type,
+                       (length(t.search_vector)
+                        - length(ts_delete(t.search_vector, q.lexemes)))::float8
                            / cardinality(q.lexemes) AS coverage,
-                       ts_rank(m.search_vector, q.tsquery, 1) AS text_score
-                FROM memories m, query q
-                WHERE cardinality(q.lexemes) > 0
-                  AND m.user_id = %(user_id)s AND m.memory_type = ANY(%(memory_types)s)
-                  AND m.search_vector @@ q.candidates AND {visible}
-                  AND (m.memory_type <> 'trait' OR {TRAIT_STAGE} = ANY(%(trait_stages)s))
+                       ts_rank(t.search_vector, q.tsquery, 1) AS text_score
+                FROM ({text_branches}) t, query q
             ) scored
             WHERE coverage >= %(min_coverage)s
             ORDER BY coverage DESC, text_score DESC, id
@@ -201,7 +233,6 @@ def _recall_statement(request: RecallQuery) -> tuple[str, dict]:
         "user_id": request.user_id,
         "query": request.query,
         "vector": vector,
-        "memory_types": list(request.memory_types),
         "trait_stages": [str(stage) for stage in RECALLED_TRAIT_STAGES],
         "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
         "min_similarity": settings.RECALL_MIN_SIMILARITY,
@@ -211,7 +242,12 @@ def _recall_statement(request: RecallQuery) -> tuple[str, dict]:
         "limit": request.limit,
     }
     sql = recall_sql(
-        memory_types=request.memory_types, as_of=request.as_of, vector=vector is not None
+        memory_types=request.memory_types,
+        as_of=request.as_of,
+        vector=vector is not None,
+        text_indexed_types=user_text_indexed_types(
+            user_id=request.user_id, memory_types=request.memory_types
+        ),
     )
     return sql, params
 
@@ -219,7 +255,9 @@ def _recall_statement(request: RecallQuery) -> tuple[str, dict]:
 def recall_run(sql: str, params: dict) -> list[tuple]:
     with transaction.atomic(), vector_cursor() as cursor:
         iterative_hnsw_scan(cursor)
-        cursor.execute(sql, params)
+        # Never a prepared statement's generic plan: the plan is made for this user (their own
+        # indexes are partial indexes on their id).
+        cursor.execute(sql, params, prepare=False)
         return cursor.fetchall()
 
 

@@ -10,7 +10,7 @@ from django.conf import settings as django_settings
 from django.db import connection
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from memories.recall import RecallQuery, recall_plan
+from memories.recall import RecallQuery, memories_recall, recall_plan
 from memories.services import user_purge
 from memories.tasks import refresh_user_indexes
 from memories.user_indexes import (
@@ -79,6 +79,35 @@ def test_a_big_user_gets_indexes_of_their_own_and_recall_uses_them(user_indexes)
     assert graph not in vector_side(SMALL)
     assert f"Bitmap Index Scan on {search}" in plan(BIG, "1234")
     assert search not in plan(SMALL, "123")
+
+
+def text_side(user_id: str, query: str) -> str:
+    return plan(user_id, query).split("Subquery Scan on matches")[1]
+
+
+def recalled(user_id: str, query: str) -> list[str]:
+    request = RecallQuery(user_id=user_id, query=query, memory_types=("fact",))
+    return [hit.memory.content for hit in memories_recall(request=request)]
+
+
+def test_the_text_side_uses_the_users_own_text_index_or_none(user_indexes):
+    """The shared GIN index would check the query against every user's rows; a user's own
+    index, or their own rows one by one, answer the same."""
+    insert_facts(BIG, 3000)
+    insert_facts(SMALL, 200)
+    _, search = names(BIG)
+    query = "memory 1234 12"
+    unindexed = recalled(BIG, query)
+    assert sorted(unindexed) == ["memory 12", "memory 1234"]
+    for user_id in (BIG, SMALL):
+        side = text_side(user_id, query)
+        assert "ts_match_vq(search_vector" in side and "memories_fact_search_vector_idx" not in side
+
+    user_indexes_refresh()
+    side = text_side(BIG, query)
+    assert f"Bitmap Index Scan on {search}" in side and "ts_match_vq" not in side
+    assert recalled(BIG, query) == unindexed
+    assert "ts_match_vq(search_vector" in text_side(SMALL, query)
 
 
 def test_memories_waiting_for_their_embedding_earn_the_text_index_only(user_indexes):
