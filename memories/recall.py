@@ -103,7 +103,7 @@ def text_branch_sql(memory_type: str, visible: str, *, own_index: bool) -> str:
     checked after): through the user's own GIN index when they have one, else by matching each
     of the user's rows, found by their btree index. Not through the shared GIN index: it
     checks the query against every user's rows holding any of its words, which grows with the
-    partition (24–48 ms a partition at 1M memories, for users with ~300 rows of a type)."""
+    partition (24–48 ms a partition at 1M memories, for users with 250–500 rows of a type)."""
     # ts_match_vq is the function behind @@: the same match, but not one an index can take.
     match = (
         "m.search_vector @@ q.candidates"
