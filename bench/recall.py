@@ -62,13 +62,12 @@ from memories.recall import (  # noqa: E402
     memories_recall,
     query_vector,
     recall_plan,
-    recall_run,
     vector_branch_sql,
     visible_sql,
 )
 from memories.services import content_md5  # noqa: E402
 from memories.user_indexes import user_indexes_refresh  # noqa: E402
-from memories.vectors import vector_cursor  # noqa: E402
+from memories.vectors import iterative_hnsw_scan, vector_cursor  # noqa: E402
 from neuromem_site.api.services import api_client_create  # noqa: E402
 
 storage_v2 = importlib.import_module("memories.migrations.0001_storage_v2")
@@ -201,6 +200,14 @@ def query_for(user_id: str, rng: random.Random) -> str:
     return " ".join(rng.sample(words, k=max(1, len(words) // 2)))
 
 
+def branch_rows(sql: str, params: dict) -> list[tuple]:
+    """A vector branch, run as recall runs it: with the iterative scan set."""
+    with transaction.atomic(), vector_cursor() as cursor:
+        iterative_hnsw_scan(cursor)
+        cursor.execute(sql, params, prepare=False)
+        return cursor.fetchall()
+
+
 def vector_recall_at_10(user_id: str, query: str) -> float:
     """The fact branch as recall runs it (RECALL_BRANCH_LIMIT candidates, ranked by distance),
     its top 10 against the exact top 10 (same filter, no index: a distance sort)."""
@@ -210,12 +217,12 @@ def vector_recall_at_10(user_id: str, query: str) -> float:
         "branch_limit": settings.RECALL_BRANCH_LIMIT,
     }
     approximate_sql = vector_branch_sql("fact", visible_sql(None))
-    ranked = sorted(recall_run(approximate_sql, params), key=lambda row: row[2])
+    ranked = sorted(branch_rows(approximate_sql, params), key=lambda row: row[2])
     approximate = {row[0] for row in ranked[:10]}
     exact_sql = approximate_sql.replace(
         "ORDER BY m.embedding <=> %(vector)b", "ORDER BY (m.embedding <=> %(vector)b) + 0"
     )
-    exact = {row[0] for row in recall_run(exact_sql, {**params, "branch_limit": 10})}
+    exact = {row[0] for row in branch_rows(exact_sql, {**params, "branch_limit": 10})}
     return len(approximate & exact) / len(exact) if exact else 1.0
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -27,8 +28,8 @@ from pgvector import HalfVector
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
 from memories.selectors import trait_field
-from memories.user_indexes import user_text_indexed_types
-from memories.vectors import iterative_hnsw_scan, vector_cursor
+from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
+from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
 
 log = logging.getLogger("neuromem.recall")
 
@@ -106,15 +107,14 @@ def text_branch_sql(memory_type: str, visible: str, *, own_index: bool) -> str:
     partition (24–48 ms a partition at 1M memories, for users with 250–500 rows of a type)."""
     # ts_match_vq is the function behind @@: the same match, but not one an index can take.
     match = (
-        "m.search_vector @@ q.candidates"
+        "m.search_vector @@ %(candidates)s::tsquery"
         if own_index
-        else "ts_match_vq(m.search_vector, q.candidates)"
+        else "ts_match_vq(m.search_vector, %(candidates)s::tsquery)"
     )
     return f"""(
         SELECT m.id, m.memory_type, m.search_vector
-        FROM memories m, query q
-        WHERE cardinality(q.lexemes) > 0 AND {_branch_filters(memory_type)}
-          AND {match} AND {visible})"""
+        FROM memories m
+        WHERE {_branch_filters(memory_type)} AND {match} AND {visible})"""
 
 
 # What a hit carries of its memory: every column but the two that are only for searching.
@@ -130,9 +130,11 @@ def recall_sql(
     memory_types: tuple[str, ...],
     as_of: datetime | None,
     vector: bool,
+    text: bool,
     text_indexed_types: set[str],
 ) -> str:
-    """`text_indexed_types`: the memory types for which the user has a text index of their own."""
+    """`vector` / `text`: whether there is a query vector / are query lexemes;
+    `text_indexed_types`: the memory types for which the user has a text index of their own."""
     visible = visible_sql(as_of)
     # The hits' memory rows come with the scores (m_<column>: id, importance... are also score
     # columns), saving a second query over four partitions.
@@ -144,19 +146,17 @@ def recall_sql(
         if vector
         else "SELECT NULL::uuid AS id, NULL::text AS memory_type, NULL::float8 AS distance LIMIT 0"
     )
-    text_branches = " UNION ALL ".join(
-        text_branch_sql(memory_type, visible, own_index=memory_type in text_indexed_types)
-        for memory_type in memory_types
+    text_branches = (
+        " UNION ALL ".join(
+            text_branch_sql(memory_type, visible, own_index=memory_type in text_indexed_types)
+            for memory_type in memory_types
+        )
+        if text
+        else "SELECT NULL::uuid AS id, NULL::text AS memory_type, NULL::tsvector AS search_vector"
+        " LIMIT 0"
     )
-    # `query` is inlined where it is used (NOT MATERIALIZED): its functions are immutable, so
-    # the planner computes the tsqueries and plans the text branches for them.
     return f"""
-    WITH query AS NOT MATERIALIZED (
-        SELECT neuromem_search_lexemes(%(query)s) AS lexemes,
-               neuromem_search_query(%(query)s) AS tsquery,
-               neuromem_search_candidates(%(query)s, %(min_coverage)s) AS candidates
-    ),
-    vector_hits AS MATERIALIZED ({branches}),
+    WITH vector_hits AS MATERIALIZED ({branches}),
     vector_side AS (
         SELECT id, memory_type, 1 - distance AS similarity,
                row_number() OVER (PARTITION BY memory_type ORDER BY distance) AS vector_rank
@@ -169,10 +169,10 @@ def recall_sql(
             SELECT * FROM (
                 SELECT t.id, t.memory_type,
                        (length(t.search_vector)
-                        - length(ts_delete(t.search_vector, q.lexemes)))::float8
-                           / cardinality(q.lexemes) AS coverage,
-                       ts_rank(t.search_vector, q.tsquery, 1) AS text_score
-                FROM ({text_branches}) t, query q
+                        - length(ts_delete(t.search_vector, %(lexemes)s::text[])))::float8
+                           / cardinality(%(lexemes)s::text[]) AS coverage,
+                       ts_rank(t.search_vector, %(tsquery)s::tsquery, 1) AS text_score
+                FROM ({text_branches}) t
             ) scored
             WHERE coverage >= %(min_coverage)s
             ORDER BY coverage DESC, text_score DESC, id
@@ -227,44 +227,80 @@ def query_vector(query: str) -> HalfVector | None:
         return None
 
 
-def _recall_statement(request: RecallQuery) -> tuple[str, dict]:
-    vector = query_vector(request.query)
-    params = {
-        "user_id": request.user_id,
-        "query": request.query,
-        "vector": vector,
-        "trait_stages": [str(stage) for stage in RECALLED_TRAIT_STAGES],
-        "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
-        "min_similarity": settings.RECALL_MIN_SIMILARITY,
-        "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
-        "now": request.as_of or timezone.now(),
-        "as_of": request.as_of,
-        "limit": request.limit,
+@dataclass(frozen=True)
+class SearchTerms:
+    """The query as the text side uses it (migrations 0003 and 0006)."""
+
+    lexemes: list[str]
+    tsquery: str
+    candidates: str
+
+
+def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[SearchTerms, set[str]]:
+    """Recall's first round trip: the transaction's iterative-scan settings, the query's search
+    terms, and the memory types for which the user has a text index of their own. The terms go
+    to the statement as values: as functions there, the planner evaluated them in every text
+    branch (~1 ms of planning)."""
+    search_indexes = {
+        user_index_name(user_id=request.user_id, memory_type=memory_type, kind="search"): (
+            memory_type
+        )
+        for memory_type in request.memory_types
     }
-    sql = recall_sql(
-        memory_types=request.memory_types,
-        as_of=request.as_of,
-        vector=vector is not None,
-        text_indexed_types=user_text_indexed_types(
-            user_id=request.user_id, memory_types=request.memory_types
-        ),
+    cursor.execute(
+        f"""
+        SELECT {ITERATIVE_SCAN_SQL},
+               neuromem_search_lexemes(%(query)s), neuromem_search_query(%(query)s)::text,
+               neuromem_search_candidates(%(query)s, %(min_coverage)s)::text, {VALID_INDEXES_SQL}
+        """,
+        {
+            **iterative_scan_params(),
+            "query": request.query,
+            "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
+            "index_names": list(search_indexes),
+        },
     )
-    return sql, params
+    *_, lexemes, tsquery, candidates, valid_indexes = cursor.fetchone()
+    terms = SearchTerms(lexemes=lexemes, tsquery=tsquery, candidates=candidates)
+    return terms, {search_indexes[name] for name in valid_indexes}
 
 
-def recall_run(sql: str, params: dict) -> list[tuple]:
+def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
+    vector = query_vector(request.query)
     with transaction.atomic(), vector_cursor() as cursor:
-        iterative_hnsw_scan(cursor)
+        terms, text_indexed_types = _recall_prepare(cursor, request)
+        sql = recall_sql(
+            memory_types=request.memory_types,
+            as_of=request.as_of,
+            vector=vector is not None,
+            text=bool(terms.lexemes),
+            text_indexed_types=text_indexed_types,
+        )
+        params = {
+            "user_id": request.user_id,
+            "vector": vector,
+            "lexemes": terms.lexemes,
+            "tsquery": terms.tsquery,
+            "candidates": terms.candidates,
+            "trait_stages": [str(stage) for stage in RECALLED_TRAIT_STAGES],
+            "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
+            "min_similarity": settings.RECALL_MIN_SIMILARITY,
+            "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
+            "now": request.as_of or timezone.now(),
+            "as_of": request.as_of,
+            "limit": request.limit,
+        }
         # Never a prepared statement's generic plan: the plan is made for this user (their own
-        # indexes are partial indexes on their id).
-        cursor.execute(sql, params, prepare=False)
+        # indexes are partial indexes on their id) and these terms.
+        cursor.execute(
+            f"EXPLAIN (ANALYZE, COSTS OFF) {sql}" if explain else sql, params, prepare=False
+        )
         return cursor.fetchall()
 
 
 def recall_plan(*, request: RecallQuery) -> str:
     """The plan PostgreSQL chooses for this recall (EXPLAIN ANALYZE), for tests and benchmarks."""
-    sql, params = _recall_statement(request)
-    plan = "\n".join(row[0] for row in recall_run(f"EXPLAIN (ANALYZE, COSTS OFF) {sql}", params))
+    plan = "\n".join(row[0] for row in _recall_rows(request, explain=True))
     return VECTOR_LITERAL.sub("'[…]'::halfvec", plan)  # 1,024 numbers say nothing here
 
 
@@ -314,7 +350,7 @@ def memories_recall(*, request: RecallQuery) -> list[RecallHit]:
             trait_stage,
             score,
             *memory,
-        ) in recall_run(*_recall_statement(request))
+        ) in _recall_rows(request)
     ]
 
 

@@ -19,7 +19,7 @@ with at least USER_INDEX_MIN_MEMORIES memories of a type gets two on that partit
 Recall's query is planned with the user id's value, so PostgreSQL sees that the user's own
 indexes answer it, and picks them (smaller, no filtering). Users below that size are served
 well by their btree index: an exact sort for the vector side and, for the text side, a match
-on each of their rows (recall asks `user_text_indexed_types` which kind of user it serves).
+on each of their rows (recall looks up which of the user's indexes exist, VALID_INDEXES_SQL).
 
 Beat runs `user_indexes_refresh` every USER_INDEX_REFRESH_INTERVAL: it builds the missing
 indexes (CONCURRENTLY: writes go on meanwhile) and drops those of users who fell below half
@@ -30,7 +30,6 @@ plan considers them.
 
 import hashlib
 import logging
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -144,20 +143,12 @@ def user_indexes_refresh() -> UserIndexChanges:
     return UserIndexChanges(built=built, dropped=dropped)
 
 
-def user_text_indexed_types(*, user_id: str, memory_types: Iterable[str]) -> set[str]:
-    """The memory types for which the user has a valid text index of their own."""
-    names = {
-        user_index_name(user_id=user_id, memory_type=memory_type, kind="search"): memory_type
-        for memory_type in memory_types
-    }
-    connection.ensure_connection()
-    with connection.connection.cursor() as cursor:  # psycopg's: a fraction of the ORM's cost
-        cursor.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
-            " WHERE c.relname = ANY(%s) AND i.indisvalid",
-            [list(names)],
-        )
-        return {names[name] for (name,) in cursor.fetchall()}
+# The valid ones among %(index_names)s (an interrupted CONCURRENTLY build leaves an invalid
+# one): a SELECT list fragment for recall's first round trip.
+VALID_INDEXES_SQL = (
+    "ARRAY(SELECT c.relname::text FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+    " WHERE c.relname = ANY(%(index_names)s) AND i.indisvalid)"
+)
 
 
 def _run(statement: sql.Composed) -> None:

@@ -38,14 +38,21 @@ def vector_cursor() -> Iterator[psycopg.Cursor]:
         cursor.close()
 
 
+# For the rest of the transaction: HNSW scans go on past other users' rows until they have k
+# of this user's (pgvector 0.8 iterative scan), with RECALL_EF_SEARCH candidates. A SELECT list
+# fragment, so that recall sets them in the round trip it makes anyway.
+ITERATIVE_SCAN_SQL = (
+    "set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+    " set_config('hnsw.ef_search', %(ef_search)s, true)"
+)
+
+
+def iterative_scan_params() -> dict[str, str]:
+    return {"ef_search": str(settings.RECALL_EF_SEARCH)}
+
+
 def iterative_hnsw_scan(cursor: psycopg.Cursor) -> None:
-    """For the rest of the transaction: HNSW scans go on past other users' rows until they
-    have k of this user's (pgvector 0.8 iterative scan), with RECALL_EF_SEARCH candidates."""
-    cursor.execute(
-        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-        " set_config('hnsw.ef_search', %s, true)",
-        [str(settings.RECALL_EF_SEARCH)],
-    )
+    cursor.execute(f"SELECT {ITERATIVE_SCAN_SQL}", iterative_scan_params())
 
 
 def copy_memories(memories: list[Memory]) -> None:

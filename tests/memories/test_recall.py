@@ -109,6 +109,13 @@ def test_a_question_about_something_never_mentioned_returns_nothing():
     assert recall("Do I own a car?") == []
 
 
+def test_a_query_of_stop_words_only_is_answered_by_the_vector_side():
+    remember("To be or not to be", *ENGLISH)
+    hits = recall("to be, or not to be?")  # no lexeme: the text side has nothing to match
+    assert contents(hits) == ["To be or not to be"]
+    assert (hits[0].vector_rank, hits[0].text_rank) == (1, None)
+
+
 def test_the_text_side_ranks_only_memories_that_reach_the_text_floor(settings):
     settings.RECALL_MIN_SIMILARITY = -1  # every vector neighbour comes back: text ranks show
     remember("violin lessons on tuesday", "violin repair shop downtown")
