@@ -240,7 +240,7 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
     """Recall's first round trip: the transaction's iterative-scan settings, the query's search
     terms, and the memory types for which the user has a text index of their own. The terms go
     to the statement as values: as functions there, the planner evaluated them in every text
-    branch (~1 ms of planning)."""
+    branch (planning 5.0–6.8 ms on the 1M benchmark, 3.5 ms with values)."""
     search_indexes = {
         user_index_name(user_id=request.user_id, memory_type=memory_type, kind="search"): (
             memory_type
