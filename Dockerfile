@@ -22,4 +22,6 @@ RUN pip install -e . \
 
 USER neuromem
 EXPOSE 8000
-CMD ["gunicorn", "neuromem_site.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+# neuromem_site/gunicorn_conf.py: workers (WEB_CONCURRENCY), timeouts, JSON error pages.
+ENV WEB_CONCURRENCY=3
+CMD ["gunicorn", "--config", "python:neuromem_site.gunicorn_conf", "--bind", "0.0.0.0:8000", "neuromem_site.wsgi:application"]

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client manage schema bench-ingest bench-recall
+.PHONY: install run test lint superuser api-client manage schema bench-ingest bench-recall fuzz
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -48,6 +48,11 @@ bench-ingest: $(STAMP)
 
 bench-recall: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/recall.py $(ARGS)
+
+## schemathesis over the whole OpenAPI schema as a staff and a prefixed client, on throw-away
+## embedded services (scripts/fuzz.py; docs/security.md): make fuzz [ARGS="--max-time 60"]
+fuzz: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python scripts/fuzz.py $(ARGS)
 
 ## Write the OpenAPI schema to docs/openapi.yaml
 schema: $(STAMP)

@@ -5,6 +5,7 @@ from functools import reduce
 from operator import or_
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -22,9 +23,14 @@ from memories.services import (
 )
 from neuromem_site.api.envelope import Conflict, NotFound
 from neuromem_site.api.models import ApiClient
+from neuromem_site.validation import json_problem, user_id_problem
 
 
 def session_open(*, user_id: str, metadata: dict[str, Any] | None = None) -> ConversationSession:
+    problems = {"user_id": user_id_problem(user_id), "metadata": json_problem(metadata or {})}
+    for name, problem in problems.items():
+        if problem is not None:
+            raise ValidationError({name: [problem]})
     return ConversationSession.objects.create(user_id=user_id, metadata=metadata or {})
 
 

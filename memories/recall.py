@@ -158,7 +158,8 @@ def recall_sql(
     return f"""
     WITH vector_hits AS MATERIALIZED ({branches}),
     vector_side AS (
-        SELECT id, memory_type, 1 - distance AS similarity,
+        -- A zero vector has no cosine: NaN, which PostgreSQL sorts above every number.
+        SELECT id, memory_type, 1 - nullif(distance, 'NaN') AS similarity,
                row_number() OVER (PARTITION BY memory_type ORDER BY distance) AS vector_rank
         FROM vector_hits
     ),
@@ -191,9 +192,10 @@ def recall_sql(
     boosted AS (
         SELECT f.*, {memory_columns},
                -- 0–0.15: 30-day decay, slower for emotionally arousing memories (arousal 0–1)
-               0.15 * exp(
-                   -greatest(extract(epoch FROM %(now)s - coalesce(m.valid_at, m.created_at)), 0)
-                   / (2592000.0 * (1 + a.arousal * 0.5))) AS recency,
+               -- (the exponent stops at -700: exp() of less underflows, an error in SQL)
+               0.15 * exp(-least(
+                   greatest(extract(epoch FROM %(now)s - coalesce(m.valid_at, m.created_at)), 0)
+                   / (2592000.0 * (1 + a.arousal * 0.5)), 700)) AS recency,
                0.15 * coalesce(m.importance, 0.5) AS importance,
                CASE WHEN m.memory_type <> 'trait' THEN 0
                     WHEN {TRAIT_STAGE} = 'core' THEN 0.25

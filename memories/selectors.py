@@ -5,6 +5,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Q, QuerySet
+from django.db.models.functions import Coalesce
 
 from memories.models import (
     ConversationMessage,
@@ -81,8 +82,20 @@ def memories_as_of(queryset: QuerySet[Memory], as_of: datetime) -> QuerySet[Memo
     )
 
 
+# sort_by → what to order by. Rows from V1 may have no valid_at; a cursor cannot hold a NULL
+# position, so they sort by when they were recorded.
+MEMORY_SORT_FIELDS = {
+    "created_at": "created_at",
+    "score": "score",
+    "importance": "importance",
+    "valid_at": "valid_at_or_created",
+}
+
+
 def memory_list(*, client: ApiClient, filters: dict[str, Any]) -> QuerySet[Memory]:
-    queryset = memories_visible_to(client)
+    queryset = memories_visible_to(client).annotate(
+        valid_at_or_created=Coalesce("valid_at", "created_at")
+    )
     for name in ("user_id", "memory_type", "key"):
         if filters.get(name):
             queryset = queryset.filter(**{name: filters[name]})

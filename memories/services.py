@@ -7,6 +7,7 @@ serialised by a transaction-scoped advisory lock, so concurrent identical writes
 """
 
 import hashlib
+import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -20,6 +21,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import F
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from pgvector import HalfVector
@@ -48,7 +50,16 @@ from memories.vectors import (
 )
 from neuromem_site.api.envelope import Conflict
 from neuromem_site.db.actor import set_actor
+from neuromem_site.validation import (
+    embedding_problem,
+    float4,
+    json_problem,
+    text_problem,
+    user_id_problem,
+)
 from reflection.models import ReflectionCycle, TraitEvidence
+
+log = logging.getLogger("neuromem.embeddings")
 
 TREND_WINDOW = timedelta(days=30)
 EMBED_TASK_SIZE = 100
@@ -103,7 +114,11 @@ def _number(kind: type) -> Any:
     def parse(value: Any) -> int | float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError("must be a number")
-        return kind(value)
+        if kind is int:
+            if not -(2**31) <= value < 2**31:
+                raise ValueError("is out of range")
+            return int(value)
+        return float4(value)  # a `real` column
 
     return parse
 
@@ -202,7 +217,11 @@ def with_local_vectors(memories: list[Memory]) -> None:
 
 
 def schedule_embeddings(memory_ids: list[uuid.UUID]) -> None:
-    """After commit, hand the new memories to the worker, 100 to a task."""
+    """After commit, hand the new memories to the worker, 100 to a task.
+
+    Never fails the write, which is committed by then: a publish gets one short attempt
+    (REDIS_SOCKET_TIMEOUT, CELERY_TASK_PUBLISH_RETRY_POLICY), and memories whose task could
+    not be published stay `pending` for beat's requeue job (embeddings_requeue_stale)."""
     ids = [str(memory_id) for memory_id in memory_ids]
     if not ids:
         return
@@ -210,7 +229,15 @@ def schedule_embeddings(memory_ids: list[uuid.UUID]) -> None:
 
     def enqueue() -> None:
         for start in range(0, len(ids), EMBED_TASK_SIZE):
-            embed_memories.delay(ids[start : start + EMBED_TASK_SIZE])
+            try:
+                embed_memories.delay(ids[start : start + EMBED_TASK_SIZE])
+            except Exception:  # kombu/redis errors alike: the broker is down or hung
+                log.warning(
+                    "%d memories left pending for the requeue job: broker unavailable",
+                    len(ids) - start,
+                    exc_info=True,
+                )
+                return  # the next publish would only wait out the same timeout
 
     transaction.on_commit(enqueue)
 
@@ -294,7 +321,7 @@ def _near_duplicates_exact(candidates: list[Candidate]) -> dict[int, uuid.UUID]:
                   AND content_hash <> i.content_hash
                 ORDER BY embedding <=> i.vector LIMIT 1
             ) m
-            WHERE 1 - m.distance > %s
+            WHERE 1 - m.distance > %s AND m.distance <> 'NaN'
             """,
             [
                 [c.index for c in candidates],
@@ -327,7 +354,7 @@ def _near_duplicate_indexed(cursor: psycopg.Cursor, candidate: Candidate) -> uui
              WHERE {current} AND embedding_status = 'pending' AND embedding IS NOT NULL
              ORDER BY 2 LIMIT 1)
         ) nearest
-        WHERE 1 - distance > %(similarity)s
+        WHERE 1 - distance > %(similarity)s AND distance <> 'NaN'
         ORDER BY distance LIMIT 1
         """,
         {
@@ -345,16 +372,53 @@ def _near_duplicate_indexed(cursor: psycopg.Cursor, candidate: Candidate) -> uui
 # --- Writes ------------------------------------------------------------------------------------
 
 
+def foreign_references(items: dict[int, MemoryInput]) -> dict[int, ValidationError]:
+    """The items citing a session, message or episode (a session or a memory) that is not
+    their own end user's: index → error. Otherwise one client could attach its memories to
+    another's end users, whose export would then show them and whose purge delete them."""
+    sessions = {item.session_id for item in items.values() if item.session_id}
+    episodes = {episode for item in items.values() for episode in item.source_episode_ids or ()}
+    messages = {item.conversation_id for item in items.values() if item.conversation_id}
+    if not (sessions or episodes or messages):
+        return {}
+    session_owners = dict(
+        ConversationSession.objects.filter(pk__in=sessions | episodes).values_list("id", "user_id")
+    )
+    episode_owners = session_owners | dict(
+        Memory.objects.filter(pk__in=episodes - session_owners.keys()).values_list("id", "user_id")
+    )
+    message_sessions = dict(
+        ConversationMessage.objects.filter(pk__in=messages).values_list("id", "session_id")
+    )
+    errors = {}
+    for index, item in items.items():
+        if item.session_id and session_owners.get(item.session_id) != item.user_id:
+            problem = ("session_id", f"No session '{item.session_id}' for this user.")
+        elif any(episode_owners.get(e) != item.user_id for e in item.source_episode_ids or ()):
+            problem = ("source_episode_ids", "Each must be a session or memory of this user.")
+        elif item.conversation_id and message_sessions.get(item.conversation_id) != (
+            item.session_id
+        ):
+            problem = ("conversation_id", "Must be a message of the session.")
+        else:
+            continue
+        errors[index] = ValidationError({problem[0]: [problem[1]]})
+    return errors
+
+
 def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version: int = 1) -> Memory:
     """An unsaved memory (validated) for `item`."""
-    if item.embedding is not None and len(item.embedding) != settings.EMBEDDING_DIM:
-        raise ValidationError(
-            {
-                "embedding": [
-                    f"Expected {settings.EMBEDDING_DIM} dimensions, got {len(item.embedding)}."
-                ]
-            }
-        )
+    problems = {
+        "user_id": user_id_problem(item.user_id),
+        "content": text_problem(item.content),
+        "metadata": json_problem(metadata),
+        "embedding": None
+        if item.embedding is None
+        else embedding_problem(item.embedding, dimensions=settings.EMBEDDING_DIM),
+    }
+    for name, problem in problems.items():
+        if problem is not None:
+            raise ValidationError({name: [problem]})
     episodes = list(item.source_episode_ids or [])
     if item.session_id and item.session_id not in episodes:
         episodes.append(item.session_id)
@@ -446,6 +510,9 @@ def memory_add_many(*, items: list[MemoryInput], actor: str) -> list[WriteResult
             prepared[index] = _memory_row(item=item, memory_type=memory_type, metadata=metadata)
         except ValidationError as error:
             results[index] = error
+    for index, error in foreign_references({i: items[i] for i in prepared}).items():
+        del prepared[index]
+        results[index] = error
     lock_user_types({(memory.user_id, memory.memory_type) for memory in prepared.values()})
 
     # NOOP: the user already holds this content as a current memory of this type (or an
@@ -625,6 +692,26 @@ def memories_embedding_failed(*, memory_ids: list[uuid.UUID]) -> None:
     Memory.objects.filter(pk__in=memory_ids, embedding_status=EmbeddingStatus.PENDING).update(
         embedding_status=EmbeddingStatus.FAILED
     )
+
+
+def embeddings_requeue_stale(*, older_than: timedelta, limit: int = 10_000) -> int:
+    """Hand memories `pending` for longer than `older_than` (since their last change) to the
+    worker again, oldest first, at most `limit`; answers how many. Their task was never
+    published (broker down at commit) or was lost. A duplicate task costs one query (the embed
+    task skips ready memories), so two runs at once are safe."""
+    from memories.tasks import embed_memories
+
+    ids = [
+        str(memory_id)
+        for memory_id in Memory.objects.filter(embedding_status=EmbeddingStatus.PENDING)
+        .annotate(changed_at=Coalesce("updated_at", "created_at"))
+        .filter(changed_at__lt=timezone.now() - older_than)
+        .order_by("changed_at")
+        .values_list("id", flat=True)[:limit]
+    ]
+    for start in range(0, len(ids), EMBED_TASK_SIZE):
+        embed_memories.delay(ids[start : start + EMBED_TASK_SIZE])
+    return len(ids)
 
 
 # --- User data rights --------------------------------------------------------------------------

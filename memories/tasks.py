@@ -1,17 +1,25 @@
 import logging
+from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
 
 from memories.access import accesses_flush
 from memories.embeddings import EmbeddingError
-from memories.services import memories_embed, memories_embedding_failed
+from memories.services import embeddings_requeue_stale, memories_embed, memories_embedding_failed
 from memories.user_indexes import user_indexes_refresh
 
 log = logging.getLogger(__name__)
 
+# Acknowledged after the work (CELERY_TASK_ACKS_LATE), so a task must end well inside the
+# broker's visibility timeout, which is sized from TASK_TIME_LIMIT.
+LATE_ACK_LIMITS = {
+    "soft_time_limit": settings.TASK_TIME_LIMIT * 4 // 5,
+    "time_limit": settings.TASK_TIME_LIMIT,
+}
 
-@shared_task(bind=True, acks_late=True, soft_time_limit=240, time_limit=300)
+
+@shared_task(bind=True, acks_late=True, **LATE_ACK_LIMITS)
 def embed_memories(self, memory_ids: list[str]) -> int:
     """Embed pending memories (up to 100 a task). A failing provider is retried with
     exponential backoff; after EMBEDDING_MAX_RETRIES the memories are marked `failed`
@@ -28,13 +36,22 @@ def embed_memories(self, memory_ids: list[str]) -> int:
         ) from error
 
 
-@shared_task(acks_late=True, soft_time_limit=240, time_limit=300)
+@shared_task(acks_late=True, **LATE_ACK_LIMITS)
 def flush_accesses() -> int:
     """Beat, every ACCESS_FLUSH_INTERVAL: write the access counts collected in Redis."""
     return accesses_flush()
 
 
-@shared_task(acks_late=True, soft_time_limit=3300, time_limit=3500)
+@shared_task(acks_late=True, **LATE_ACK_LIMITS)
+def requeue_stale_embeddings() -> int:
+    """Beat, every EMBEDDING_REQUEUE_AFTER: hand memories pending longer than that to the
+    worker again. Safe to run twice at once (the embed task skips ready memories)."""
+    return embeddings_requeue_stale(older_than=timedelta(seconds=settings.EMBEDDING_REQUEUE_AFTER))
+
+
+# Acknowledged on delivery: its hour-long limit would otherwise set the visibility timeout
+# (how long a killed worker's tasks wait), and a lost run is redone by beat within the hour.
+@shared_task(acks_late=False, soft_time_limit=3300, time_limit=3500)
 def refresh_user_indexes() -> dict[str, list[str]]:
     """Beat, every USER_INDEX_REFRESH_INTERVAL: per-user HNSW graphs and text indexes for big
     users."""

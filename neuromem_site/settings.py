@@ -99,13 +99,19 @@ DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int(
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="") or embedded.redis_url(DATA_DIR)
+# Every Redis call (cache, rate limits, access counts, health, task publishing) answers within
+# this many seconds or counts as failed, so a hung Redis cannot hold a request (docs/security.md).
+REDIS_SOCKET_TIMEOUT = env.float("REDIS_SOCKET_TIMEOUT", default=1.0)
 
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "neuromem",
-        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        "OPTIONS": {
+            "socket_connect_timeout": REDIS_SOCKET_TIMEOUT,
+            "socket_timeout": REDIS_SOCKET_TIMEOUT,
+        },
     }
 }
 
@@ -114,7 +120,26 @@ CACHES = {
 CELERY_BROKER_URL = embedded.celery_redis_url(REDIS_URL)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
+# Tasks are acknowledged after their work; one whose pool process died (SIGKILL, OOM) goes back
+# to the queue instead of being acknowledged as failed.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# The longest a task acknowledged late may run (memories/tasks.py), seconds.
+TASK_TIME_LIMIT = env.int("TASK_TIME_LIMIT", default=300)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Redis hands out again a message left unacknowledged this long: the tasks of a killed
+    # worker come back. Twice the longest time limit, so a task still running is not doubled.
+    "visibility_timeout": 2 * TASK_TIME_LIMIT,
+    # Workers look for such messages every 10 s (kombu's default scans every 100 s).
+    "unacked_restore_interval": 10,
+    "unacked_restore_throttle": 1,
+    # A publish or control call to a hung Redis fails after this instead of waiting forever.
+    "socket_timeout": REDIS_SOCKET_TIMEOUT,
+    "socket_connect_timeout": REDIS_SOCKET_TIMEOUT,
+}
+# One attempt: a failed publish leaves its memories pending for the requeue job below instead
+# of holding the request (redis-py reconnects a stale pooled connection by itself).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 0}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -126,6 +151,9 @@ CELERY_BEAT_MAX_LOOP_INTERVAL = 5
 ACCESS_FLUSH_INTERVAL = env.int("ACCESS_FLUSH_INTERVAL", default=300)
 # Seconds between beat's builds of per-user indexes (memories/user_indexes.py).
 USER_INDEX_REFRESH_INTERVAL = env.int("USER_INDEX_REFRESH_INTERVAL", default=3600)
+# Memories still `pending` this long (seconds) are handed to the worker again, as often: their
+# task was never published (Redis down at commit) or was lost.
+EMBEDDING_REQUEUE_AFTER = env.int("EMBEDDING_REQUEUE_AFTER", default=600)
 CELERY_BEAT_SCHEDULE = {
     "flush-memory-accesses": {
         "task": "memories.tasks.flush_accesses",
@@ -135,11 +163,17 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memories.tasks.refresh_user_indexes",
         "schedule": USER_INDEX_REFRESH_INTERVAL,
     },
+    "requeue-stale-embeddings": {
+        "task": "memories.tasks.requeue_stale_embeddings",
+        "schedule": EMBEDDING_REQUEUE_AFTER,
+    },
 }
 
 # The health endpoint calls beat dead when its heartbeat is older than this.
 BEAT_HEARTBEAT_MAX_AGE = env.int("BEAT_HEARTBEAT_MAX_AGE", default=60)
 HEALTH_WORKER_PING_TIMEOUT = env.float("HEALTH_WORKER_PING_TIMEOUT", default=1.0)
+# Health answers within this many seconds whatever Redis does; a check still running then fails.
+HEALTH_TIMEOUT = env.float("HEALTH_TIMEOUT", default=3.0)
 
 # --- Domain ----------------------------------------------------------------------------------
 
@@ -161,6 +195,14 @@ EMBEDDING_RETRY_BACKOFF = env.float("EMBEDDING_RETRY_BACKOFF", default=2.0)
 
 MEMORY_MAX_CHARS = env.int("MEMORY_MAX_CHARS", default=10_000)
 MEMORY_BATCH_MAX = 1000
+METADATA_MAX_BYTES = env.int("METADATA_MAX_BYTES", default=16_384)
+# Request body caps, from the limits above: a memory's content at its worst as JSON (\uXXXX
+# escapes: 6 bytes a character), its embedding written as text (up to 26 bytes a number), its
+# metadata, and room for the other fields; a batch holds MEMORY_BATCH_MAX of them. Bigger
+# bodies answer 413 before they are read (neuromem_site/api/middleware.py).
+API_BODY_MAX_BYTES = 6 * MEMORY_MAX_CHARS + 26 * EMBEDDING_DIM + METADATA_MAX_BYTES + 4096
+API_BATCH_BODY_MAX_BYTES = MEMORY_BATCH_MAX * API_BODY_MAX_BYTES
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_BATCH_BODY_MAX_BYTES
 # Cosine similarity above which a new memory supersedes a current one (seed 002 §5.4).
 DEDUP_SIMILARITY = env.float("DEDUP_SIMILARITY", default=0.95)
 
@@ -203,7 +245,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["neuromem_site.api.envelope.EnvelopeJSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["neuromem_site.api.serializers.BoundedJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "neuromem_site.api.pagination.EnvelopeCursorPagination",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "neuromem_site.api.schema.EnvelopeAutoSchema",
@@ -226,6 +268,8 @@ SPECTACULAR_SETTINGS = {
         "neuromem_site.api.schema.add_error_responses",
     ],
     "COMPONENT_SPLIT_REQUEST": True,
+    # PATCH bodies are validated whole (`version` is required), not as partial serializers.
+    "COMPONENT_SPLIT_PATCH": False,
     "ENUM_NAME_OVERRIDES": {
         "MemoryTypeEnum": "memories.models.MemoryType",
         "MemoryTypeInputEnum": "memories.api.serializers.MEMORY_TYPE_CHOICES",

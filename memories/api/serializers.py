@@ -15,7 +15,16 @@ from memories.recall import RecallHit
 from memories.selectors import STATES, memory_state, trait_field
 from memories.services import TRAIT_METADATA
 from neuromem_site.api.envelope import checked_range
-from neuromem_site.api.serializers import OutputModelSerializer, StrictInputSerializer
+from neuromem_site.api.serializers import (
+    Float4Field,
+    JsonObjectField,
+    OutputModelSerializer,
+    QueryInputSerializer,
+    StrictInputSerializer,
+    UserIdField,
+    is_number,
+)
+from neuromem_site.validation import embedding_problem
 
 MEMORY_TYPE_CHOICES = ["fact", "episodic", "trait", "document", *LEGACY_MEMORY_TYPES]
 
@@ -24,28 +33,21 @@ class EmbeddingField(serializers.ListField):
     child = serializers.FloatField()
 
     def to_internal_value(self, data):
+        if isinstance(data, list) and not all(map(is_number, data)):
+            raise serializers.ValidationError("Must be a list of numbers.")
         vector = super().to_internal_value(data)
-        if len(vector) != settings.EMBEDDING_DIM:
-            raise serializers.ValidationError(
-                f"Expected {settings.EMBEDDING_DIM} dimensions, got {len(vector)}."
-            )
+        problem = embedding_problem(vector, dimensions=settings.EMBEDDING_DIM)
+        if problem is not None:
+            raise serializers.ValidationError(problem)
         return vector
 
 
-class MetadataField(serializers.JSONField):
-    def to_internal_value(self, data):
-        value = super().to_internal_value(data)
-        if not isinstance(value, dict):
-            raise serializers.ValidationError("Must be a JSON object.")
-        return value
-
-
 class MemoryCreateInput(StrictInputSerializer):
-    user_id = serializers.CharField(max_length=255)
+    user_id = UserIdField()
     content = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
     memory_type = serializers.ChoiceField(MEMORY_TYPE_CHOICES)
-    metadata = MetadataField(required=False, default=dict)
-    importance = serializers.FloatField(required=False, min_value=0, max_value=1)
+    metadata = JsonObjectField(required=False, default=dict)
+    importance = Float4Field(required=False, min_value=0, max_value=1)
     valid_at = serializers.DateTimeField(required=False)
     key = serializers.CharField(required=False, max_length=255, allow_null=True)
     embedding = EmbeddingField(required=False, allow_null=True)
@@ -59,9 +61,12 @@ class MemoryCreateInput(StrictInputSerializer):
 
 
 class MemoryBatchInput(StrictInputSerializer):
-    # Items are validated one by one in the view, so one bad item fails nothing else.
+    # Items are validated one by one in the view, so one bad item (`null` included) fails
+    # nothing else.
     items = serializers.ListField(
-        child=serializers.JSONField(), min_length=1, max_length=settings.MEMORY_BATCH_MAX
+        child=serializers.JSONField(allow_null=True),
+        min_length=1,
+        max_length=settings.MEMORY_BATCH_MAX,
     )
 
 
@@ -71,8 +76,8 @@ class MemoryUpdateInput(StrictInputSerializer):
         required=False, max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False
     )
     memory_type = serializers.ChoiceField(MEMORY_TYPE_CHOICES, required=False)
-    metadata = MetadataField(required=False)
-    importance = serializers.FloatField(required=False, min_value=0, max_value=1)
+    metadata = JsonObjectField(required=False)
+    importance = Float4Field(required=False, min_value=0, max_value=1)
     valid_at = serializers.DateTimeField(required=False)
     key = serializers.CharField(required=False, max_length=255, allow_null=True)
 
@@ -80,19 +85,19 @@ class MemoryUpdateInput(StrictInputSerializer):
 class MemorySupersedeInput(StrictInputSerializer):
     content = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
     version = serializers.IntegerField(min_value=1, required=False)
-    metadata = MetadataField(required=False)
+    metadata = JsonObjectField(required=False)
 
 
 class MemoryInvalidateInput(StrictInputSerializer):
     invalid_at = serializers.DateTimeField(required=False)
 
 
-class MemoryListInput(serializers.Serializer):
-    user_id = serializers.CharField(required=False, max_length=255)
+class MemoryListInput(QueryInputSerializer):
+    user_id = UserIdField(required=False)
     memory_type = serializers.ChoiceField(["fact", "episodic", "trait", "document"], required=False)
     state = serializers.CharField(required=False)
-    score_min = serializers.FloatField(required=False, min_value=0, max_value=100)
-    score_max = serializers.FloatField(required=False, min_value=0, max_value=100)
+    score_min = Float4Field(required=False, min_value=0, max_value=100)
+    score_max = Float4Field(required=False, min_value=0, max_value=100)
     include_all_states = serializers.BooleanField(required=False, default=False)
     include_expired = serializers.BooleanField(required=False, default=False)
     as_of = serializers.DateTimeField(required=False)
@@ -186,8 +191,8 @@ class HistoryOutput(serializers.Serializer):
 
 
 class SessionCreateInput(StrictInputSerializer):
-    user_id = serializers.CharField(max_length=255)
-    metadata = MetadataField(required=False, default=dict)
+    user_id = UserIdField()
+    metadata = JsonObjectField(required=False, default=dict)
 
 
 class SessionOutput(OutputModelSerializer):
@@ -208,7 +213,7 @@ class MessageOutput(OutputModelSerializer):
 
 
 class RecallInput(StrictInputSerializer):
-    user_id = serializers.CharField(max_length=255)
+    user_id = UserIdField()
     query = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
     limit = serializers.IntegerField(required=False, default=10)
     memory_types = serializers.ListField(
@@ -221,8 +226,8 @@ class RecallInput(StrictInputSerializer):
         return checked_limit(value)
 
 
-class SearchInput(serializers.Serializer):
-    user_id = serializers.CharField(max_length=255)
+class SearchInput(QueryInputSerializer):
+    user_id = UserIdField()
     q = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
     limit = serializers.IntegerField(required=False, default=10)
     memory_type = serializers.ChoiceField(MemoryType.values, required=False)

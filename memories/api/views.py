@@ -1,5 +1,6 @@
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
@@ -32,6 +33,7 @@ from memories.ingest import session_end, session_get_for_client, session_message
 from memories.models import MemoryType
 from memories.recall import RecallHit, RecallQuery, memories_recall, traits_active
 from memories.selectors import (
+    MEMORY_SORT_FIELDS,
     memory_get_for_client,
     memory_history,
     memory_list,
@@ -52,7 +54,7 @@ from memories.services import (
 )
 from neuromem_site.api.envelope import api_error_response
 from neuromem_site.api.pagination import EnvelopeCursorPagination
-from neuromem_site.api.permissions import UserIdInClientScope, user_access_check
+from neuromem_site.api.permissions import user_id_checked
 from neuromem_site.api.views import validated
 
 
@@ -74,26 +76,38 @@ WriteOutput = inline_serializer(
 
 
 class MemoryListCreateApi(APIView):
-    permission_classes = [*APIView.permission_classes, UserIdInClientScope]
-
     @extend_schema(
         request=MemoryCreateInput,
-        responses={201: WriteOutput, 200: OpenApiResponse(WriteOutput, "NOOP: already held")},
+        responses={
+            201: OpenApiResponse(WriteOutput, "ADD, or UPDATE (a near duplicate superseded)"),
+            200: OpenApiResponse(WriteOutput, "NOOP: already held"),
+            403: OpenApiResponse(description="user_id outside this client's prefixes"),
+        },
     )
     def post(self, request: Request) -> Response:
         data = validated(MemoryCreateInput, request.data)
+        user_id_checked(request, data["user_id"], write=True)
         result = memory_add(item=MemoryInput(**data), actor=request.user.name)
         code = status.HTTP_200_OK if result.operation == Operation.NOOP else status.HTTP_201_CREATED
         return Response(write_result(result), status=code)
 
-    @extend_schema(parameters=[MemoryListInput], responses=MemoryOutput(many=True))
+    @extend_schema(
+        parameters=[MemoryListInput],
+        responses={
+            200: MemoryOutput(many=True),
+            404: OpenApiResponse(description="user_id outside this client's prefixes"),
+        },
+    )
     def get(self, request: Request) -> Response:
         filters = validated(MemoryListInput, request.query_params)
-        if not request.user.is_staff and not filters.get("user_id"):
+        if filters.get("user_id") is not None:
+            user_id_checked(request, filters["user_id"], write=False)
+        elif not request.user.is_staff:
             raise serializers.ValidationError({"user_id": ["This filter is required."]})
         paginator = EnvelopeCursorPagination()
         paginator.ordering = (
-            ("-" if filters["sort_order"] == "desc" else "") + filters["sort_by"],
+            ("-" if filters["sort_order"] == "desc" else "")
+            + MEMORY_SORT_FIELDS[filters["sort_by"]],
             "-id",
         )
         page = paginator.paginate_queryset(
@@ -104,6 +118,8 @@ class MemoryListCreateApi(APIView):
 
 
 class MemoryBatchApi(APIView):
+    max_body_bytes = settings.API_BATCH_BODY_MAX_BYTES  # see ApiErrorEnvelopeMiddleware
+
     @extend_schema(
         request=MemoryBatchInput,
         responses=inline_serializer(
@@ -120,10 +136,8 @@ class MemoryBatchApi(APIView):
                 errors[index] = api_error_response(serializers.ValidationError(serializer.errors))
                 continue
             try:
-                user_access_check(
-                    client=request.user, user_id=serializer.validated_data["user_id"], write=True
-                )
-            except exceptions.APIException as error:  # FORBIDDEN for this item only
+                user_id_checked(request, serializer.validated_data["user_id"], write=True)
+            except exceptions.APIException as error:  # for this item only
                 errors[index] = api_error_response(error)
                 continue
             items.append((index, MemoryInput(**serializer.validated_data)))
@@ -150,13 +164,31 @@ class MemoryBatchApi(APIView):
 
 
 class MemoryDetailApi(APIView):
-    @extend_schema(responses=MemoryOutput)
+    @extend_schema(
+        parameters=[
+            inline_serializer(
+                "MemoryInclude",
+                {
+                    "include": serializers.CharField(
+                        required=False, allow_blank=True, help_text="`embedding`; others ignored"
+                    )
+                },
+            )
+        ],
+        responses=MemoryOutput,
+    )
     def get(self, request: Request, memory_id: str) -> Response:
         memory = memory_get_for_client(client=request.user, memory_id=memory_id)
         context = {"include_embedding": request.query_params.get("include") == "embedding"}
         return Response(MemoryOutput(memory, context=context).data)
 
-    @extend_schema(request=MemoryUpdateInput, responses=MemoryOutput)
+    @extend_schema(
+        request=MemoryUpdateInput,
+        responses={
+            200: MemoryOutput,
+            409: OpenApiResponse(description="`version` is stale (`current_version`) or deleted"),
+        },
+    )
     def patch(self, request: Request, memory_id: str) -> Response:
         memory = memory_get_for_client(client=request.user, memory_id=memory_id)
         data = validated(MemoryUpdateInput, request.data)
@@ -166,14 +198,20 @@ class MemoryDetailApi(APIView):
         )
         return Response(MemoryOutput(updated).data)
 
-    @extend_schema(responses=MemoryOutput)
+    @extend_schema(responses={200: OpenApiResponse(MemoryOutput, "The memory, now expired")})
     def delete(self, request: Request, memory_id: str) -> Response:
         memory = memory_get_for_client(client=request.user, memory_id=memory_id)
         return Response(MemoryOutput(memory_delete(memory=memory, actor=request.user.name)).data)
 
 
 class MemorySupersedeApi(APIView):
-    @extend_schema(request=MemorySupersedeInput, responses={201: MemoryOutput})
+    @extend_schema(
+        request=MemorySupersedeInput,
+        responses={
+            201: OpenApiResponse(MemoryOutput, "The new version"),
+            409: OpenApiResponse(description="`version` is stale, or the memory is not current"),
+        },
+    )
     def post(self, request: Request, memory_id: str) -> Response:
         memory = memory_get_for_client(client=request.user, memory_id=memory_id)
         data = validated(MemorySupersedeInput, request.data)
@@ -188,7 +226,13 @@ class MemorySupersedeApi(APIView):
 
 
 class MemoryInvalidateApi(APIView):
-    @extend_schema(request=MemoryInvalidateInput, responses=MemoryOutput)
+    @extend_schema(
+        request=MemoryInvalidateInput,
+        responses={
+            200: MemoryOutput,
+            409: OpenApiResponse(description="The memory is no longer current"),
+        },
+    )
     def post(self, request: Request, memory_id: str) -> Response:
         memory = memory_get_for_client(client=request.user, memory_id=memory_id)
         data = validated(MemoryInvalidateInput, request.data)
@@ -213,18 +257,41 @@ class MemoryVersionsApi(APIView):
 
 
 class UserApi(APIView):
-    permission_classes = [*APIView.permission_classes, UserIdInClientScope]
-
-    @extend_schema(responses=inline_serializer("UserPurge", {"deleted": serializers.DictField()}))
+    @extend_schema(
+        responses={
+            200: inline_serializer(
+                "UserPurge",
+                {
+                    "user_id": serializers.CharField(),
+                    "deleted": serializers.DictField(child=serializers.IntegerField()),
+                },
+            ),
+            403: OpenApiResponse(description="user_id outside this client's prefixes"),
+        }
+    )
     def delete(self, request: Request, user_id: str) -> Response:
+        user_id_checked(request, user_id, write=True)
         return Response({"user_id": user_id, "deleted": user_purge(user_id=user_id)})
 
 
 class UserExportApi(APIView):
-    permission_classes = [*APIView.permission_classes, UserIdInClientScope]
-
-    @extend_schema(responses=inline_serializer("UserExport", {"memories": MemoryOutput(many=True)}))
+    @extend_schema(
+        responses=inline_serializer(
+            "UserExport",
+            {
+                "user_id": serializers.CharField(),
+                "memories": MemoryOutput(many=True),
+                "history": HistoryOutput(many=True),
+                "evidence": serializers.ListField(child=serializers.DictField()),
+                "sources": serializers.ListField(child=serializers.DictField()),
+                "sessions": SessionOutput(many=True),
+                "messages": MessageOutput(many=True),
+                "cycles": serializers.ListField(child=serializers.DictField()),
+            },
+        )
+    )
     def get(self, request: Request, user_id: str) -> Response:
+        user_id_checked(request, user_id, write=False)
         export = user_export(user_id=user_id)
         return Response(
             {
@@ -268,11 +335,16 @@ class UserExportApi(APIView):
 
 
 class SessionCreateApi(APIView):
-    permission_classes = [*APIView.permission_classes, UserIdInClientScope]
-
-    @extend_schema(request=SessionCreateInput, responses={201: SessionOutput})
+    @extend_schema(
+        request=SessionCreateInput,
+        responses={
+            201: SessionOutput,
+            403: OpenApiResponse(description="user_id outside this client's prefixes"),
+        },
+    )
     def post(self, request: Request) -> Response:
         data = validated(SessionCreateInput, request.data)
+        user_id_checked(request, data["user_id"], write=True)
         session = session_open(user_id=data["user_id"], metadata=data["metadata"])
         return Response(SessionOutput(session).data, status=status.HTTP_201_CREATED)
 
@@ -287,7 +359,8 @@ class SessionMessageApi(APIView):
                     "message": MessageOutput(),
                     "memories": serializers.ListField(child=serializers.DictField()),
                 },
-            )
+            ),
+            409: OpenApiResponse(description="The session has ended"),
         },
     )
     def post(self, request: Request, session_id: str) -> Response:
@@ -314,14 +387,20 @@ class SessionEndApi(APIView):
 
 def recalled(request: Request, query: RecallQuery) -> list[RecallHit]:
     """Recall for the requesting client (its own users only); every hit counts as an access."""
-    user_access_check(client=request.user, user_id=query.user_id, write=False)
+    user_id_checked(request, query.user_id, write=False)
     hits = memories_recall(request=query)
     accesses_record(memory_ids=[hit.memory.id for hit in hits])
     return hits
 
 
 class RecallApi(APIView):
-    @extend_schema(request=RecallInput, responses=RecallOutput)
+    @extend_schema(
+        request=RecallInput,
+        responses={
+            200: RecallOutput,
+            404: OpenApiResponse(description="user_id outside this client's prefixes"),
+        },
+    )
     def post(self, request: Request) -> Response:
         data = validated(RecallInput, request.data)
         query = RecallQuery(
@@ -349,12 +428,24 @@ def search_hits(request: Request) -> list[RecallHit]:
 
 
 class SearchApi(APIView):
-    @extend_schema(parameters=[SearchInput], responses=SearchHitOutput(many=True))
+    @extend_schema(
+        parameters=[SearchInput],
+        responses={
+            200: SearchHitOutput(many=True),
+            404: OpenApiResponse(description="user_id outside this client's prefixes"),
+        },
+    )
     def get(self, request: Request) -> Response:
         return Response(SearchHitOutput(search_hits(request), many=True).data)
 
 
 class ScoredSearchApi(APIView):
-    @extend_schema(parameters=[SearchInput], responses=ScoredSearchHitOutput(many=True))
+    @extend_schema(
+        parameters=[SearchInput],
+        responses={
+            200: ScoredSearchHitOutput(many=True),
+            404: OpenApiResponse(description="user_id outside this client's prefixes"),
+        },
+    )
     def get(self, request: Request) -> Response:
         return Response(ScoredSearchHitOutput(search_hits(request), many=True).data)

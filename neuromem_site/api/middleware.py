@@ -1,5 +1,7 @@
 from collections.abc import Callable
+from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from neuromem_site.api.envelope import STATUS_CODES, error_body
@@ -36,3 +38,29 @@ class ApiErrorEnvelopeMiddleware:
             code = STATUS_CODES.get(status, "INTERNAL" if status >= 500 else "VALIDATION_ERROR")
             return JsonResponse(error_body(code, message), status=status)
         return response
+
+    def process_view(
+        self, request: HttpRequest, view_func: Callable, view_args: Any, view_kwargs: Any
+    ) -> HttpResponse | None:
+        """413 for a body over the route's cap (a view's `max_body_bytes`, else
+        API_BODY_MAX_BYTES), judged by its Content-Length before anything reads it."""
+        if not request.path.startswith("/api/"):
+            return None
+        view_class = getattr(view_func, "view_class", None)
+        cap = getattr(view_class, "max_body_bytes", settings.API_BODY_MAX_BYTES)
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return JsonResponse(
+                error_body("VALIDATION_ERROR", "Content-Length must be a number of bytes."),
+                status=400,
+            )
+        if length <= cap:
+            return None
+        body = error_body(
+            "PAYLOAD_TOO_LARGE",
+            f"The request body is {length} bytes; this route takes at most {cap}.",
+            maxAllowed=cap,
+            provided=length,
+        )
+        return JsonResponse(body, status=413)

@@ -1,11 +1,19 @@
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from django.conf import settings
-from rest_framework.pagination import CursorPagination
+from django.core.exceptions import FieldDoesNotExist, ValidationError
+from django.db.models import Field, QuerySet
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from neuromem_site.api.envelope import ApiError, Envelope, checked_range
+
+
+def invalid_cursor() -> ApiError:
+    return ApiError("Invalid cursor; pass back a `page.next` as it was given.", field="cursor")
 
 
 class EnvelopeCursorPagination(CursorPagination):
@@ -13,13 +21,15 @@ class EnvelopeCursorPagination(CursorPagination):
 
     `limit` (1–API_MAX_PAGE_SIZE) sets the page size; out of range is a VALIDATION_ERROR with
     seed 004's limits rather than a silent clamp. `next` is the opaque cursor to pass back as
-    `?cursor=`.
+    `?cursor=`; one that does not decode, or whose position is no value of the ordering field,
+    is a VALIDATION_ERROR on `cursor` (DRF answers 404, which says the list does not exist).
     """
 
     page_size = settings.API_PAGE_SIZE
     page_size_query_param = "limit"
     max_page_size = settings.API_MAX_PAGE_SIZE
     ordering = "-created_at"
+    queryset: QuerySet | None = None
 
     def get_page_size(self, request: Request) -> int:
         raw = request.query_params.get(self.page_size_query_param)
@@ -31,12 +41,70 @@ class EnvelopeCursorPagination(CursorPagination):
             raise ApiError("'limit' must be an integer.", field="limit") from None
         return checked_range("limit", limit, min_allowed=1, max_allowed=self.max_page_size)
 
+    def paginate_queryset(
+        self, queryset: QuerySet, request: Request, view: Any = None
+    ) -> list | None:
+        self.queryset = queryset  # decode_cursor checks the position against its field
+        return super().paginate_queryset(queryset, request, view)
+
+    def decode_cursor(self, request: Request) -> Cursor | None:
+        try:
+            cursor = super().decode_cursor(request)
+        except NotFound:
+            raise invalid_cursor() from None
+        field = self.ordering_field()
+        if cursor is not None and cursor.position is not None and field is not None:
+            # The position goes into a filter on the ordering field: a forged one that is no
+            # value of that field would fail in the query (a float field: a crash).
+            try:
+                field.to_python(cursor.position)
+            except (ValidationError, ValueError, TypeError):
+                raise invalid_cursor() from None
+        return cursor
+
+    def ordering_field(self) -> Field | None:
+        """The model field or annotation the first ordering names."""
+        if self.queryset is None:
+            return None
+        name = self.ordering[0].lstrip("-")
+        annotation = self.queryset.query.annotations.get(name)
+        if annotation is not None:
+            return annotation.output_field
+        try:
+            return self.queryset.model._meta.get_field(name)
+        except FieldDoesNotExist:
+            return None
+
     def next_cursor(self) -> str | None:
         link = self.get_next_link()
         return parse_qs(urlsplit(link).query)[self.cursor_query_param][0] if link else None
 
     def get_paginated_response(self, data) -> Response:
         return Response(Envelope(ok=True, data=data, page={"next": self.next_cursor()}))
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict]:
+        return [
+            {
+                "name": self.cursor_query_param,
+                "required": False,
+                "in": "query",
+                "description": "`page.next` of the previous page, as given; any other value "
+                "is a VALIDATION_ERROR on `cursor`.",
+                "schema": {"type": "string"},
+            },
+            {
+                "name": self.page_size_query_param,
+                "required": False,
+                "in": "query",
+                "description": f"Page size (default {self.page_size}).",
+                "schema": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": self.max_page_size,
+                    "default": self.page_size,
+                },
+            },
+        ]
 
     def get_paginated_response_schema(self, schema: dict) -> dict:
         return {
@@ -47,6 +115,7 @@ class EnvelopeCursorPagination(CursorPagination):
                 "data": schema,
                 "page": {
                     "type": "object",
+                    "required": ["next"],
                     "properties": {"next": {"type": "string", "nullable": True}},
                 },
             },

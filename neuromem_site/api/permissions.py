@@ -1,27 +1,14 @@
-"""The per-client `user_id` prefix rule, reusable by every view that names an end user."""
+"""The per-client `user_id` prefix rule, for every view that names an end user."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rest_framework import exceptions
-from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
+from neuromem_site.api.envelope import ApiError
 from neuromem_site.api.models import ApiClient
-
-if TYPE_CHECKING:  # DRF imports this module while defining APIView
-    from rest_framework.views import APIView
-
-
-def requested_user_id(request: Request, view: APIView) -> str | None:
-    """The end user a request is about: URL, then query string, then JSON body."""
-    for source in (view.kwargs, request.query_params):
-        if source.get("user_id"):
-            return str(source["user_id"])
-    if isinstance(request.data, dict) and request.data.get("user_id"):
-        return str(request.data["user_id"])
-    return None
+from neuromem_site.validation import user_id_problem
 
 
 def user_access_check(*, client: ApiClient, user_id: str, write: bool) -> None:
@@ -39,20 +26,29 @@ def user_access_check(*, client: ApiClient, user_id: str, write: bool) -> None:
     raise exceptions.NotFound(f"User '{user_id}' not found.")
 
 
-class UserIdInClientScope(BasePermission):
-    """Allow a request only for end users under the client's `user_prefixes` (staff: all)."""
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        user_id = requested_user_id(request, view)
-        if user_id is not None:
-            user_access_check(
-                client=request.user, user_id=user_id, write=request.method not in SAFE_METHODS
+def user_id_checked(request: Request, user_id: str, *, write: bool) -> str:
+    """The access check of a request about one end user, on `user_id`: the validated value
+    the service will act on. Any other `user_id` the request names (URL path, query string)
+    must be the same value, or a client could pass the check on one and act on the other."""
+    problem = user_id_problem(user_id)
+    if problem is not None:
+        raise ApiError(problem, field="user_id")
+    named = {
+        "URL path": (request.parser_context or {}).get("kwargs", {}).get("user_id"),
+        "query string": request.query_params.get("user_id"),
+    }
+    for where, value in named.items():
+        if value is not None and value != user_id:
+            raise ApiError(
+                f"user_id '{value}' in the {where} differs from user_id '{user_id}'.",
+                field="user_id",
             )
-        return True
+    user_access_check(client=request.user, user_id=user_id, write=write)
+    return user_id
 
 
 class IsStaffClient(BasePermission):
     message = "Only staff API clients may do this."
 
-    def has_permission(self, request: Request, view: APIView) -> bool:
+    def has_permission(self, request: Request, view) -> bool:
         return bool(getattr(request.user, "is_staff", False))

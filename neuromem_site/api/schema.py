@@ -1,8 +1,24 @@
-"""OpenAPI that tells the truth about the envelope: 2xx bodies inside `{ok, data}`, errors as
-the `ErrorEnvelope` component."""
+"""OpenAPI that tells the truth about the envelope and about what each operation answers, so a
+client generated from it works (`make fuzz` holds the code to it):
 
+- 2xx bodies inside `{ok, data}`; list pages add `page`; errors are the `ErrorEnvelope`;
+- request bodies of StrictInputSerializer reject unknown fields: `additionalProperties: false`;
+- bounds that serializers check in `validate_<field>` methods are published;
+- every operation lists the error statuses it can answer (add_error_responses): those its
+  shape implies, plus the ones its `@extend_schema` declares (403, 404, 409 ...).
+"""
+
+import inspect
+from typing import Any
+
+from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from rest_framework.pagination import BasePagination
+
+from neuromem_site.api.envelope import STATUS_CODES
+from neuromem_site.api.pagination import EnvelopeCursorPagination
+from neuromem_site.api.serializers import StrictInputSerializer
 
 ERROR_ENVELOPE = {
     "type": "object",
@@ -13,40 +29,75 @@ ERROR_ENVELOPE = {
             "type": "object",
             "required": ["code", "message"],
             "properties": {
-                "code": {
-                    "type": "string",
-                    "enum": [
-                        "VALIDATION_ERROR",
-                        "UNAUTHORIZED",
-                        "FORBIDDEN",
-                        "NOT_FOUND",
-                        "METHOD_NOT_ALLOWED",
-                        "NOT_ACCEPTABLE",
-                        "CONFLICT",
-                        "UNSUPPORTED_MEDIA_TYPE",
-                        "RATE_LIMITED",
-                        "UNAVAILABLE",
-                        "INTERNAL",
-                    ],
-                },
+                "code": {"type": "string", "enum": [*STATUS_CODES.values(), "INTERNAL"]},
                 "message": {"type": "string"},
                 "field": {"type": "string", "description": "The field at fault, when one is."},
+                "details": {
+                    "description": "VALIDATION_ERROR: every field's errors, as DRF reports them."
+                },
+                "minAllowed": {"description": "A range error's (or 413's) limits."},
+                "maxAllowed": {"description": "A range error's (or 413's) limits."},
+                "provided": {"description": "What a range error (or 413) was given."},
+                "current_version": {
+                    "type": "integer",
+                    "nullable": True,
+                    "description": "CONFLICT on a memory: its current version.",
+                },
             },
             "additionalProperties": True,
         },
     },
 }
-ERROR_RESPONSES = {
-    "400": "Invalid input (VALIDATION_ERROR)",
+ERROR_REF = {"$ref": "#/components/schemas/ErrorEnvelope"}
+ERROR_DESCRIPTIONS = {
+    "400": "Invalid input (VALIDATION_ERROR); `field` names the first field at fault",
     "401": "Missing or invalid token (UNAUTHORIZED)",
-    "403": "Not allowed for this client (FORBIDDEN)",
-    "404": "Not found (NOT_FOUND)",
-    "429": "Too many requests (RATE_LIMITED)",
-    "500": "Internal error (INTERNAL)",
+    "403": "Writing for a user_id outside this client's prefixes (FORBIDDEN)",
+    "404": "Not found, or not visible to this client (NOT_FOUND)",
+    "409": "The resource changed or ended (CONFLICT)",
+    "413": "Body larger than this route takes (PAYLOAD_TOO_LARGE): `maxAllowed`, `provided`",
+    "414": "Request line (path and query string) over gunicorn's 4,094 bytes",
+    "415": "Body that is not JSON (UNSUPPORTED_MEDIA_TYPE)",
+    "429": "Too many requests (RATE_LIMITED); see Retry-After",
+    "500": "Internal error (INTERNAL); never expected",
+    "503": "A service NeuroMem needs is down (UNAVAILABLE)",
+}
+
+# List views that paginate by hand (an APIView has no pagination_class): their list response
+# is the page envelope, and `cursor` / `limit` are their parameters.
+PAGINATED_VIEWS = {"memories.api.views.MemoryListCreateApi"}
+
+# Bounds a serializer checks in a `validate_<field>` method, where drf-spectacular cannot see
+# them: (serializer class name, field) → (minimum, maximum).
+VALIDATED_BOUNDS = {
+    ("RecallInput", "limit"): (1, settings.RECALL_LIMIT_MAX),
+    ("SearchInput", "limit"): (1, settings.RECALL_LIMIT_MAX),
 }
 
 
 class EnvelopeAutoSchema(AutoSchema):
+    def _get_paginator(self) -> BasePagination | None:
+        view = type(self.view)
+        if f"{view.__module__}.{view.__qualname__}" in PAGINATED_VIEWS:
+            return EnvelopeCursorPagination()
+        return super()._get_paginator()
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False) -> dict:
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        parent = getattr(field, "parent", None)
+        bounds = VALIDATED_BOUNDS.get((type(parent).__name__, field.field_name))
+        if bounds is not None and schema is not None:
+            schema["minimum"], schema["maximum"] = bounds
+        return schema
+
+    def _postprocess_serializer_schema(self, schema, serializer, direction) -> dict:
+        schema = super()._postprocess_serializer_schema(schema, serializer, direction)
+        if direction == "request" and isinstance(serializer, StrictInputSerializer):
+            schema["additionalProperties"] = False  # unknown fields are a VALIDATION_ERROR
+        if schema.get("description") == inspect.cleandoc(StrictInputSerializer.__doc__ or ""):
+            del schema["description"]  # the base class's docstring, not this body's
+        return schema
+
     def _get_response_for_code(
         self, serializer, status_code, media_types=None, direction="response"
     ):
@@ -65,18 +116,49 @@ class EnvelopeAutoSchema(AutoSchema):
         return response
 
 
+def implied_statuses(operation: dict[str, Any]) -> set[str]:
+    """The error statuses an operation's shape implies, whatever its view does."""
+    statuses = {"500"}
+    if operation.get("security"):
+        statuses |= {"401", "429"}
+    parameters = operation.get("parameters", [])
+    if parameters or "requestBody" in operation:
+        statuses.add("400")
+    if any(parameter["in"] == "path" for parameter in parameters):
+        statuses.add("404")  # unknown, or visible only to other clients
+    if any(parameter["in"] == "query" for parameter in parameters):
+        statuses.add("414")  # e.g. a long `q` percent-encoded: up to 12 bytes a character
+    if "requestBody" in operation:
+        statuses |= {"413", "415"}
+    return statuses
+
+
 def add_error_responses(result, generator, request, public):
-    """drf-spectacular postprocessing hook: the error envelope on every operation."""
-    result.setdefault("components", {}).setdefault("schemas", {})["ErrorEnvelope"] = ERROR_ENVELOPE
-    ref = {"$ref": "#/components/schemas/ErrorEnvelope"}
+    """drf-spectacular postprocessing hook: each operation's error statuses, as ErrorEnvelope.
+
+    A view's `@extend_schema` declares the statuses its code raises (e.g. `409:
+    OpenApiResponse(description=...)`); a declared error without a body gets the envelope.
+    """
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas["ErrorEnvelope"] = ERROR_ENVELOPE
+    if "MemoryOutput" in schemas:
+        schemas["MemoryOutput"]["properties"]["embedding"] = {
+            "type": "array",
+            "items": {"type": "number"},
+            "nullable": True,
+            "description": "Only with `include=embedding`.",
+        }
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
-            for code, description in ERROR_RESPONSES.items():
-                responses.setdefault(
-                    code,
-                    {"description": description, "content": {"application/json": {"schema": ref}}},
-                )
+            for code in implied_statuses(operation):
+                responses.setdefault(code, {"description": ERROR_DESCRIPTIONS[code]})
+            for code, response in responses.items():
+                if code >= "400" and "content" not in response:
+                    response["content"] = {"application/json": {"schema": ERROR_REF}}
+                if code in ERROR_DESCRIPTIONS and not response.get("description"):
+                    response["description"] = ERROR_DESCRIPTIONS[code]
+            operation["responses"] = dict(sorted(responses.items()))
     return result
 
 

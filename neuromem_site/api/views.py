@@ -1,4 +1,4 @@
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -40,7 +40,26 @@ class HealthApi(APIView):
     permission_classes = [AllowAny]
     throttle_classes: list = []
 
-    @extend_schema(responses={200: HealthOutput, 503: HealthOutput}, auth=[])
+    @extend_schema(
+        responses={
+            200: HealthOutput,
+            # The error envelope, and `data` as on a 200: monitors read one shape.
+            503: OpenApiResponse(
+                {
+                    "allOf": [
+                        {"$ref": "#/components/schemas/ErrorEnvelope"},
+                        {
+                            "type": "object",
+                            "required": ["data"],
+                            "properties": {"data": {"$ref": "#/components/schemas/Health"}},
+                        },
+                    ]
+                },
+                "Unhealthy: database or Redis failing (UNAVAILABLE)",
+            ),
+        },
+        auth=[],
+    )
     def get(self, request: Request) -> Response:
         health = system_health()
         if health["status"] != "unhealthy":

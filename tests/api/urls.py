@@ -8,8 +8,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from neuromem_site.api.models import ApiClient
-from neuromem_site.api.permissions import IsStaffClient, UserIdInClientScope
-from neuromem_site.api.serializers import StrictInputSerializer
+from neuromem_site.api.permissions import IsStaffClient, user_id_checked
+from neuromem_site.api.serializers import StrictInputSerializer, UserIdField
 
 
 class ItemInput(StrictInputSerializer):
@@ -17,20 +17,20 @@ class ItemInput(StrictInputSerializer):
 
 
 class WriteInput(StrictInputSerializer):
-    user_id = serializers.CharField()
+    user_id = UserIdField()
     content = serializers.CharField(max_length=20)
     items = ItemInput(many=True, required=False)
 
 
 class ScopedApi(APIView):
-    permission_classes = [*APIView.permission_classes, UserIdInClientScope]
-
     def get(self, request, user_id=None):
-        return Response({"user_id": user_id or request.query_params.get("user_id")})
+        user_id = user_id or request.query_params.get("user_id")
+        return Response({"user_id": user_id_checked(request, user_id, write=False)})
 
     def post(self, request, user_id=None):
         data = WriteInput(data=request.data)
         data.is_valid(raise_exception=True)
+        user_id_checked(request, data.validated_data["user_id"], write=True)
         return Response(data.validated_data, status=201)
 
 

@@ -2,14 +2,19 @@
 
 import hashlib
 import threading
-import uuid
 
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection, connections
 
 from memories import services
-from memories.models import EmbeddingStatus, Memory, MemoryHistory, MemorySource
+from memories.models import (
+    ConversationSession,
+    EmbeddingStatus,
+    Memory,
+    MemoryHistory,
+    MemorySource,
+)
 from memories.services import (
     MemoryInput,
     Operation,
@@ -224,7 +229,7 @@ def test_history_is_append_only():
 
 
 def test_session_provenance():
-    session_id = uuid.uuid4()
+    session_id = ConversationSession.objects.create(user_id="u1").id
     memory = add("from a chat", session_id=session_id).memory
     assert memory.source_episode_ids == [session_id]
     assert MemorySource.objects.filter(memory_id=memory.id, session_id=session_id).exists()

@@ -1,0 +1,98 @@
+"""Checks of values on their way to PostgreSQL, shared by the API's fields and the services.
+
+Each answers a message when the value cannot be stored or addressed as given, else None:
+text PostgreSQL refuses (NUL, lone surrogates), end-user ids every route can name, JSON nested
+deeper than anyone means to, floats a `real` column cannot hold, vectors halfvec cannot hold.
+"""
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+USER_ID_MAX_LENGTH = 255
+JSON_MAX_DEPTH = 32
+# halfvec's largest finite value.
+HALFVEC_MAX = 65504.0
+
+_UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
+# Control characters and "/" (a path segment: /users/{user_id}/ could not name the user).
+_USER_ID_FORBIDDEN = re.compile("[\x00-\x1f\x7f/\ud800-\udfff]")
+
+
+def text_problem(value: str) -> str | None:
+    """NUL and lone surrogates: PostgreSQL stores neither in text or JSONB."""
+    found = _UNSTORABLE_TEXT.search(value)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return "NUL characters (\\u0000) are not allowed."
+    return "Lone surrogate characters are not allowed."
+
+
+def user_id_problem(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return "Must be a string."
+    if not value.strip():
+        return "Must not be blank."
+    if value != value.strip():
+        return "Must not start or end with whitespace."
+    if len(value) > USER_ID_MAX_LENGTH:
+        return f"Ensure this field has no more than {USER_ID_MAX_LENGTH} characters."
+    found = _USER_ID_FORBIDDEN.search(value)
+    if found is not None:
+        return f"Must not contain {found.group()!r} (control characters, '/', surrogates)."
+    return None
+
+
+def json_problem(value: Any) -> str | None:
+    """A JSON value PostgreSQL's jsonb takes: no unstorable text in keys or strings, finite
+    numbers (Python's json reads 1e400 as inf), at most JSON_MAX_DEPTH levels."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
+    while stack:
+        item, depth, path = stack.pop()
+        if depth > JSON_MAX_DEPTH:
+            return f"Nested deeper than {JSON_MAX_DEPTH} levels."
+        if isinstance(item, str):
+            problem = text_problem(item)
+        elif isinstance(item, float):
+            problem = None if math.isfinite(item) else "Numbers must be finite."
+        elif isinstance(item, dict):
+            problem = next(filter(None, (text_problem(str(key)) for key in item)), None)
+            stack.extend((child, depth + 1, f"{path}.{key}") for key, child in item.items())
+        elif isinstance(item, list):
+            problem = None
+            stack.extend((child, depth + 1, f"{path}[{n}]") for n, child in enumerate(item))
+        else:
+            problem = None
+        if problem is not None:
+            return f"{path.lstrip('.')}: {problem}" if path else problem
+    return None
+
+
+def float4(value: float) -> float:
+    """`value` for a PostgreSQL `real` column: one so small that it rounds to zero there is 0
+    (PostgreSQL would refuse it as an underflow). ValueError when not finite or too big."""
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    with np.errstate(over="ignore", under="ignore"):
+        rounded = np.float32(value)
+    if not np.isfinite(rounded):
+        raise ValueError("is out of range")
+    return value if rounded else 0.0
+
+
+def embedding_problem(vector: list[float], *, dimensions: int) -> str | None:
+    """A client's vector: the configured size, finite, within halfvec's range, and not zero
+    once stored as halfvec (a zero vector has no direction: every cosine with it is NaN)."""
+    if len(vector) != dimensions:
+        return f"Expected {dimensions} dimensions, got {len(vector)}."
+    array = np.asarray(vector, dtype=np.float64)
+    if not np.isfinite(array).all():
+        return "Values must be finite numbers."
+    if np.abs(array).max(initial=0) > HALFVEC_MAX:
+        return f"Values must lie within ±{HALFVEC_MAX:g} (halfvec)."
+    if not np.any(array.astype(np.float16)):
+        return "Must not be a zero vector (or one that rounds to zero as halfvec)."
+    return None

@@ -1,0 +1,288 @@
+"""`make fuzz`: schemathesis over the whole OpenAPI schema, against the real app.
+
+    make fuzz [ARGS="--max-time 60 --workers 2 --seed 1"]
+
+Run by `devstack exec --temporary` (throw-away embedded PostgreSQL + Redis, or DATABASE_URL /
+REDIS_URL): migrates, creates a staff API client and a prefixed one (`fuzz-agent:`), starts
+gunicorn with the real settings, seeds a few memories and a session, then runs `st run` on
+the live `/api/schema/` once per client, each bounded by `--max-time` seconds. Checks: no 5xx,
+status codes, content types and bodies as documented, and negative data rejected. Exits 1 when
+any check failed; the JSON reports stay in `--report-dir`.
+
+When schemathesis loads this file as its hooks module (SCHEMATHESIS_HOOKS), it registers a
+hook that steers half of the valid requests onto seeded data: `user_id`s into the client's
+prefix, `memory_id`s / `session_id`s onto seeded rows. Without it nearly every request of the
+prefixed client would be an (entirely correct) 403/404.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+PREFIX = "fuzz-agent:"
+SEEDED_USER = f"{PREFIX}alice"
+CHECKS = [
+    "not_a_server_error",
+    "status_code_conformance",
+    "content_type_conformance",
+    "response_schema_conformance",
+    "negative_data_rejection",
+]
+
+
+# --- Hooks (run inside `st run`) -------------------------------------------------------------
+
+
+def _pick(value: Any, choices: list[str]) -> str | None:
+    """Deterministic in the generated value, so Hypothesis can replay and shrink a case."""
+    digest = zlib.crc32(repr(value).encode())
+    if not choices or digest % 2:
+        return None
+    return choices[(digest // 2) % len(choices)]
+
+
+def _in_prefix(value: Any) -> Any:
+    if not isinstance(value, str) or value.startswith(PREFIX) or zlib.crc32(value.encode()) % 2:
+        return value
+    return (PREFIX + value)[:255]
+
+
+def steer_case(context: Any, case: Any) -> Any:
+    """Valid cases only: a negative case must stay invalid for negative_data_rejection."""
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive:
+        return case
+    memory_ids = os.environ.get("FUZZ_MEMORY_IDS", "").split()
+    session_ids = os.environ.get("FUZZ_SESSION_IDS", "").split()
+    if case.path_parameters:
+        path = dict(case.path_parameters)
+        if "memory_id" in path:
+            path["memory_id"] = _pick(path["memory_id"], memory_ids) or path["memory_id"]
+        if "session_id" in path:
+            path["session_id"] = _pick(path["session_id"], session_ids) or path["session_id"]
+        if "user_id" in path:
+            path["user_id"] = _in_prefix(path["user_id"])
+        case.path_parameters = path
+    if case.query and "user_id" in case.query:
+        case.query = {**case.query, "user_id": _in_prefix(case.query["user_id"])}
+    if isinstance(case.body, dict) and "user_id" in case.body:
+        case.body = {**case.body, "user_id": _in_prefix(case.body["user_id"])}
+    return case
+
+
+if __name__ != "__main__" and os.environ.get("FUZZ_HOOKS"):
+    import schemathesis
+
+    schemathesis.hook("map_case")(steer_case)
+
+
+# --- Driver ----------------------------------------------------------------------------------
+
+
+def manage(*args: str) -> str:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=BASE_DIR,
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    ).stdout
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_web(port: int, workers: int) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        # The fuzzer is one client sending hundreds of requests a second, not an abuser.
+        "API_RATE_LIMIT": "1000000/min",
+        # No Celery worker here: health would wait the full ping timeout on every call.
+        "HEALTH_WORKER_PING_TIMEOUT": "0.05",
+    }
+    # Served as `make run` serves it (devstack.py), quieter.
+    argv = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--config",
+        "python:neuromem_site.gunicorn_conf",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--access-logfile",
+        os.devnull,
+        "--log-level",
+        "warning",
+        "neuromem_site.wsgi:application",
+    ]
+    return subprocess.Popen(argv, cwd=BASE_DIR, env=env, start_new_session=True)
+
+
+def wait_healthy(base: str, web: subprocess.Popen, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if web.poll() is not None:
+            raise SystemExit("gunicorn exited before answering")
+        try:
+            if httpx.get(f"{base}/api/v1/health/", timeout=5).status_code < 500:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit("gunicorn did not answer within 60 s")
+
+
+def seed(base: str, token: str) -> dict[str, str]:
+    """A few memories and a session of SEEDED_USER, for the hooks to point requests at."""
+    headers = {"Authorization": f"Bearer {token}"}
+    memory_ids, session_ids = [], []
+    with httpx.Client(base_url=f"{base}/api/v1", headers=headers, timeout=30) as http:
+        for index, (memory_type, content) in enumerate(
+            [
+                ("fact", "Alice prefers green tea"),
+                ("fact", "Alice lives in Austin"),
+                ("episodic", "Alice went hiking on Sunday"),
+                ("trait", "Alice is curious"),
+                ("document", "Alice's notes on pgvector"),
+            ]
+        ):
+            response = http.post(
+                "/memories/",
+                json={
+                    "user_id": SEEDED_USER,
+                    "content": content,
+                    "memory_type": memory_type,
+                    "key": f"seed-{index}",
+                },
+            )
+            response.raise_for_status()
+            memory_ids.append(response.json()["data"]["memory"]["id"])
+        for _ in range(2):
+            response = http.post("/sessions/", json={"user_id": SEEDED_USER})
+            response.raise_for_status()
+            session_ids.append(response.json()["data"]["id"])
+    return {"FUZZ_MEMORY_IDS": " ".join(memory_ids), "FUZZ_SESSION_IDS": " ".join(session_ids)}
+
+
+def fuzz(
+    base: str, name: str, token: str, args: argparse.Namespace, seeded: dict[str, str]
+) -> dict[str, Any]:
+    report = args.report_dir / f"{name}.json"
+    argv = [
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "--config-file",
+        str(BASE_DIR / "scripts" / "schemathesis.toml"),
+        "run",
+        f"{base}/api/schema/",
+        "--url",
+        base,
+        "--header",
+        f"Authorization: Bearer {token}",
+        "--checks",
+        ",".join(CHECKS),
+        "--max-time",
+        str(args.max_time),
+        "--workers",
+        str(args.workers),
+        "--request-timeout",
+        "30",
+        "--generation-database",
+        "none",
+        "--report",
+        "json",
+        "--report-json-path",
+        str(report),
+        "--no-color",
+        # Reproductions must show every value (a body's `key` would read "[Filtered]"); the
+        # tokens are throw-away, like the database they live in.
+        "--output-sanitize",
+        "false",
+    ]
+    if args.seed is not None:
+        argv += ["--seed", str(args.seed)]
+    env = {**os.environ, **seeded, "FUZZ_HOOKS": "1", "SCHEMATHESIS_HOOKS": __file__}
+    print(f"\n=== schemathesis as the {name} client ({args.max_time} s) ===", flush=True)
+    try:
+        # The grace covers schema loading and the phases that run before the budget applies.
+        # In the report directory: schemathesis keeps a cache of failures in its cwd.
+        subprocess.run(argv, cwd=args.report_dir, env=env, timeout=args.max_time + 120)
+    except subprocess.TimeoutExpired:
+        print(f"schemathesis as {name} overran its budget; stopped", flush=True)
+    return json.loads(report.read_text()) if report.exists() else {"complete": False}
+
+
+def summary(name: str, report: dict[str, Any]) -> bool:
+    """Print one line per failure group; True when the run is clean."""
+    cases = report.get("test_cases", {})
+    failures = report.get("failures", [])
+    errors = report.get("errors", [])
+    print(
+        f"{name}: {cases.get('generated', 0)} cases, "
+        f"{len(failures)} failure groups, {len(errors)} errors, "
+        f"complete={report.get('complete')}"
+    )
+    for failure in failures:
+        operations = ", ".join(failure.get("operations", []))
+        print(f"  FAIL {failure['title']} ×{failure['count']}: {operations}")
+    for error in errors:
+        print(f"  ERROR {error['title']} ×{error['count']}")
+    return report.get("complete", False) and not failures and not errors
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-time", type=int, default=90, help="seconds per client")
+    parser.add_argument("--workers", type=int, default=1, help="schemathesis workers")
+    parser.add_argument("--web-workers", type=int, default=2, help="gunicorn workers")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument(
+        "--report-dir", type=Path, default=BASE_DIR / ".data" / "fuzz", help="JSON reports"
+    )
+    args = parser.parse_args()
+    args.report_dir = args.report_dir.resolve()
+    args.report_dir.mkdir(parents=True, exist_ok=True)
+
+    manage("migrate", "--noinput", "--verbosity", "0")
+    tokens = {
+        "staff": manage("create_api_client", "fuzz-staff", "--staff").strip(),
+        "prefixed": manage("create_api_client", "fuzz-agent", "--user-prefix", PREFIX).strip(),
+    }
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    web = start_web(port, args.web_workers)
+    try:
+        wait_healthy(base, web)
+        seeded = seed(base, tokens["prefixed"])
+        reports = {name: fuzz(base, name, token, args, seeded) for name, token in tokens.items()}
+    finally:
+        web.terminate()
+        try:
+            web.wait(20)
+        except subprocess.TimeoutExpired:
+            web.kill()
+    print("\n=== make fuzz ===")
+    clean = [summary(name, report) for name, report in reports.items()]
+    return 0 if all(clean) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
