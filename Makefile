@@ -28,9 +28,20 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-## The first admin login (works beside a running `make run`, or on its own).
+## The first admin login (works beside a running `make run`, or on its own). Asks on the
+## terminal; without one (a script, CI) it needs DJANGO_SUPERUSER_USERNAME, _EMAIL and _PASSWORD
+## and runs `createsuperuser --noinput` (Django itself would exit 0 having created nobody).
 superuser: $(STAMP)
-	$(DEVSTACK) exec -- $(BIN)/python manage.py createsuperuser
+	@if [ -n "$$DJANGO_SUPERUSER_USERNAME" ]; then \
+		test -n "$$DJANGO_SUPERUSER_PASSWORD" || { echo "make superuser: DJANGO_SUPERUSER_USERNAME is set but DJANGO_SUPERUSER_PASSWORD is not" >&2; exit 2; }; \
+		$(DEVSTACK) exec -- $(BIN)/python manage.py createsuperuser --noinput; \
+	elif [ -t 0 ]; then \
+		$(DEVSTACK) exec -- $(BIN)/python manage.py createsuperuser; \
+	else \
+		echo "make superuser: no terminal to ask on. Set DJANGO_SUPERUSER_USERNAME," \
+			"DJANGO_SUPERUSER_EMAIL and DJANGO_SUPERUSER_PASSWORD to create one without prompts." >&2; \
+		exit 2; \
+	fi
 
 ## An API token: make api-client NAME=my-agent [PREFIX=agent1:] [STAFF=1]
 api-client: $(STAMP)

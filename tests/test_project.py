@@ -49,3 +49,13 @@ def test_admin_login_page_is_reachable(anon):
     response = anon.get("/admin/login/")
     assert response.status_code == 200
     assert b"NeuroMem administration" in response.content
+
+
+@pytest.mark.django_db
+def test_admin_names_the_api_app_and_its_clients(client, django_user_model):
+    admin = django_user_model.objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(admin)
+    page = client.get("/admin/").content.decode()
+    assert "API clients" in page
+    assert "Api clients" not in page
+    assert client.get("/admin/api/apiclient/").status_code == 200

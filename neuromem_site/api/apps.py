@@ -4,7 +4,7 @@ from django.apps import AppConfig
 class ApiConfig(AppConfig):
     name = "neuromem_site.api"
     label = "api"
-    verbose_name = "API clients"
+    verbose_name = "API"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

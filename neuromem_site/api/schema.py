@@ -5,7 +5,9 @@ client generated from it works (`make fuzz` holds the code to it):
 - request bodies of StrictInputSerializer reject unknown fields: `additionalProperties: false`;
 - bounds that serializers check in `validate_<field>` methods are published;
 - every operation lists the error statuses it can answer (add_error_responses): those its
-  shape implies, plus the ones its `@extend_schema` declares (403, 404, 409 ...).
+  shape implies, plus the ones its `@extend_schema` declares (403, 404, 409 ...), each with an
+  example whose `code` is the one that status carries;
+- operations are grouped by area (TAGS), not all under the path's first segment.
 """
 
 import inspect
@@ -56,11 +58,83 @@ ERROR_DESCRIPTIONS = {
     "404": "Not found, or not visible to this client (NOT_FOUND)",
     "409": "The resource changed or ended (CONFLICT)",
     "413": "Body larger than this route takes (PAYLOAD_TOO_LARGE): `maxAllowed`, `provided`",
-    "414": "Request line (path and query string) over gunicorn's 4,094 bytes",
+    "414": "Request line (path and query string) over gunicorn's 8,190 bytes",
     "415": "Body that is not JSON (UNSUPPORTED_MEDIA_TYPE)",
     "429": "Too many requests (RATE_LIMITED); see Retry-After",
     "500": "Internal error (INTERNAL); never expected",
     "503": "A service NeuroMem needs is down (UNAVAILABLE)",
+}
+
+# One example per error status, so Swagger UI does not show the enum's first value
+# (VALIDATION_ERROR) for a 404. Codes as envelope.STATUS_CODES and gunicorn_conf answer them.
+ERROR_EXAMPLES: dict[str, dict[str, Any]] = {
+    "400": {
+        "code": "VALIDATION_ERROR",
+        "message": "This field is required.",
+        "field": "user_id",
+        "details": {"user_id": ["This field is required."]},
+    },
+    "401": {"code": "UNAUTHORIZED", "message": "Invalid or revoked API token."},
+    "403": {
+        "code": "FORBIDDEN",
+        "message": "This API client may not write data for user_id 'other:alice'.",
+    },
+    "404": {"code": "NOT_FOUND", "message": "User 'other:alice' not found."},
+    "405": {"code": "METHOD_NOT_ALLOWED", "message": 'Method "PUT" not allowed.'},
+    "409": {
+        "code": "CONFLICT",
+        "message": "The memory changed since you read it; read it again and retry.",
+        "field": "version",
+        "current_version": 2,
+    },
+    "413": {
+        "code": "PAYLOAD_TOO_LARGE",
+        "message": "The request body is 200000 bytes; this route takes at most 107104.",
+        "maxAllowed": 107104,
+        "provided": 200000,
+    },
+    "414": {"code": "VALIDATION_ERROR", "message": "Request-URI Too Long"},
+    "415": {
+        "code": "UNSUPPORTED_MEDIA_TYPE",
+        "message": 'Unsupported media type "text/plain" in request.',
+    },
+    "429": {
+        "code": "RATE_LIMITED",
+        "message": "Request was throttled. Expected available in 12 seconds.",
+    },
+    "500": {"code": "INTERNAL", "message": "Internal server error."},
+    "503": {"code": "UNAVAILABLE", "message": "NeuroMem is unhealthy: redis failing."},
+}
+
+# Health's 503 carries the checks beside the error, as its 200 does.
+UNHEALTHY_DATA = {
+    "status": "unhealthy",
+    "checks": {
+        "database": {"ok": True, "detail": "SELECT 1 answered", "latency_ms": 0.4},
+        "redis": {"ok": False, "detail": "ConnectionError: Connection refused", "latency_ms": 0.3},
+        "worker": {"ok": False, "detail": "not checked: Redis is unavailable", "latency_ms": 0.0},
+        "beat": {"ok": False, "detail": "not checked: Redis is unavailable", "latency_ms": 0.0},
+    },
+}
+
+# Swagger UI groups operations by tag: one per area of the API, in this order.
+TAGS = [
+    {"name": "memories", "description": "Write, read, change, supersede and delete memories."},
+    {"name": "recall & search", "description": "Hybrid vector + full-text recall."},
+    {"name": "conversations", "description": "Sessions and their messages; memories mined."},
+    {"name": "users", "description": "An end user's data: export and purge."},
+    {"name": "auth", "description": "The API client a bearer token belongs to."},
+    {"name": "health", "description": "Database, Redis, worker and beat checks (no auth)."},
+]
+# The first path segment after /api/v1/ → its tag.
+TAG_BY_SEGMENT = {
+    "memories": "memories",
+    "recall": "recall & search",
+    "search": "recall & search",
+    "sessions": "conversations",
+    "users": "users",
+    "auth": "auth",
+    "health": "health",
 }
 
 # List views that paginate by hand (an APIView has no pagination_class): their list response
@@ -133,8 +207,25 @@ def implied_statuses(operation: dict[str, Any]) -> set[str]:
     return statuses
 
 
+def operation_tag(path: str) -> str:
+    segment = path.removeprefix("/api/v1/").split("/", 1)[0]
+    return TAG_BY_SEGMENT.get(segment, segment)
+
+
+def error_example(code: str, response: dict[str, Any]) -> None:
+    """An example error envelope with the status's own code, unless the response has one."""
+    example = ERROR_EXAMPLES.get(code)
+    media = response.get("content", {}).get("application/json")
+    if example is None or media is None or "example" in media or "examples" in media:
+        return
+    media["example"] = {"ok": False, "error": example}
+    if "allOf" in media.get("schema", {}) and code == "503":  # health: the checks beside it
+        media["example"]["data"] = UNHEALTHY_DATA
+
+
 def add_error_responses(result, generator, request, public):
-    """drf-spectacular postprocessing hook: each operation's error statuses, as ErrorEnvelope.
+    """drf-spectacular postprocessing hook: each operation's error statuses, as ErrorEnvelope,
+    with an example whose `code` matches the status; and each operation's tag (its area).
 
     A view's `@extend_schema` declares the statuses its code raises (e.g. `409:
     OpenApiResponse(description=...)`); a declared error without a body gets the envelope.
@@ -148,8 +239,10 @@ def add_error_responses(result, generator, request, public):
             "nullable": True,
             "description": "Only with `include=embedding`.",
         }
-    for operations in result.get("paths", {}).values():
+    result["tags"] = TAGS
+    for path, operations in result.get("paths", {}).items():
         for operation in operations.values():
+            operation["tags"] = [operation_tag(path)]
             responses = operation.setdefault("responses", {})
             for code in implied_statuses(operation):
                 responses.setdefault(code, {"description": ERROR_DESCRIPTIONS[code]})
@@ -158,6 +251,8 @@ def add_error_responses(result, generator, request, public):
                     response["content"] = {"application/json": {"schema": ERROR_REF}}
                 if code in ERROR_DESCRIPTIONS and not response.get("description"):
                     response["description"] = ERROR_DESCRIPTIONS[code]
+                if code >= "400":
+                    error_example(code, response)
             operation["responses"] = dict(sorted(responses.items()))
     return result
 

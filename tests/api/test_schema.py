@@ -68,3 +68,40 @@ def test_every_error_is_the_envelope(schema):
                 if code >= "400" and not (path.endswith("/health/") and code == "503"):
                     body = response["content"]["application/json"]["schema"]
                     assert body == {"$ref": "#/components/schemas/ErrorEnvelope"}, (method, path)
+
+
+def test_operations_are_grouped_by_area(schema):
+    tags = {
+        path.removeprefix("/api/v1/"): {op["tags"][0] for op in operations.values()}
+        for path, operations in schema["paths"].items()
+    }
+    assert tags["memories/"] == tags["memories/{memory_id}/history/"] == {"memories"}
+    assert tags["recall/"] == tags["search/scored/"] == {"recall & search"}
+    assert tags["sessions/{session_id}/messages/"] == {"conversations"}
+    assert tags["users/{user_id}/export/"] == {"users"}
+    assert (tags["auth/whoami/"], tags["health/"]) == ({"auth"}, {"health"})
+    assert {tag["name"] for tag in schema["tags"]} == set().union(*tags.values())
+
+
+def test_each_error_example_carries_its_status_code(schema):
+    codes = {
+        "400": "VALIDATION_ERROR",
+        "401": "UNAUTHORIZED",
+        "403": "FORBIDDEN",
+        "404": "NOT_FOUND",
+        "409": "CONFLICT",
+        "413": "PAYLOAD_TOO_LARGE",
+        "415": "UNSUPPORTED_MEDIA_TYPE",
+        "429": "RATE_LIMITED",
+        "500": "INTERNAL",
+        "503": "UNAVAILABLE",
+    }
+    seen = set()
+    for operations in schema["paths"].values():
+        for op in operations.values():
+            for status, response in op["responses"].items():
+                if status in codes:
+                    example = response["content"]["application/json"]["example"]
+                    assert example["error"]["code"] == codes[status], (op["operationId"], status)
+                    seen.add(status)
+    assert seen == set(codes)
