@@ -36,6 +36,7 @@ from django.core.management import call_command  # noqa: E402
 
 from memories.models import EmbeddingStatus, Memory  # noqa: E402
 from memories.services import MemoryInput, memory_add_many  # noqa: E402
+from neuromem_site.access import SYSTEM  # noqa: E402
 from neuromem_site.api.services import api_client_create  # noqa: E402
 
 LATIN = [
@@ -86,7 +87,7 @@ def batches(items: list, size: int = 1000):
 def via_service(items: list[dict]) -> float:
     started = time.perf_counter()
     for batch in batches(items):
-        memory_add_many(items=[MemoryInput(**item) for item in batch], actor="bench")
+        memory_add_many(items=[MemoryInput(**item) for item in batch], caller=SYSTEM)
     return time.perf_counter() - started
 
 

@@ -68,6 +68,7 @@ from memories.recall import (  # noqa: E402
 from memories.services import content_md5  # noqa: E402
 from memories.user_indexes import user_indexes_refresh  # noqa: E402
 from memories.vectors import iterative_hnsw_scan, vector_cursor  # noqa: E402
+from neuromem_site.access import SYSTEM  # noqa: E402
 from neuromem_site.api.services import api_client_create  # noqa: E402
 
 storage_v2 = importlib.import_module("memories.migrations.0001_storage_v2")
@@ -235,7 +236,7 @@ def latencies_service(queries: list[tuple[str, str]]) -> list[float]:
     timings = []
     for user_id, query in queries:
         started = time.perf_counter()
-        memories_recall(request=RecallQuery(user_id=user_id, query=query))
+        memories_recall(caller=SYSTEM, request=RecallQuery(user_id=user_id, query=query))
         timings.append((time.perf_counter() - started) * 1000)
     return timings
 

@@ -14,7 +14,6 @@ import uuid
 from datetime import UTC, datetime
 
 import redis
-from django.conf import settings
 from django.db import connection, transaction
 
 from neuromem_site.redis_client import app_redis
@@ -23,7 +22,6 @@ log = logging.getLogger("neuromem.access")
 
 PENDING_KEY = "neuromem:access"
 FLUSHING_PREFIX = "neuromem:access:flushing:"
-FLUSH_LOCK = "neuromem:access:flush-lock"
 
 
 def accesses_record(*, memory_ids: list[uuid.UUID]) -> None:
@@ -43,23 +41,19 @@ def accesses_record(*, memory_ids: list[uuid.UUID]) -> None:
 
 
 def accesses_flush() -> int:
-    """Write the counted accesses into the memories; answers how many memories were updated."""
+    """Write the counted accesses into the memories; answers how many memories were updated.
+    One flush at a time (the beat task runs it under single_flight): a second one would apply
+    the hashes left behind by an interrupted flush while the first still works on them."""
     client = app_redis()
-    lock = client.lock(FLUSH_LOCK, timeout=settings.ACCESS_FLUSH_INTERVAL)
-    if not lock.acquire(blocking=False):
-        return 0  # another flush is running
+    updated = 0
+    for key in client.scan_iter(match=f"{FLUSHING_PREFIX}*"):
+        updated += _apply(client, key)  # left behind by an interrupted flush
+    flushing = f"{FLUSHING_PREFIX}{uuid.uuid4()}"
     try:
-        updated = 0
-        for key in client.scan_iter(match=f"{FLUSHING_PREFIX}*"):
-            updated += _apply(client, key)  # left behind by an interrupted flush
-        flushing = f"{FLUSHING_PREFIX}{uuid.uuid4()}"
-        try:
-            client.rename(PENDING_KEY, flushing)
-        except redis.ResponseError:
-            return updated  # no access since the last flush
-        return updated + _apply(client, flushing)
-    finally:
-        lock.release()
+        client.rename(PENDING_KEY, flushing)
+    except redis.ResponseError:
+        return updated  # no access since the last flush
+    return updated + _apply(client, flushing)
 
 
 def _apply(client: redis.Redis, key: bytes | str) -> int:

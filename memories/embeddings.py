@@ -14,11 +14,10 @@ from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import Protocol
 
-import httpx
 import numpy as np
 from django.conf import settings
 
-from neuromem_site.openai_compat import openai_compatible_client
+from neuromem_site.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
 
 
 class EmbeddingError(Exception):
@@ -93,19 +92,15 @@ class OpenAIEmbeddingProvider:
     ) -> None:
         self.dimensions = dimensions
         self.model = model
-        self.client = openai_compatible_client(base_url=base_url, api_key=api_key, timeout=timeout)
+        self.client = OpenAICompatibleClient(base_url=base_url, api_key=api_key, timeout=timeout)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         try:
-            response = self.client.post(
-                "/embeddings",
-                json={"model": self.model, "input": texts, "dimensions": self.dimensions},
+            vectors = self.client.embeddings(
+                model=self.model, texts=texts, dimensions=self.dimensions
             )
-            response.raise_for_status()
-            data = sorted(response.json()["data"], key=lambda item: item["index"])
-        except (httpx.HTTPError, KeyError, ValueError) as error:
+        except OpenAICompatibleError as error:
             raise EmbeddingError(f"embedding provider failed: {error}") from error
-        vectors = [item["embedding"] for item in data]
         if len(vectors) != len(texts) or any(len(v) != self.dimensions for v in vectors):
             raise EmbeddingError(
                 f"embedding provider answered {len(vectors)} vectors for {len(texts)} texts, "

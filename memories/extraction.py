@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal, Protocol
 
-import httpx
 from django.conf import settings
 
-from neuromem_site.openai_compat import openai_compatible_client
+from neuromem_site.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
 
 
 @dataclass(frozen=True)
@@ -208,25 +207,19 @@ Write content in the user's language. No items when nothing is worth keeping."""
 class LLMExtractor:
     def __init__(self, *, base_url: str, api_key: str, model: str, timeout: float) -> None:
         self.model = model
-        self.client = openai_compatible_client(base_url=base_url, api_key=api_key, timeout=timeout)
+        self.client = OpenAICompatibleClient(base_url=base_url, api_key=api_key, timeout=timeout)
 
     def extract(self, text: str) -> list[Extraction]:
         try:
-            response = self.client.post(
-                "/chat/completions",
-                json={
-                    "model": self.model,
-                    "response_format": {"type": "json_object"},
-                    "messages": [
-                        {"role": "system", "content": LLM_PROMPT},
-                        {"role": "user", "content": text},
-                    ],
-                },
+            answer = self.client.chat_json(
+                model=self.model,
+                messages=[
+                    {"role": "system", "content": LLM_PROMPT},
+                    {"role": "user", "content": text},
+                ],
             )
-            response.raise_for_status()
-            answer = response.json()["choices"][0]["message"]["content"]
             items = json.loads(answer).get("items", [])
-        except (httpx.HTTPError, KeyError, IndexError, ValueError, AttributeError) as error:
+        except (OpenAICompatibleError, ValueError, AttributeError) as error:
             raise ExtractionError(f"LLM extractor failed: {error}") from error
         return [
             Extraction(

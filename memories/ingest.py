@@ -5,8 +5,6 @@ from functools import reduce
 from operator import or_
 from typing import Any
 
-from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -21,28 +19,34 @@ from memories.services import (
     memory_delete,
     memory_supersede,
 )
-from neuromem_site.api.envelope import Conflict, NotFound
-from neuromem_site.api.models import ApiClient
+from neuromem_site.access import Caller, user_access_check
+from neuromem_site.db.actor import audit_actor
+from neuromem_site.errors import Conflict, Invalid, NotFound
 from neuromem_site.validation import json_problem, user_id_problem
 
 
-def session_open(*, user_id: str, metadata: dict[str, Any] | None = None) -> ConversationSession:
+def session_open(
+    *, caller: Caller, user_id: str, metadata: dict[str, Any] | None = None
+) -> ConversationSession:
+    user_access_check(caller=caller, user_id=user_id, write=True)
     problems = {"user_id": user_id_problem(user_id), "metadata": json_problem(metadata or {})}
     for name, problem in problems.items():
         if problem is not None:
-            raise ValidationError({name: [problem]})
+            raise Invalid(problem, field=name)
     return ConversationSession.objects.create(user_id=user_id, metadata=metadata or {})
 
 
-def session_get_for_client(*, client: ApiClient, session_id: uuid.UUID) -> ConversationSession:
+def session_get(*, caller: Caller, session_id: uuid.UUID) -> ConversationSession:
+    """The session, or NotFound — also when its end user is one `caller` may not read."""
     session = ConversationSession.objects.filter(pk=session_id).first()
-    if session is None or not client.may_access_user(session.user_id):
+    if session is None or not caller.may_access_user(session.user_id):
         raise NotFound(f"Session '{session_id}' not found.")
     return session
 
 
-def session_end(*, session: ConversationSession) -> ConversationSession:
-    """Close the session. (Reflection on `session_end` arrives with the reflection engine.)"""
+def session_end(*, session: ConversationSession, caller: Caller) -> ConversationSession:
+    """Close the session. (Reflection on `session_end` is planned, with the reflection engine.)"""
+    user_access_check(caller=caller, user_id=session.user_id, write=True)
     ConversationSession.objects.filter(pk=session.pk, ended_at__isnull=True).update(
         ended_at=timezone.now()
     )
@@ -50,38 +54,41 @@ def session_end(*, session: ConversationSession) -> ConversationSession:
     return session
 
 
-@transaction.atomic
 def session_message_add(
-    *, session: ConversationSession, role: str, content: str, actor: str
+    *, session: ConversationSession, role: str, content: str, caller: Caller
 ) -> tuple[ConversationMessage, list[WriteResult]]:
     """Store a message; for a user's message, write what it says worth remembering, with
-    provenance (memory_sources, source_episode_ids), corrections and forget requests."""
+    provenance (memory_sources, source_episode_ids), corrections and forget requests.
+
+    The extractor (an LLM, for EXTRACTOR=llm) is asked first, with no transaction open; then
+    the message and its memories are written in one."""
+    user_access_check(caller=caller, user_id=session.user_id, write=True)
     if session.ended_at is not None:
         raise Conflict("This session has ended; open a new one.", field="session_id")
-    message = ConversationMessage.objects.create(
-        session=session,
-        user_id=session.user_id,
-        role=role,
-        content=content,
-        extraction_status="done" if role == "user" else "skipped",
-    )
-    results: list[WriteResult] = []
+    extractions: list[Extraction] = []
+    status = "skipped"
     if role == "user":
         try:
-            extractions = extractor().extract(content)
+            extractions, status = extractor().extract(content), "done"
         except ExtractionError:
-            # The message is kept either way; a failed extraction is visible on it.
-            message.extraction_status = "failed"
-            message.save(update_fields=["extraction_status"])
-            return message, results
+            status = "failed"  # the message is kept either way; the failure shows on it
+    with audit_actor(caller.name):
+        message = ConversationMessage.objects.create(
+            session=session,
+            user_id=session.user_id,
+            role=role,
+            content=content,
+            extraction_status=status,
+        )
+        results: list[WriteResult] = []
         for extraction in extractions:
             if extraction.action == "forget":
                 results += memories_forget(
-                    user_id=session.user_id, extraction=extraction, actor=actor
+                    user_id=session.user_id, extraction=extraction, caller=caller
                 )
             else:
                 results.append(
-                    remember(session=session, message=message, extraction=extraction, actor=actor)
+                    remember(session=session, message=message, extraction=extraction, caller=caller)
                 )
     return message, results
 
@@ -91,11 +98,12 @@ def remember(
     session: ConversationSession,
     message: ConversationMessage,
     extraction: Extraction,
-    actor: str,
+    caller: Caller,
 ) -> WriteResult:
     """Write one extracted memory; a new value for a slot supersedes the current one."""
     current = (
-        Memory.objects.filter(user_id=session.user_id, key=extraction.slot, expired_at__isnull=True)
+        Memory.objects.current()
+        .filter(user_id=session.user_id, key=extraction.slot)
         .order_by("-created_at")
         .first()
         if extraction.slot
@@ -107,7 +115,7 @@ def remember(
         successor = memory_supersede(
             memory=current,
             content=extraction.content,
-            actor=actor,
+            caller=caller,
             session_id=session.id,
             conversation_id=message.id,
         )
@@ -123,21 +131,19 @@ def remember(
             session_id=session.id,
             conversation_id=message.id,
         ),
-        actor=actor,
+        caller=caller,
     )
 
 
-def memories_forget(*, user_id: str, extraction: Extraction, actor: str) -> list[WriteResult]:
+def memories_forget(*, user_id: str, extraction: Extraction, caller: Caller) -> list[WriteResult]:
     """Soft-delete the user's current memories in the slot or mentioning the topic."""
     conditions = [Q(content__icontains=word) for word in extraction.topic_words]
     if extraction.slot:
         conditions.append(Q(key=extraction.slot))
     if not conditions:
         return []
-    matching = Memory.objects.filter(
-        reduce(or_, conditions), user_id=user_id, expired_at__isnull=True
-    )
+    matching = Memory.objects.current().filter(reduce(or_, conditions), user_id=user_id)
     return [
-        WriteResult(Operation.DELETE, memory_delete(memory=memory, actor=actor))
+        WriteResult(Operation.DELETE, memory_delete(memory=memory, caller=caller))
         for memory in matching
     ]

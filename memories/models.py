@@ -3,11 +3,12 @@
 `memories` is LIST-partitioned by memory_type with PRIMARY KEY (id, memory_type) (see
 docs/schema.md): the table, partitions and indexes are created by hand-written SQL in the
 migrations, and Django's state keeps `id` as the primary key. Nothing holds a database foreign
-key to `memories`; references to memory ids are kept consistent by the services and checked
-by the consistency job.
+key to `memories`; references to memory ids are kept consistent by the services (a
+consistency job that checks them is planned).
 """
 
 import uuid
+from datetime import datetime
 
 import pgtrigger
 from django.conf import settings
@@ -20,6 +21,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 from pgvector.django import HalfVectorField
 
+from memories.meaning import as_of_q, current_q
 from neuromem_site.db.fields import RealField
 
 
@@ -36,7 +38,7 @@ class EmbeddingStatus(models.TextChoices):
     FAILED = "failed"
 
 
-# V1 memory types and what they became (seed 000, step 6).
+# V1 memory types and what they became in the upgrade.
 LEGACY_MEMORY_TYPES = {"general": MemoryType.FACT, "insight": MemoryType.TRAIT}
 
 
@@ -76,29 +78,63 @@ DECLARE
     actor text := coalesce(nullif(current_setting('neuromem.actor', true), ''), 'system');
     moving text := coalesce(current_setting('neuromem.moving', true), '');
 BEGIN"""
-# What a history row is worth writing for; "@" stands for OLD. or NEW.
-AUDITED_COLUMNS = ", ".join(
-    f"@{column}"
-    for column in (
-        "content",
-        "metadata",
-        "memory_type",
-        "user_id",
-        "importance",
-        "key",
-        "valid_at",
-        "invalid_at",
-        "expired_at",
-        "superseded_by",
-        "trait_subtype",
-        "trait_stage",
-        "trait_confidence",
-        "trait_context",
-        "trait_parent_id",
-        "trait_window_start",
-        "trait_window_end",
-    )
+# What a history row is worth writing for, and what is bookkeeping (changes with no history
+# row). Every column is in one or the other: a test fails on a new column in neither.
+AUDITED = (
+    "content",
+    "metadata",
+    "memory_type",
+    "user_id",
+    "importance",
+    "key",
+    "valid_at",
+    "invalid_at",
+    "expired_at",
+    "superseded_by",
+    "trait_subtype",
+    "trait_stage",
+    "trait_confidence",
+    "trait_context",
+    "trait_parent_id",
+    "trait_window_start",
+    "trait_window_end",
 )
+NOT_AUDITED = (
+    "id",
+    "content_hash",  # follows content
+    "search_vector",  # generated from content
+    "embedding",
+    "embedding_status",
+    "version",
+    "created_at",
+    "updated_at",
+    "score",
+    "access_count",
+    "last_accessed_at",
+    "source_episode_ids",  # provenance, set once at the write
+    "subject_entity_id",
+    "object_entity_id",
+    "trait_reinforcement_count",  # the reflection engine's counters and timestamps
+    "trait_contradiction_count",
+    "trait_last_reinforced",
+    "trait_first_observed",
+    "trait_derived_from",
+    "valid_from",  # V1's, kept as they were
+    "valid_until",
+    "extracted_timestamp",
+)
+# "@" stands for OLD. or NEW.
+AUDITED_COLUMNS = ", ".join(f"@{column}" for column in AUDITED)
+
+
+class MemoryQuerySet(models.QuerySet):
+    def current(self) -> "MemoryQuerySet":
+        """Neither expired nor invalidated (memories/meaning.py)."""
+        return self.filter(current_q())
+
+    def as_of(self, instant: datetime) -> "MemoryQuerySet":
+        """What was valid and recorded at `instant` (memories/meaning.py)."""
+        return self.filter(as_of_q(instant))
 
 
 class Memory(models.Model):
@@ -165,6 +201,8 @@ class Memory(models.Model):
         output_field=SearchVectorField(),
         db_persist=True,
     )
+
+    objects = MemoryQuerySet.as_manager()
 
     class Meta:
         db_table = "memories"

@@ -1,4 +1,4 @@
-"""Recall: hybrid retrieval of a user's memories (seed 002 §6.1, §6.3).
+"""Recall: hybrid retrieval of a user's memories, now or "as of" an instant (docs/recall.md).
 
 One query does it all:
 - the vector side, per memory type, on the partition's HNSW index (pgvector 0.8 iterative
@@ -26,18 +26,25 @@ from django.utils import timezone
 from pgvector import HalfVector
 
 from memories.embeddings import EmbeddingError, embedding_provider
-from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
+from memories.meaning import (
+    MIN_TRAIT_CONFIDENCE,
+    RECALLED_TRAIT_STAGES,
+    RRF_K,
+    as_of_sql,
+    current_sql,
+    score_params,
+    trait_stage_sql,
+)
+from memories.models import Memory, MemoryType, TraitSubtype
 from memories.selectors import trait_field
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
+from neuromem_site.access import Caller, user_access_check
 
 log = logging.getLogger("neuromem.recall")
 
-RRF_K = 60
-# Only these stages are recalled; trends and candidates are not yet believed (seed 002 §6.1).
-RECALLED_TRAIT_STAGES = (TraitStage.EMERGING, TraitStage.ESTABLISHED, TraitStage.CORE)
 VECTOR_LITERAL = re.compile(r"'\[[^\]]*\]'::halfvec")
-TRAIT_STAGE = "coalesce(m.trait_stage, m.metadata->>'trait_stage')"
+TRAIT_STAGE = trait_stage_sql("m")
 
 
 @dataclass(frozen=True)
@@ -70,14 +77,7 @@ class RecallQuery:
 
 def visible_sql(as_of: datetime | None) -> str:
     """What recall may return: current memories, or what was valid and known at `as_of`."""
-    if as_of is None:
-        return "m.expired_at IS NULL AND m.invalid_at IS NULL"
-    return (
-        "(m.valid_at IS NULL OR m.valid_at <= %(as_of)s)"
-        " AND (m.invalid_at IS NULL OR m.invalid_at > %(as_of)s)"
-        " AND (m.expired_at IS NULL OR m.expired_at > %(as_of)s)"
-        " AND m.created_at <= %(as_of)s"
-    )
+    return current_sql("m") if as_of is None else as_of_sql("m", "as_of")
 
 
 def _branch_filters(memory_type: str) -> str:
@@ -191,16 +191,17 @@ def recall_sql(
     ),
     boosted AS (
         SELECT f.*, {memory_columns},
-               -- 0–0.15: 30-day decay, slower for emotionally arousing memories (arousal 0–1)
-               -- (the exponent stops at -700: exp() of less underflows, an error in SQL)
-               0.15 * exp(-least(
+               -- decays with age, slower for emotionally arousing memories (arousal 0–1);
+               -- the exponent stops at -700: exp() of less underflows, an error in SQL
+               %(recency_weight)s * exp(-least(
                    greatest(extract(epoch FROM %(now)s - coalesce(m.valid_at, m.created_at)), 0)
-                   / (2592000.0 * (1 + a.arousal * 0.5)), 700)) AS recency,
-               0.15 * coalesce(m.importance, 0.5) AS importance,
+                   / (%(recency_scale_seconds)s * (1 + a.arousal * %(arousal_slowdown)s)),
+                   700)) AS recency,
+               %(importance_weight)s * coalesce(m.importance, 0.5) AS importance,
                CASE WHEN m.memory_type <> 'trait' THEN 0
-                    WHEN {TRAIT_STAGE} = 'core' THEN 0.25
-                    WHEN {TRAIT_STAGE} = 'established' THEN 0.15
-                    WHEN {TRAIT_STAGE} = 'emerging' THEN 0.05
+                    WHEN {TRAIT_STAGE} = 'core' THEN %(boost_core)s
+                    WHEN {TRAIT_STAGE} = 'established' THEN %(boost_established)s
+                    WHEN {TRAIT_STAGE} = 'emerging' THEN %(boost_emerging)s
                     ELSE 0 END AS trait_stage
         FROM fused f
         JOIN memories m ON m.id = f.id AND m.memory_type = f.memory_type
@@ -284,7 +285,8 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             "lexemes": terms.lexemes,
             "tsquery": terms.tsquery,
             "candidates": terms.candidates,
-            "trait_stages": [str(stage) for stage in RECALLED_TRAIT_STAGES],
+            "trait_stages": list(RECALLED_TRAIT_STAGES),
+            **score_params(),
             "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
             "min_similarity": settings.RECALL_MIN_SIMILARITY,
             "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
@@ -327,8 +329,9 @@ def memory_loader() -> Callable[[Sequence], Memory]:
     return load
 
 
-def memories_recall(*, request: RecallQuery) -> list[RecallHit]:
+def memories_recall(*, caller: Caller, request: RecallQuery) -> list[RecallHit]:
     """The user's memories most relevant to the query, best first, with their score parts."""
+    user_access_check(caller=caller, user_id=request.user_id, write=False)
     load = memory_loader()
     return [
         RecallHit(
@@ -359,17 +362,20 @@ def memories_recall(*, request: RecallQuery) -> list[RecallHit]:
 SUBTYPE_ORDER = {TraitSubtype.CORE: 1, TraitSubtype.PREFERENCE: 2, TraitSubtype.BEHAVIOR: 3}
 
 
-def traits_active(*, user_id: str, min_confidence: float = 0.3) -> list[Memory]:
-    """The user's believed traits for prompt building (seed 002 §6.2): core, then preference,
-    then behavior; most confident first. Until the decayed view exists (traits issue), the
+def traits_active(
+    *, caller: Caller, user_id: str, min_confidence: float = MIN_TRAIT_CONFIDENCE
+) -> list[Memory]:
+    """The user's believed traits for prompt building, grouped core, then preference, then
+    behavior; most confident first. Until the decayed view exists (traits issue), the
     confidence is the stored one."""
+    user_access_check(caller=caller, user_id=user_id, write=False)
     columns = ", ".join(f'"{field.column}"' for field in RECALLED_FIELDS)
     with connection.cursor() as cursor:
         # Raw, like the recall beside it on every request: the ORM spends ~1 ms compiling a
         # forty-column SELECT.
         cursor.execute(
-            f"SELECT {columns} FROM memories WHERE memory_type = 'trait' AND user_id = %s"
-            " AND expired_at IS NULL AND invalid_at IS NULL",
+            f"SELECT {columns} FROM memories m WHERE memory_type = 'trait' AND user_id = %s"
+            f" AND {current_sql('m')}",
             [user_id],
         )
         rows = cursor.fetchall()

@@ -1,12 +1,13 @@
 """Reads of memories: what a client may see, listings, history, versions, exports."""
 
 import uuid
-from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce
 
+from memories.meaning import DEPRECATED_BELOW, STATE_THRESHOLDS
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -14,14 +15,12 @@ from memories.models import (
     MemoryHistory,
     MemorySource,
 )
-from memories.services import TRAIT_METADATA
-from neuromem_site.api.envelope import NotFound
-from neuromem_site.api.models import ApiClient
+from memories.traits import TRAIT_METADATA
+from neuromem_site.access import Caller, user_access_check
+from neuromem_site.errors import NotFound
 from reflection.models import ReflectionCycle, TraitEvidence
 
-# seed 004: the activity score's states.
-STATE_THRESHOLDS = (("active", 70), ("cold", 30), ("deprecated", 0))
-STATES = ("active", "cold", "deprecated", "deleted")
+STATES = (*(state for state, _ in STATE_THRESHOLDS), "deleted")
 
 
 def memory_state(memory: Memory) -> str:
@@ -32,7 +31,7 @@ def memory_state(memory: Memory) -> str:
 
 def trait_field(memory: Memory, key: str) -> Any:
     """A trait field by its metadata key: the dedicated column first, the V1 JSONB metadata
-    as the fallback (TC-R01–R03)."""
+    as the fallback."""
     column, _ = TRAIT_METADATA[key]
     value = getattr(memory, column)
     return (memory.metadata or {}).get(key) if value is None else value
@@ -40,7 +39,12 @@ def trait_field(memory: Memory, key: str) -> Any:
 
 def state_filter(states: list[str]) -> Q:
     condition = Q(pk__in=[])
-    bounds = {"active": (70, None), "cold": (30, 70), "deprecated": (None, 30)}
+    floors = dict(STATE_THRESHOLDS)
+    bounds = {
+        "active": (floors["active"], None),
+        "cold": (floors["cold"], floors["active"]),
+        "deprecated": (None, floors["cold"]),
+    }
     for state in states:
         if state == "deleted":
             condition |= Q(expired_at__isnull=False)
@@ -55,31 +59,22 @@ def state_filter(states: list[str]) -> Q:
     return condition
 
 
-def memories_visible_to(client: ApiClient) -> QuerySet[Memory]:
-    if client.is_staff:
+def memories_visible_to(caller: Caller) -> QuerySet[Memory]:
+    """The memories of the end users `caller` may read (the SQL twin of may_access_user)."""
+    if caller.is_staff:
         return Memory.objects.all()
     condition = Q(pk__in=[])
-    for prefix in client.user_prefixes:
+    for prefix in caller.user_prefixes:
         condition |= Q(user_id__startswith=prefix)
     return Memory.objects.filter(condition)
 
 
-def memory_get_for_client(*, client: ApiClient, memory_id: uuid.UUID | str) -> Memory:
-    """The memory, or NOT_FOUND — also when it belongs to another client's users."""
+def memory_get(*, caller: Caller, memory_id: uuid.UUID | str) -> Memory:
+    """The memory, or NotFound — also when it belongs to an end user `caller` may not read."""
     try:
-        return memories_visible_to(client).get(pk=memory_id)
-    except (Memory.DoesNotExist, ValueError):
+        return memories_visible_to(caller).get(pk=memory_id)
+    except (Memory.DoesNotExist, ValueError, ValidationError):
         raise NotFound(f"Memory '{memory_id}' not found.") from None
-
-
-def memories_as_of(queryset: QuerySet[Memory], as_of: datetime) -> QuerySet[Memory]:
-    """What was true and known at `as_of` (seed 002 §6.3)."""
-    return queryset.filter(
-        Q(valid_at__isnull=True) | Q(valid_at__lte=as_of),
-        Q(invalid_at__isnull=True) | Q(invalid_at__gt=as_of),
-        Q(expired_at__isnull=True) | Q(expired_at__gt=as_of),
-        created_at__lte=as_of,
-    )
 
 
 # sort_by → what to order by. Rows from V1 may have no valid_at; a cursor cannot hold a NULL
@@ -92,22 +87,24 @@ MEMORY_SORT_FIELDS = {
 }
 
 
-def memory_list(*, client: ApiClient, filters: dict[str, Any]) -> QuerySet[Memory]:
-    queryset = memories_visible_to(client).annotate(
+def memory_list(*, caller: Caller, filters: dict[str, Any]) -> QuerySet[Memory]:
+    if filters.get("user_id") is not None:
+        user_access_check(caller=caller, user_id=filters["user_id"], write=False)
+    queryset = memories_visible_to(caller).annotate(
         valid_at_or_created=Coalesce("valid_at", "created_at")
     )
     for name in ("user_id", "memory_type", "key"):
         if filters.get(name):
             queryset = queryset.filter(**{name: filters[name]})
     if filters.get("as_of"):
-        queryset = memories_as_of(queryset, filters["as_of"])
+        queryset = queryset.as_of(filters["as_of"])
     elif not filters.get("include_expired"):
         queryset = queryset.filter(expired_at__isnull=True)
     if filters.get("state"):
         queryset = queryset.filter(state_filter(filters["state"]))
     elif not filters.get("include_all_states"):
-        # seed 004: deprecated memories are not shown unless asked for.
-        queryset = queryset.exclude(expired_at__isnull=True, score__lt=30)
+        # Deprecated memories are not shown unless asked for.
+        queryset = queryset.exclude(expired_at__isnull=True, score__lt=DEPRECATED_BELOW)
     if filters.get("score_min") is not None:
         queryset = queryset.filter(score__gte=filters["score_min"])
     if filters.get("score_max") is not None:
@@ -131,8 +128,9 @@ def memory_versions(*, memory: Memory) -> list[Memory]:
     return chain
 
 
-def user_export(*, user_id: str) -> dict[str, Any]:
+def user_export(*, caller: Caller, user_id: str) -> dict[str, Any]:
     """Everything held about one end user (the data-access right)."""
+    user_access_check(caller=caller, user_id=user_id, write=False)
     memories = list(Memory.objects.filter(user_id=user_id).order_by("created_at", "id"))
     memory_ids = [memory.id for memory in memories]
     sessions = list(ConversationSession.objects.filter(user_id=user_id).order_by("started_at"))

@@ -8,8 +8,12 @@ from memories.access import accesses_flush
 from memories.embeddings import EmbeddingError
 from memories.services import embeddings_requeue_stale, memories_embed, memories_embedding_failed
 from memories.user_indexes import user_indexes_refresh
+from neuromem_site.db.locks import LockNamespace, single_flight
 
 log = logging.getLogger(__name__)
+
+# What a beat job answers when another run of it is still in flight (neuromem_site/db/locks.py).
+SKIPPED = "skipped: another run is in flight"
 
 # Acknowledged after the work (CELERY_TASK_ACKS_LATE), so a task must end well inside the
 # broker's visibility timeout, which is sized from TASK_TIME_LIMIT.
@@ -37,23 +41,30 @@ def embed_memories(self, memory_ids: list[str]) -> int:
 
 
 @shared_task(acks_late=True, **LATE_ACK_LIMITS)
-def flush_accesses() -> int:
+def flush_accesses() -> int | str:
     """Beat, every ACCESS_FLUSH_INTERVAL: write the access counts collected in Redis."""
-    return accesses_flush()
+    with single_flight(LockNamespace.ACCESS_FLUSH) as running:
+        return accesses_flush() if running else SKIPPED
 
 
 @shared_task(acks_late=True, **LATE_ACK_LIMITS)
-def requeue_stale_embeddings() -> int:
+def requeue_stale_embeddings() -> int | str:
     """Beat, every EMBEDDING_REQUEUE_AFTER: hand memories pending longer than that to the
-    worker again. Safe to run twice at once (the embed task skips ready memories)."""
-    return embeddings_requeue_stale(older_than=timedelta(seconds=settings.EMBEDDING_REQUEUE_AFTER))
+    worker again (one run at a time: two would queue the same memories twice)."""
+    older_than = timedelta(seconds=settings.EMBEDDING_REQUEUE_AFTER)
+    with single_flight(LockNamespace.EMBEDDING_REQUEUE) as running:
+        return embeddings_requeue_stale(older_than=older_than) if running else SKIPPED
 
 
 # Acknowledged on delivery: its hour-long limit would otherwise set the visibility timeout
 # (how long a killed worker's tasks wait), and a lost run is redone by beat within the hour.
 @shared_task(acks_late=False, soft_time_limit=3300, time_limit=3500)
-def refresh_user_indexes() -> dict[str, list[str]]:
-    """Beat, every USER_INDEX_REFRESH_INTERVAL: per-user HNSW graphs and text indexes for big
-    users."""
-    changes = user_indexes_refresh()
-    return {"built": changes.built, "dropped": changes.dropped}
+def refresh_user_indexes() -> dict[str, list[str]] | str:
+    """Beat, every USER_INDEX_REFRESH_INTERVAL, and after a big user's purge: per-user HNSW
+    graphs and text indexes for big users (one run at a time: two would build the same index
+    CONCURRENTLY, and one fails)."""
+    with single_flight(LockNamespace.USER_INDEXES) as running:
+        if not running:
+            return SKIPPED
+        changes = user_indexes_refresh()
+        return {"built": changes.built, "dropped": changes.dropped}

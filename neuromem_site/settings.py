@@ -42,7 +42,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
-    "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "pgtrigger",
@@ -203,7 +202,7 @@ METADATA_MAX_BYTES = env.int("METADATA_MAX_BYTES", default=16_384)
 API_BODY_MAX_BYTES = 6 * MEMORY_MAX_CHARS + 26 * EMBEDDING_DIM + METADATA_MAX_BYTES + 4096
 API_BATCH_BODY_MAX_BYTES = MEMORY_BATCH_MAX * API_BODY_MAX_BYTES
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_BATCH_BODY_MAX_BYTES
-# Cosine similarity above which a new memory supersedes a current one (seed 002 §5.4).
+# Cosine similarity above which a new memory supersedes a current one (an UPDATE).
 DEDUP_SIMILARITY = env.float("DEDUP_SIMILARITY", default=0.95)
 
 # Memories from conversation: "rules" (offline) or "llm" (OpenAI-compatible chat endpoint).
@@ -247,7 +246,6 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["neuromem_site.api.envelope.EnvelopeJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["neuromem_site.api.serializers.BoundedJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "neuromem_site.api.pagination.EnvelopeCursorPagination",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "neuromem_site.api.schema.EnvelopeAutoSchema",
     "DEFAULT_THROTTLE_CLASSES": ["neuromem_site.api.throttling.ApiClientRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"api_client": API_RATE_LIMIT},

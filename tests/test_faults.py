@@ -16,7 +16,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import psutil
@@ -31,9 +30,11 @@ from django.utils import timezone
 from memories.models import EmbeddingStatus, Memory
 from memories.services import MemoryInput, embeddings_requeue_stale, memory_add
 from neuromem_site import embedded
+from neuromem_site.access import Caller
 from neuromem_site.api.services import api_client_create
 from neuromem_site.celery import app as celery_app
 from neuromem_site.devstack import EmbeddedRedis, stop_process_group
+from tests.fake_openai import FakeOpenAIHandler, serving
 from tests.memories.scratch import BASE_DIR, server_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -43,7 +44,7 @@ ANSWER_BOUND = 10.0
 READY_TIMEOUT = 60.0
 
 
-class FakeEmbeddings(BaseHTTPRequestHandler):
+class FakeEmbeddings(FakeOpenAIHandler):
     """An OpenAI-compatible /embeddings that can hold its next answer, so a task is caught
     mid-work."""
 
@@ -52,9 +53,8 @@ class FakeEmbeddings(BaseHTTPRequestHandler):
     release = threading.Event()
     received = threading.Event()
 
-    def do_POST(self) -> None:
+    def answer(self, path: str, body: dict) -> tuple[int, dict]:
         type(self).calls += 1
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.hold.is_set():
             self.received.set()
             self.release.wait(30)
@@ -62,30 +62,17 @@ class FakeEmbeddings(BaseHTTPRequestHandler):
             {"index": i, "embedding": [1.0] + [0.0] * (body["dimensions"] - 1)}
             for i, _ in enumerate(body["input"])
         ]
-        payload = json.dumps({"data": data}).encode()
-        try:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        except OSError:
-            pass  # the worker that asked was killed
-
-    def log_message(self, *args) -> None:
-        pass
+        return 200, {"data": data}
 
 
 @pytest.fixture
 def provider() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeEmbeddings)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     FakeEmbeddings.calls = 0
     for event in (FakeEmbeddings.hold, FakeEmbeddings.release, FakeEmbeddings.received):
         event.clear()
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    FakeEmbeddings.release.set()
-    server.shutdown()
+    with serving(FakeEmbeddings) as base_url:
+        yield base_url
+        FakeEmbeddings.release.set()
 
 
 class OwnRedis(EmbeddedRedis):
@@ -295,7 +282,7 @@ def test_write_with_redis_killed_is_committed_and_requeued_when_redis_returns(
     assert elapsed < ANSWER_BOUND
     memory = Memory.objects.get(pk=body["data"]["memory"]["id"])  # committed
     assert memory.embedding_status == EmbeddingStatus.PENDING
-    assert "left pending for the requeue job" in (stack.tmp_path / "web.log").read_text()
+    assert "not published (broker unavailable)" in (stack.tmp_path / "web.log").read_text()
 
     status, _, body, elapsed = stack.request("GET", "/api/v1/health/")
     assert (status, body["error"]["code"]) == (503, "UNAVAILABLE")
@@ -439,7 +426,7 @@ def test_the_visibility_timeout_outlasts_every_late_acknowledged_task():
 def test_requeue_takes_only_memories_pending_longer_than_the_age():
     def add(content: str) -> Memory:
         item = MemoryInput(user_id="faults:bob", content=content, memory_type="fact")
-        return memory_add(item=item, actor="test").memory
+        return memory_add(item=item, caller=Caller(name="test", is_staff=True)).memory
 
     stranded, ready = add("stranded at 3am"), add("green tea")
     add("quantum physics")  # pending too, but not for long enough

@@ -13,7 +13,7 @@ from memories.models import (
 )
 from memories.recall import RecallHit
 from memories.selectors import STATES, memory_state, trait_field
-from memories.services import TRAIT_METADATA
+from memories.traits import TRAIT_METADATA
 from neuromem_site.api.envelope import checked_range
 from neuromem_site.api.serializers import (
     Float4Field,
@@ -119,7 +119,7 @@ class MemoryListInput(QueryInputSerializer):
 
 
 class TraitOutput(serializers.Serializer):
-    """Trait fields: the dedicated column first, V1 metadata as the fallback (TC-R01–R03)."""
+    """Trait fields: the dedicated column first, V1 metadata as the fallback."""
 
     def to_representation(self, memory: Memory) -> dict:
         trait = {
@@ -297,7 +297,7 @@ class RecallOutput(serializers.Serializer):
 
 
 class SearchHitOutput(serializers.Serializer):
-    """seed 001 TC-R04: the V1 search result."""
+    """The V1 search result: id, content, type, metadata and score."""
 
     id = serializers.UUIDField(source="memory.id")
     content = serializers.CharField(source="memory.content")
@@ -307,7 +307,8 @@ class SearchHitOutput(serializers.Serializer):
 
 
 class ScoredSearchHitOutput(SearchHitOutput):
-    """seed 001 TC-R05: relevance (the fused RRF score), the two boosts, and the final score."""
+    """V1's scored search result: relevance (the fused RRF score), the two boosts, and the
+    final score."""
 
     relevance = serializers.FloatField(source="rrf_score")
     recency = serializers.FloatField(source="boosts.recency")

@@ -1,12 +1,10 @@
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.serializers import as_serializer_error
 from rest_framework.views import APIView
 
 from memories.access import accesses_record
@@ -29,12 +27,12 @@ from memories.api.serializers import (
     SessionCreateInput,
     SessionOutput,
 )
-from memories.ingest import session_end, session_get_for_client, session_message_add, session_open
+from memories.ingest import session_end, session_get, session_message_add, session_open
 from memories.models import MemoryType
 from memories.recall import RecallHit, RecallQuery, memories_recall, traits_active
 from memories.selectors import (
     MEMORY_SORT_FIELDS,
-    memory_get_for_client,
+    memory_get,
     memory_history,
     memory_list,
     memory_versions,
@@ -54,8 +52,9 @@ from memories.services import (
 )
 from neuromem_site.api.envelope import api_error_response
 from neuromem_site.api.pagination import EnvelopeCursorPagination
-from neuromem_site.api.permissions import user_id_checked
+from neuromem_site.api.permissions import user_ids_agree
 from neuromem_site.api.views import validated
+from neuromem_site.errors import DomainError
 
 
 def write_result(result: WriteResult) -> dict[str, Any]:
@@ -86,8 +85,8 @@ class MemoryListCreateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated(MemoryCreateInput, request.data)
-        user_id_checked(request, data["user_id"], write=True)
-        result = memory_add(item=MemoryInput(**data), actor=request.user.name)
+        user_ids_agree(request, data["user_id"])
+        result = memory_add(item=MemoryInput(**data), caller=request.user.caller)
         code = status.HTTP_200_OK if result.operation == Operation.NOOP else status.HTTP_201_CREATED
         return Response(write_result(result), status=code)
 
@@ -101,7 +100,7 @@ class MemoryListCreateApi(APIView):
     def get(self, request: Request) -> Response:
         filters = validated(MemoryListInput, request.query_params)
         if filters.get("user_id") is not None:
-            user_id_checked(request, filters["user_id"], write=False)
+            user_ids_agree(request, filters["user_id"])
         elif not request.user.is_staff:
             raise serializers.ValidationError({"user_id": ["This filter is required."]})
         paginator = EnvelopeCursorPagination()
@@ -111,7 +110,7 @@ class MemoryListCreateApi(APIView):
             "-id",
         )
         page = paginator.paginate_queryset(
-            memory_list(client=request.user, filters=filters), request, view=self
+            memory_list(caller=request.user.caller, filters=filters), request, view=self
         )
         context = {"include_embedding": filters.get("include") == "embedding"}
         return paginator.get_paginated_response(MemoryOutput(page, many=True, context=context).data)
@@ -136,18 +135,16 @@ class MemoryBatchApi(APIView):
                 errors[index] = api_error_response(serializers.ValidationError(serializer.errors))
                 continue
             try:
-                user_id_checked(request, serializer.validated_data["user_id"], write=True)
+                user_ids_agree(request, serializer.validated_data["user_id"])
             except exceptions.APIException as error:  # for this item only
                 errors[index] = api_error_response(error)
                 continue
             items.append((index, MemoryInput(**serializer.validated_data)))
-        outcomes = memory_add_many(items=[item for _, item in items], actor=request.user.name)
+        outcomes = memory_add_many(items=[item for _, item in items], caller=request.user.caller)
         results: dict[int, dict[str, Any]] = {}
         for (index, _), outcome in zip(items, outcomes, strict=True):
-            if isinstance(outcome, DjangoValidationError):
-                errors[index] = api_error_response(
-                    serializers.ValidationError(as_serializer_error(outcome))
-                )
+            if isinstance(outcome, DomainError):
+                errors[index] = api_error_response(outcome)
             else:
                 # Compact: a batch answers with ids, not 1,000 full memories (GET them).
                 results[index] = {
@@ -178,7 +175,7 @@ class MemoryDetailApi(APIView):
         responses=MemoryOutput,
     )
     def get(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
         context = {"include_embedding": request.query_params.get("include") == "embedding"}
         return Response(MemoryOutput(memory, context=context).data)
 
@@ -190,18 +187,18 @@ class MemoryDetailApi(APIView):
         },
     )
     def patch(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
         data = validated(MemoryUpdateInput, request.data)
         version = data.pop("version")
         updated = memory_update(
-            memory=memory, version=version, changes=data, actor=request.user.name
+            memory=memory, version=version, changes=data, caller=request.user.caller
         )
         return Response(MemoryOutput(updated).data)
 
     @extend_schema(responses={200: OpenApiResponse(MemoryOutput, "The memory, now expired")})
     def delete(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
-        return Response(MemoryOutput(memory_delete(memory=memory, actor=request.user.name)).data)
+        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
+        return Response(MemoryOutput(memory_delete(memory=memory, caller=request.user.caller)).data)
 
 
 class MemorySupersedeApi(APIView):
@@ -213,14 +210,14 @@ class MemorySupersedeApi(APIView):
         },
     )
     def post(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
         data = validated(MemorySupersedeInput, request.data)
         successor = memory_supersede(
             memory=memory,
             content=data["content"],
             metadata=data.get("metadata"),
             expected_version=data.get("version"),
-            actor=request.user.name,
+            caller=request.user.caller,
         )
         return Response(MemoryOutput(successor).data, status=status.HTTP_201_CREATED)
 
@@ -234,10 +231,10 @@ class MemoryInvalidateApi(APIView):
         },
     )
     def post(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
         data = validated(MemoryInvalidateInput, request.data)
         invalidated = memory_invalidate(
-            memory=memory, invalid_at=data.get("invalid_at"), actor=request.user.name
+            memory=memory, invalid_at=data.get("invalid_at"), caller=request.user.caller
         )
         return Response(MemoryOutput(invalidated).data)
 
@@ -245,14 +242,14 @@ class MemoryInvalidateApi(APIView):
 class MemoryHistoryApi(APIView):
     @extend_schema(responses=HistoryOutput(many=True))
     def get(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
         return Response(HistoryOutput(memory_history(memory=memory), many=True).data)
 
 
 class MemoryVersionsApi(APIView):
     @extend_schema(responses=MemoryOutput(many=True))
     def get(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get_for_client(client=request.user, memory_id=memory_id)
+        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
         return Response(MemoryOutput(memory_versions(memory=memory), many=True).data)
 
 
@@ -270,8 +267,9 @@ class UserApi(APIView):
         }
     )
     def delete(self, request: Request, user_id: str) -> Response:
-        user_id_checked(request, user_id, write=True)
-        return Response({"user_id": user_id, "deleted": user_purge(user_id=user_id)})
+        user_ids_agree(request, user_id)
+        deleted = user_purge(caller=request.user.caller, user_id=user_id)
+        return Response({"user_id": user_id, "deleted": deleted})
 
 
 class UserExportApi(APIView):
@@ -291,8 +289,8 @@ class UserExportApi(APIView):
         )
     )
     def get(self, request: Request, user_id: str) -> Response:
-        user_id_checked(request, user_id, write=False)
-        export = user_export(user_id=user_id)
+        user_ids_agree(request, user_id)
+        export = user_export(caller=request.user.caller, user_id=user_id)
         return Response(
             {
                 "user_id": user_id,
@@ -344,8 +342,10 @@ class SessionCreateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated(SessionCreateInput, request.data)
-        user_id_checked(request, data["user_id"], write=True)
-        session = session_open(user_id=data["user_id"], metadata=data["metadata"])
+        user_ids_agree(request, data["user_id"])
+        session = session_open(
+            caller=request.user.caller, user_id=data["user_id"], metadata=data["metadata"]
+        )
         return Response(SessionOutput(session).data, status=status.HTTP_201_CREATED)
 
 
@@ -364,10 +364,10 @@ class SessionMessageApi(APIView):
         },
     )
     def post(self, request: Request, session_id: str) -> Response:
-        session = session_get_for_client(client=request.user, session_id=session_id)
+        session = session_get(caller=request.user.caller, session_id=session_id)
         data = validated(MessageInput, request.data)
         message, results = session_message_add(
-            session=session, role=data["role"], content=data["content"], actor=request.user.name
+            session=session, role=data["role"], content=data["content"], caller=request.user.caller
         )
         return Response(
             {
@@ -381,14 +381,16 @@ class SessionMessageApi(APIView):
 class SessionEndApi(APIView):
     @extend_schema(request=None, responses=SessionOutput)
     def post(self, request: Request, session_id: str) -> Response:
-        session = session_get_for_client(client=request.user, session_id=session_id)
-        return Response(SessionOutput(session_end(session=session)).data)
+        session = session_get(caller=request.user.caller, session_id=session_id)
+        return Response(
+            SessionOutput(session_end(session=session, caller=request.user.caller)).data
+        )
 
 
 def recalled(request: Request, query: RecallQuery) -> list[RecallHit]:
     """Recall for the requesting client (its own users only); every hit counts as an access."""
-    user_id_checked(request, query.user_id, write=False)
-    hits = memories_recall(request=query)
+    user_ids_agree(request, query.user_id)
+    hits = memories_recall(caller=request.user.caller, request=query)
     accesses_record(memory_ids=[hit.memory.id for hit in hits])
     return hits
 
@@ -411,7 +413,11 @@ class RecallApi(APIView):
             as_of=data.get("as_of"),
         )
         hits = recalled(request, query)
-        traits = traits_active(user_id=query.user_id) if data["include_traits"] else []
+        traits = (
+            traits_active(caller=request.user.caller, user_id=query.user_id)
+            if data["include_traits"]
+            else []
+        )
         return Response(RecallOutput({"merged": hits, "traits": traits}).data)
 
 

@@ -1,7 +1,9 @@
-"""The response envelope of API.md: `{"ok": true, "data": ...}` / `{"ok": false, "error": {...}}`.
+"""The response envelope of docs/api.md: `{"ok": true, "data": ...}` or
+`{"ok": false, "error": {...}}`.
 
 Views return plain data; the renderer wraps it. Every error, whether DRF raised it, a view
-raised an ApiError, Django raised Http404, or something crashed, goes through
+raised an ApiError, the domain raised one of neuromem_site/errors.py, Django raised Http404,
+or something crashed, goes through
 `exception_handler` and leaves with a precise code, never as HTML or a stack trace.
 """
 
@@ -16,6 +18,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
+from neuromem_site.errors import Conflict, DomainError, Forbidden, Invalid, NotFound, Unavailable
+
 log = logging.getLogger("neuromem.api")
 
 
@@ -24,7 +28,7 @@ class Envelope(dict):
 
 
 class ApiError(exceptions.APIException):
-    """An error with a code of API.md; extra keyword arguments become fields of `error`."""
+    """An error with a code of docs/api.md; extra keyword arguments become fields of `error`."""
 
     status_code = status.HTTP_400_BAD_REQUEST
     code = "VALIDATION_ERROR"
@@ -36,25 +40,20 @@ class ApiError(exceptions.APIException):
         self.extra = extra
 
 
-class NotFound(ApiError):
-    status_code = status.HTTP_404_NOT_FOUND
-    code = "NOT_FOUND"
-
-
-class Conflict(ApiError):
-    status_code = status.HTTP_409_CONFLICT
-    code = "CONFLICT"
-
-
-class Unavailable(ApiError):
-    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    code = "UNAVAILABLE"
+# The domain's errors (neuromem_site/errors.py) → status and code of docs/api.md.
+DOMAIN_ERRORS: dict[type[DomainError], tuple[int, str]] = {
+    Invalid: (status.HTTP_400_BAD_REQUEST, "VALIDATION_ERROR"),
+    Forbidden: (status.HTTP_403_FORBIDDEN, "FORBIDDEN"),
+    NotFound: (status.HTTP_404_NOT_FOUND, "NOT_FOUND"),
+    Conflict: (status.HTTP_409_CONFLICT, "CONFLICT"),
+    Unavailable: (status.HTTP_503_SERVICE_UNAVAILABLE, "UNAVAILABLE"),
+}
 
 
 def range_error(
     field: str, provided: Any, *, min_allowed: Any = None, max_allowed: Any = None
 ) -> ApiError:
-    """seed 004's range error: the field, the limits, and what was provided."""
+    """A range error: the field, the limits (`minAllowed`, `maxAllowed`), and `provided`."""
     if max_allowed is not None and (min_allowed is None or provided > max_allowed):
         message = f"Parameter '{field}' exceeds maximum value of {max_allowed}"
     else:
@@ -69,13 +68,13 @@ def range_error(
 
 
 def checked_range(field: str, provided: int, *, min_allowed: int, max_allowed: int) -> int:
-    """`provided` when within the limits, else seed 004's range error."""
+    """`provided` when within the limits, else a range error."""
     if not min_allowed <= provided <= max_allowed:
         raise range_error(field, provided, min_allowed=min_allowed, max_allowed=max_allowed)
     return provided
 
 
-# HTTP status → code of API.md (DRF's own exceptions each have a distinct status).
+# HTTP status → code of docs/api.md (DRF's own exceptions each have a distinct status).
 STATUS_CODES: dict[int, str] = {
     400: "VALIDATION_ERROR",
     401: "UNAUTHORIZED",
@@ -122,7 +121,17 @@ def first_error(detail: Any, path: str = "") -> tuple[str | None, str]:
     return path or None, str(detail)
 
 
-def api_error_response(exc: exceptions.APIException) -> Response:
+def domain_error_response(exc: DomainError) -> Response:
+    status_code, code = DOMAIN_ERRORS[type(exc)]
+    extra = dict(exc.extra)
+    if isinstance(exc, Invalid) and exc.field is not None:
+        extra.setdefault("details", {exc.field: [exc.message]})  # as DRF's own field errors
+    return Response(error_body(code, exc.message, field=exc.field, **extra), status=status_code)
+
+
+def api_error_response(exc: exceptions.APIException | DomainError) -> Response:
+    if isinstance(exc, DomainError):
+        return domain_error_response(exc)
     if isinstance(exc, ApiError):
         body = error_body(exc.code, exc.message, field=exc.field, **exc.extra)
     elif isinstance(exc, exceptions.ValidationError):
@@ -149,7 +158,7 @@ def exception_handler(exc: Exception, context: dict) -> Response:
     from rest_framework.views import set_rollback  # not at the top: views imports this module
 
     set_rollback()
-    if isinstance(exc, exceptions.APIException):
+    if isinstance(exc, exceptions.APIException | DomainError):
         return api_error_response(exc)
     view = context.get("view")
     log.error("Unhandled error in %s", type(view).__name__ if view else "API", exc_info=exc)

@@ -4,6 +4,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
+from neuromem_site.access import Caller
+
 
 class ApiClient(models.Model):
     """An agent (REST client) with a bearer token, limited to end users under its prefixes."""
@@ -24,6 +26,9 @@ class ApiClient(models.Model):
     class Meta:
         db_table = "api_clients"
         ordering = ["name"]
+        # Django would derive "Api client" / "Api clients" from the class name.
+        verbose_name = "API client"
+        verbose_name_plural = "API clients"
         constraints = [
             models.CheckConstraint(
                 name="api_client_staff_or_prefixed",
@@ -38,5 +43,9 @@ class ApiClient(models.Model):
     # DRF's IsAuthenticated asks the principal this; an ApiClient is one once authenticated.
     is_authenticated = True
 
-    def may_access_user(self, user_id: str) -> bool:
-        return self.is_staff or any(user_id.startswith(p) for p in self.user_prefixes)
+    @property
+    def caller(self) -> Caller:
+        """Who the domain code acts for when this client calls (neuromem_site/access.py)."""
+        return Caller(
+            name=self.name, user_prefixes=tuple(self.user_prefixes), is_staff=self.is_staff
+        )

@@ -20,9 +20,10 @@ class EnvelopeCursorPagination(CursorPagination):
     """Cursor pagination answering `{"ok", "data": [...], "page": {"next": <cursor|null>}}`.
 
     `limit` (1–API_MAX_PAGE_SIZE) sets the page size; out of range is a VALIDATION_ERROR with
-    seed 004's limits rather than a silent clamp. `next` is the opaque cursor to pass back as
-    `?cursor=`; one that does not decode, or whose position is no value of the ordering field,
-    is a VALIDATION_ERROR on `cursor` (DRF answers 404, which says the list does not exist).
+    `minAllowed`/`maxAllowed`/`provided` rather than a silent clamp. `next` is the opaque
+    cursor to pass back as `?cursor=`; one that does not decode, or whose position is no
+    value of the ordering field, is a VALIDATION_ERROR on `cursor` (DRF answers 404, which
+    says the list does not exist).
     """
 
     page_size = settings.API_PAGE_SIZE

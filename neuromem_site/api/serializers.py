@@ -30,7 +30,7 @@ JSON_TYPES: dict[type[serializers.Field], tuple[Callable[[Any], bool], str]] = {
 
 
 class StrictInputSerializer(serializers.Serializer):
-    """A JSON body: unknown fields are rejected (API.md; e.g. the removed `domain`/`type`), and
+    """A JSON body: unknown fields are rejected (docs/api.md; e.g. the removed `domain`/`type`), and
     strings and booleans must be JSON strings and booleans."""
 
     def to_internal_value(self, data):

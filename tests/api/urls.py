@@ -7,8 +7,9 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from neuromem_site.access import user_access_check
 from neuromem_site.api.models import ApiClient
-from neuromem_site.api.permissions import IsStaffClient, user_id_checked
+from neuromem_site.api.permissions import IsStaffClient, user_ids_agree
 from neuromem_site.api.serializers import StrictInputSerializer, UserIdField
 
 
@@ -24,13 +25,15 @@ class WriteInput(StrictInputSerializer):
 
 class ScopedApi(APIView):
     def get(self, request, user_id=None):
-        user_id = user_id or request.query_params.get("user_id")
-        return Response({"user_id": user_id_checked(request, user_id, write=False)})
+        user_id = user_ids_agree(request, user_id or request.query_params.get("user_id"))
+        user_access_check(caller=request.user.caller, user_id=user_id, write=False)
+        return Response({"user_id": user_id})
 
     def post(self, request, user_id=None):
         data = WriteInput(data=request.data)
         data.is_valid(raise_exception=True)
-        user_id_checked(request, data.validated_data["user_id"], write=True)
+        user_id = user_ids_agree(request, data.validated_data["user_id"])
+        user_access_check(caller=request.user.caller, user_id=user_id, write=True)
         return Response(data.validated_data, status=201)
 
 

@@ -16,6 +16,7 @@ from memories.access import (
 from memories.models import Memory, MemoryHistory
 from memories.recall import RecallQuery, memories_recall
 from memories.services import MemoryInput, memories_embed, memory_add_many
+from neuromem_site.access import SYSTEM, Caller
 from neuromem_site.redis_client import app_redis
 
 USER = "agent:alice"
@@ -35,7 +36,7 @@ def clean_counters():
 def remember(*contents: str) -> list[Memory]:
     results = memory_add_many(
         items=[MemoryInput(user_id=USER, content=c, memory_type="fact") for c in contents],
-        actor="test",
+        caller=Caller(name="test", is_staff=True),
     )
     memories_embed(memory_ids=[result.memory.id for result in results])
     return [result.memory for result in results]
@@ -76,7 +77,9 @@ def test_no_increment_is_lost_when_recalls_run_during_flushes():
     def recaller() -> None:
         try:
             for _ in range(recalls_each):
-                hits = memories_recall(request=RecallQuery(user_id=USER, query="jazz album"))
+                hits = memories_recall(
+                    caller=SYSTEM, request=RecallQuery(user_id=USER, query="jazz album")
+                )
                 accesses_record(memory_ids=[hit.memory.id for hit in hits])
                 returned.append(len(hits))
         except Exception as error:  # surfaced below

@@ -6,41 +6,44 @@ import pytest
 from memories.ingest import session_message_add, session_open
 from memories.models import Memory
 from memories.services import MemoryInput, memory_add, user_purge
+from neuromem_site.access import Caller
 
 pytestmark = pytest.mark.django_db
+
+CALLER = Caller(name="t", is_staff=True)
 
 
 def test_add_memory_with_metadata():  # TC-C01
     result = memory_add(
         item=MemoryInput(user_id="u1", content="test", memory_type="fact", metadata={"key": "val"}),
-        actor="t",
+        caller=CALLER,
     )
     assert isinstance(result.memory, Memory) and result.memory.metadata == {"key": "val"}
 
 
 def test_general_is_accepted_and_stored_as_fact():  # TC-C05
-    memory_add(item=MemoryInput(user_id="u1", content="test", memory_type="general"), actor="t")
+    memory_add(item=MemoryInput(user_id="u1", content="test", memory_type="general"), caller=CALLER)
     assert Memory.objects.get(user_id="u1").memory_type == "fact"
 
 
 def test_ingest_i_work_at_google():  # TC-C06
-    session = session_open(user_id="u1")
+    session = session_open(caller=CALLER, user_id="u1")
     _, results = session_message_add(
-        session=session, role="user", content="I work at Google", actor="t"
+        session=session, role="user", content="I work at Google", caller=CALLER
     )
     assert [r.memory.content for r in results] == ["I work at Google"]
     assert results[0].memory.key == "profile:job"
 
 
 def test_delete_user_data_includes_auxiliary_tables(make_client):  # TC-C07, TC-C08
-    session = session_open(user_id="u1")
-    session_message_add(session=session, role="user", content="I live in Paris.", actor="t")
+    session = session_open(caller=CALLER, user_id="u1")
+    session_message_add(session=session, role="user", content="I live in Paris.", caller=CALLER)
     http, _ = make_client("ops", staff=True)
     export = http.get("/api/v1/users/u1/export/").json()["data"]
     assert {"memories", "history", "evidence", "sources", "sessions", "messages", "cycles"} <= set(
         export
     )
     assert len(export["memories"]) == 1 and len(export["sources"]) == 1
-    counts = user_purge(user_id="u1")
+    counts = user_purge(caller=CALLER, user_id="u1")
     assert counts["memories"] == counts["memory_history"] == counts["memory_sources"] == 1
     assert not Memory.objects.filter(user_id="u1").exists()

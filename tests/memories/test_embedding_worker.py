@@ -1,13 +1,10 @@
 """Embeddings computed after commit by a real Celery worker process, from an
 OpenAI-compatible HTTP provider (a fake one on loopback); an outage never loses a write."""
 
-import json
 import os
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.db import connection
@@ -15,49 +12,38 @@ from django.db import connection
 from memories.embeddings import embedding_provider
 from memories.models import EmbeddingStatus, Memory
 from memories.services import MemoryInput, memory_add
+from neuromem_site.access import Caller
 from neuromem_site.celery import app as celery_app
+from tests.fake_openai import FakeOpenAIHandler, serving
 from tests.memories.scratch import BASE_DIR, server_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-class FakeEmbeddings(BaseHTTPRequestHandler):
+class FakeEmbeddings(FakeOpenAIHandler):
     failing = False
     calls = 0
 
-    def do_POST(self) -> None:
+    def answer(self, path: str, body: dict) -> tuple[int, dict | None]:
         type(self).calls += 1
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if self.failing or self.path != "/v1/embeddings":
-            self.send_response(503)
-            self.end_headers()
-            return
+        if self.failing or path != "/v1/embeddings":
+            return 503, None
         dims = body["dimensions"]
         data = [
             {"index": i, "embedding": [((i + n) % 7 + 1) / 7 for n in range(dims)]}
             for i, _ in enumerate(body["input"])
         ]
-        payload = json.dumps({"data": data}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args) -> None:
-        pass
+        return 200, {"data": data}
 
 
 @pytest.fixture
 def provider(settings):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeEmbeddings)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    settings.EMBEDDING_PROVIDER = "openai"
-    settings.EMBEDDING_API_BASE = f"http://127.0.0.1:{server.server_port}/v1"
-    embedding_provider.cache_clear()
-    yield server
+    with serving(FakeEmbeddings) as base_url:
+        settings.EMBEDDING_PROVIDER = "openai"
+        settings.EMBEDDING_API_BASE = base_url
+        embedding_provider.cache_clear()
+        yield base_url
     FakeEmbeddings.failing = False
-    server.shutdown()
     embedding_provider.cache_clear()
 
 
@@ -111,7 +97,8 @@ def wait_for_status(memory: Memory, status: str, timeout: float = 60) -> Memory:
 
 def write(content: str) -> Memory:
     return memory_add(
-        item=MemoryInput(user_id="u1", content=content, memory_type="fact"), actor="test"
+        item=MemoryInput(user_id="u1", content=content, memory_type="fact"),
+        caller=Caller(name="test", is_staff=True),
     ).memory
 
 

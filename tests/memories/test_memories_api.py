@@ -176,23 +176,43 @@ def test_patch_needs_the_current_version(agent):
         "data"
     ]["memory"]
     path = f"/api/v1/memories/{memory['id']}/"
-    assert (
-        agent.patch(path, {"importance": 0.9}, format="json").json()["error"]["field"] == "version"
+    missing = agent.patch(path, {"importance": 0.9}, format="json")
+    assert missing.status_code == 400
+    assert (missing.json()["error"]["code"], missing.json()["error"]["field"]) == (
+        "VALIDATION_ERROR",
+        "version",
     )
     ok = agent.patch(path, {"version": 1, "importance": 0.9}, format="json")
-    assert ok.status_code == 200 and ok.json()["data"]["version"] == 2
+    assert ok.status_code == 200
+    assert (ok.json()["data"]["version"], ok.json()["data"]["importance"]) == (2, 0.9)
     stale = agent.patch(path, {"version": 1, "importance": 0.1}, format="json")
     assert stale.status_code == 409
-    assert stale.json()["error"] | {} == stale.json()["error"]
-    assert (stale.json()["error"]["code"], stale.json()["error"]["current_version"]) == (
-        "CONFLICT",
-        2,
-    )
+    body = stale.json()
+    assert body["ok"] is False
+    assert set(body["error"]) == {"code", "message", "field", "current_version"}
+    assert (
+        body["error"]["code"],
+        body["error"]["field"],
+        body["error"]["current_version"],
+    ) == ("CONFLICT", "version", 2)
+    assert "read it again" in body["error"]["message"]
+    # The stale write changed nothing: the row, and what a read answers, keep the first PATCH.
+    row = Memory.objects.filter(pk=memory["id"]).values("version", "importance").get()
+    assert (row["version"], row["importance"]) == (2, pytest.approx(0.9))
+    current = agent.get(path).json()["data"]
+    assert (current["version"], current["importance"]) == (2, 0.9)
 
 
 def test_patch_content_supersede_versions_and_history(agent):
     memory = post(
-        agent, {"user_id": "agent:1", "content": "deadline is March 1", "memory_type": "fact"}
+        agent,
+        {
+            "user_id": "agent:1",
+            "content": "deadline is March 1",
+            "memory_type": "fact",
+            "importance": 0.75,
+            "metadata": {"project": "apollo"},
+        },
     ).json()["data"]["memory"]
     newer = agent.patch(
         f"/api/v1/memories/{memory['id']}/",
@@ -200,20 +220,63 @@ def test_patch_content_supersede_versions_and_history(agent):
         format="json",
     )
     assert newer.status_code == 200
+    middle_id = newer.json()["data"]["id"]
     newest = post(
-        agent,
-        {"content": "deadline is May 1"},
-        f"/api/v1/memories/{newer.json()['data']['id']}/supersede/",
+        agent, {"content": "deadline is May 1"}, f"/api/v1/memories/{middle_id}/supersede/"
     )
     assert newest.status_code == 201
-    versions = agent.get(f"/api/v1/memories/{memory['id']}/versions/").json()["data"]
-    assert [v["content"] for v in versions] == [
-        "deadline is March 1",
-        "deadline is April 1",
-        "deadline is May 1",
+    newest_id = newest.json()["data"]["id"]
+    assert len({memory["id"], middle_id, newest_id}) == 3
+
+    # The rows as stored: each version points at the next and keeps its version number (the
+    # next carries n + 1); only the last is current.
+    rows = {
+        str(row["id"]): row
+        for row in Memory.objects.filter(user_id="agent:1").values(
+            "id", "content", "version", "superseded_by", "expired_at", "created_at"
+        )
+    }
+    assert set(rows) == {memory["id"], middle_id, newest_id}
+    chain = [rows[memory["id"]], rows[middle_id], rows[newest_id]]
+    assert [
+        (r["content"], r["version"], r["superseded_by"] and str(r["superseded_by"])) for r in chain
+    ] == [
+        ("deadline is March 1", 1, middle_id),
+        ("deadline is April 1", 2, newest_id),
+        ("deadline is May 1", 3, None),
     ]
+    assert chain[0]["expired_at"] is not None and chain[1]["expired_at"] is not None
+    assert chain[2]["expired_at"] is None
+    assert chain[1]["created_at"] <= chain[0]["expired_at"] <= chain[1]["expired_at"]
+    assert chain[2]["created_at"] <= chain[1]["expired_at"]
+
+    # The versions endpoint answers the same chain, from any of its members.
+    for member in (memory["id"], middle_id, newest_id):
+        versions = agent.get(f"/api/v1/memories/{member}/versions/").json()["data"]
+        assert [v["id"] for v in versions] == [memory["id"], middle_id, newest_id]
+    first, middle, last = versions
+    assert [(v["content"], v["version"], v["superseded_by"], v["state"]) for v in versions] == [
+        ("deadline is March 1", 1, middle_id, "deleted"),
+        ("deadline is April 1", 2, newest_id, "deleted"),
+        ("deadline is May 1", 3, None, "cold"),
+    ]
+    # The middle version, field by field: its own content and hash, the first version's
+    # importance and metadata, expired when the last one was written.
+    assert middle["user_id"] == "agent:1" and middle["memory_type"] == "fact"
+    assert middle["content_hash"] == "745ebea394139c54f2e4bbf8673eeb2f"
+    assert (middle["importance"], middle["metadata"]) == (0.75, {"project": "apollo"})
+    assert middle["expired_at"] is not None and first["expired_at"] is not None
+    assert last["expired_at"] is None and last["importance"] == 0.75
+
     events = agent.get(f"/api/v1/memories/{memory['id']}/history/").json()["data"]
     assert [(e["event"], e["actor"]) for e in events] == [("ADD", "agent"), ("SUPERSEDE", "agent")]
+    events = agent.get(f"/api/v1/memories/{middle_id}/history/").json()["data"]
+    assert [(e["event"], e["actor"], e["new_content"]) for e in events] == [
+        ("ADD", "agent", "deadline is April 1"),
+        ("SUPERSEDE", "agent", "deadline is April 1"),
+    ]
+    events = agent.get(f"/api/v1/memories/{newest_id}/history/").json()["data"]
+    assert [(e["event"], e["actor"]) for e in events] == [("ADD", "agent")]
 
 
 def test_delete_and_invalidate(agent):

@@ -5,6 +5,7 @@ with the default (hashing) embeddings.
 """
 
 import math
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -23,16 +24,19 @@ from memories.recall import (
 from memories.selectors import trait_field
 from memories.services import (
     MemoryInput,
+    content_md5,
     memories_embed,
     memory_add_many,
     memory_invalidate,
     memory_supersede,
 )
+from neuromem_site.access import Caller
 from tests.memories.bulk import insert_facts
 
 pytestmark = pytest.mark.django_db
 
 USER = "agent:alice"
+TEST = Caller(name="test", is_staff=True)
 
 
 def remember(
@@ -43,7 +47,7 @@ def remember(
             MemoryInput(user_id=user_id, content=content, memory_type=memory_type, **fields)
             for content in contents
         ],
-        actor="test",
+        caller=TEST,
     )
     memories = [result.memory for result in results]
     if embed:
@@ -52,7 +56,9 @@ def remember(
 
 
 def recall(query: str, user_id: str = USER, **options) -> list:
-    return memories_recall(request=RecallQuery(user_id=user_id, query=query, **options))
+    return memories_recall(
+        caller=TEST, request=RecallQuery(user_id=user_id, query=query, **options)
+    )
 
 
 def contents(hits) -> list[str]:
@@ -200,15 +206,80 @@ def test_score_is_rrf_times_the_boosts_of_seed_002():
     assert hit.score == pytest.approx(hit.rrf_score * (1 + hit.boosts.recency + 0.12), rel=1e-6)
 
 
-def test_recency_and_importance_order_otherwise_equal_memories():
+def stored(memory_id: str, memory_type: str, content: str, **fields) -> Memory:
+    """A memory with a chosen id (the text side breaks its ties by id), embedded."""
+    memory = Memory.objects.create(
+        id=uuid.UUID(memory_id),
+        user_id=fields.pop("user_id", USER),
+        memory_type=memory_type,
+        content=content,
+        content_hash=content_md5(content),
+        **fields,
+    )
+    assert memories_embed(memory_ids=[memory.id]) == 1
+    return memory
+
+
+# Two memories equal but for one boost: the same content, one a fact and one an episode, so
+# each is first on its partition's vector side (rank 1 + 1/61) and they tie on the text side,
+# where the tie goes to the smaller id. That one is given the weaker boost, so the stronger
+# boost has to beat a worse text rank (2/61 against 1/61 + 1/62) to come first.
+RRF_TEXT_FIRST = 2 / 61  # 0.0327869
+RRF_TEXT_SECOND = 1 / 61 + 1 / 62  # 0.0325218
+
+
+def test_recency_orders_memories_equal_but_for_valid_at():
     now = timezone.now()
-    remember("I visited Rome in spring", valid_at=now - timedelta(days=300), importance=0.5)
-    remember("I visited Rome in summer", valid_at=now - timedelta(days=1), importance=0.5)
+    old = stored(
+        "00000000-0000-0000-0000-000000000001",
+        "fact",
+        "I visited Rome",
+        valid_at=now - timedelta(days=300),
+    )
+    new = stored(
+        "00000000-0000-0000-0000-000000000002",
+        "episodic",
+        "I visited Rome",
+        valid_at=now - timedelta(days=1),
+    )
     hits = recall("visited Rome")
-    # Same words, so the text ranks tie-break; recency must put the recent one first overall.
-    by_content = {hit.memory.content: hit for hit in hits}
-    assert by_content["I visited Rome in summer"].boosts.recency > 0.14
-    assert by_content["I visited Rome in spring"].boosts.recency < 0.01
+    assert [hit.memory.id for hit in hits] == [new.id, old.id]
+    assert [(hit.vector_rank, hit.text_rank) for hit in hits] == [(1, 2), (1, 1)]
+    assert [hit.rrf_score for hit in hits] == pytest.approx([RRF_TEXT_SECOND, RRF_TEXT_FIRST])
+    # By hand: recency = 0.15·e^(−days/30): 0.15·e^(−1/30) = 0.1450824, 0.15·e^(−10) = 6.81e-6;
+    # importance = 0.15 · 0.5 = 0.075 for both.
+    assert [hit.boosts.recency for hit in hits] == pytest.approx([0.1450824, 6.80999e-6], rel=1e-4)
+    assert [hit.boosts.importance for hit in hits] == pytest.approx([0.075, 0.075])
+    # score = rrf · (1 + recency + importance):
+    #   new: 0.0325218 · 1.2200824 = 0.0396801;  old: 0.0327869 · 1.0750068 = 0.0352461
+    assert [hit.score for hit in hits] == pytest.approx([0.0396801, 0.0352461], rel=1e-4)
+
+
+def test_importance_orders_memories_equal_but_for_importance():
+    then = timezone.now() - timedelta(days=30)
+    low = stored(
+        "00000000-0000-0000-0000-000000000003",
+        "fact",
+        "I play the cello",
+        valid_at=then,
+        importance=0.1,
+    )
+    high = stored(
+        "00000000-0000-0000-0000-000000000004",
+        "episodic",
+        "I play the cello",
+        valid_at=then,
+        importance=0.9,
+    )
+    hits = recall("play the cello")
+    assert [hit.memory.id for hit in hits] == [high.id, low.id]
+    assert [(hit.vector_rank, hit.text_rank) for hit in hits] == [(1, 2), (1, 1)]
+    # By hand: importance = 0.15 · 0.9 = 0.135 and 0.15 · 0.1 = 0.015; recency 0.15·e^(−1) =
+    # 0.0551819 for both. score: high 0.0325218 · 1.1901819 = 0.0387077,
+    #                            low 0.0327869 · 1.0701819 = 0.0350879
+    assert [hit.boosts.importance for hit in hits] == pytest.approx([0.135, 0.015], rel=1e-6)
+    assert [hit.boosts.recency for hit in hits] == pytest.approx([0.0551819] * 2, rel=1e-4)
+    assert [hit.score for hit in hits] == pytest.approx([0.0387077, 0.0350879], rel=1e-4)
 
 
 def test_trait_stage_boost_and_only_believed_traits():
@@ -231,11 +302,11 @@ def test_trait_stage_boost_and_only_believed_traits():
 
 def test_invalid_expired_and_superseded_memories_are_not_recalled():
     moved, job, gone = remember("I live in Boston", "I work at Acme Corp", "My cat is Tom")
-    memory_supersede(memory=moved, content="I live in Austin", actor="test")
+    memory_supersede(memory=moved, content="I live in Austin", caller=TEST)
     memories_embed(
         memory_ids=list(Memory.objects.filter(user_id=USER).values_list("id", flat=True))
     )
-    memory_invalidate(memory=job, actor="test")
+    memory_invalidate(memory=job, caller=TEST)
     Memory.objects.filter(pk=gone.pk).update(expired_at=timezone.now())
     assert contents(recall("where do I live")) == ["I live in Austin"]
     assert recall("Acme Corp") == []
@@ -245,7 +316,7 @@ def test_invalid_expired_and_superseded_memories_are_not_recalled():
 def test_as_of_recalls_what_was_true_then():
     [moved] = remember("I live in Boston")
     before = timezone.now()
-    memory_supersede(memory=moved, content="I live in Austin", actor="test")
+    memory_supersede(memory=moved, content="I live in Austin", caller=TEST)
     memories_embed(
         memory_ids=list(Memory.objects.filter(user_id=USER).values_list("id", flat=True))
     )
@@ -298,7 +369,7 @@ def test_active_traits_are_grouped_for_the_prompt():
             memory_type="trait",
             metadata={"trait_subtype": subtype, "trait_stage": stage, "confidence": confidence},
         )
-    assert [trait.content for trait in traits_active(user_id=USER)] == [
+    assert [trait.content for trait in traits_active(caller=TEST, user_id=USER)] == [
         "Values family",
         "Values honesty",
         "Prefers email",
@@ -306,9 +377,23 @@ def test_active_traits_are_grouped_for_the_prompt():
     ]
 
 
-def test_search_after_halfvec_conversion():  # TC-H07
+def test_vector_side_ranks_halfvec_embeddings_by_cosine():
+    """The halfvec column answers nearest-neighbour queries (TC-H07 on an upgraded V1 database
+    is test_v1_upgrade.test_recall_after_conversion)."""
     remember(*[f"test memory number {n}" for n in range(5)])
-    assert len(recall("test", limit=5)) > 0
+    hits = recall("test memory number 3", limit=5)
+    assert hits[0].memory.content == "test memory number 3"
+    assert (hits[0].vector_rank, hits[0].text_rank) == (1, 1)
+    query, *stored = embedding_provider().embed(
+        ["test memory number 3", *(hit.memory.content for hit in hits)]
+    )
+    # Each similarity is the cosine of the full-precision vectors, to half precision.
+    for hit, vector in zip(hits, stored, strict=True):
+        assert hit.similarity == pytest.approx(float(query @ vector), abs=2e-3)
+    by_vector_rank = sorted(hits, key=lambda hit: hit.vector_rank)
+    assert [hit.vector_rank for hit in by_vector_rank] == [1, 2, 3, 4, 5]
+    similarities = [hit.similarity for hit in by_vector_rank]
+    assert similarities == sorted(similarities, reverse=True)
 
 
 def test_the_vector_side_uses_the_hnsw_index():

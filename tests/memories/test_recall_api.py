@@ -4,6 +4,7 @@ import pytest
 
 from memories.models import Memory
 from memories.services import MemoryInput, memories_embed, memory_add_many
+from neuromem_site.access import Caller
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +19,7 @@ def remember(user_id: str, *contents: str, **fields) -> None:
         items=[
             MemoryInput(user_id=user_id, content=c, memory_type="fact", **fields) for c in contents
         ],
-        actor="test",
+        caller=Caller(name="test", is_staff=True),
     )
     memories_embed(memory_ids=[result.memory.id for result in results])
 
@@ -60,7 +61,7 @@ def test_recall_lists_the_users_believed_traits(agent):
                 },
             )
         ],
-        actor="test",
+        caller=Caller(name="test", is_staff=True),
     )
     data = recall(agent, query="anything at all").json()["data"]
     assert [trait["content"] for trait in data["traits"]] == ["Prefers green tea in the afternoon"]

@@ -12,13 +12,14 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from memories.recall import RecallQuery, memories_recall, recall_plan
 from memories.services import user_purge
-from memories.tasks import refresh_user_indexes
 from memories.user_indexes import (
     NAME_PATTERN,
     UserIndexChanges,
     user_index_name,
     user_indexes_refresh,
 )
+from neuromem_site import jobs
+from neuromem_site.access import SYSTEM
 from tests.memories.bulk import insert_facts
 
 BIG = "agent:o'brien"  # a quote, to prove the user id is quoted in the index predicate
@@ -87,7 +88,7 @@ def text_side(user_id: str, query: str) -> str:
 
 def recalled(user_id: str, query: str) -> list[str]:
     request = RecallQuery(user_id=user_id, query=query, memory_types=("fact",))
-    return [hit.memory.content for hit in memories_recall(request=request)]
+    return [hit.memory.content for hit in memories_recall(caller=SYSTEM, request=request)]
 
 
 def test_the_text_side_uses_the_users_own_text_index_or_none(user_indexes):
@@ -156,9 +157,12 @@ def test_purging_a_big_user_schedules_the_drop_of_their_indexes(user_indexes, mo
     insert_facts(BIG, 1200)
     user_indexes_refresh()
     scheduled = []
-    monkeypatch.setattr(refresh_user_indexes, "delay", lambda: scheduled.append(True))
-    user_purge(user_id=BIG)
-    assert scheduled == [True]  # after commit: the indexes name the user in their predicate
+    monkeypatch.setattr(
+        jobs.current_app, "send_task", lambda name, args: scheduled.append((name, args))
+    )
+    user_purge(caller=SYSTEM, user_id=BIG)
+    # After commit: the indexes name the user in their predicate.
+    assert scheduled == [("memories.tasks.refresh_user_indexes", ())]
     assert sorted(user_indexes_refresh().dropped) == sorted(names(BIG))
 
 

@@ -14,6 +14,7 @@ from memories.models import (
     MemorySource,
 )
 from memories.services import MemoryInput, memory_add, memory_supersede
+from neuromem_site.access import SYSTEM, Caller
 from reflection.models import ReflectionCycle, TraitEvidence
 
 pytestmark = pytest.mark.django_db
@@ -30,16 +31,30 @@ TABLES = [
 
 def populate(user_id: str) -> None:
     """The same content for every user, so only ids tell the rows apart."""
-    session = session_open(user_id=user_id)
-    session_message_add(session=session, role="user", content="I live in Berlin.", actor="t")
-    session_message_add(session=session, role="user", content="I moved to Austin.", actor="t")
+    session = session_open(caller=SYSTEM, user_id=user_id)
+    session_message_add(
+        session=session,
+        role="user",
+        content="I live in Berlin.",
+        caller=Caller(name="t", is_staff=True),
+    )
+    session_message_add(
+        session=session,
+        role="user",
+        content="I moved to Austin.",
+        caller=Caller(name="t", is_staff=True),
+    )
     trait = memory_add(
-        item=MemoryInput(user_id=user_id, content="likes hiking", memory_type="trait"), actor="t"
+        item=MemoryInput(user_id=user_id, content="likes hiking", memory_type="trait"),
+        caller=Caller(name="t", is_staff=True),
     ).memory
     fact = memory_add(
-        item=MemoryInput(user_id=user_id, content="hiked Alps", memory_type="episodic"), actor="t"
+        item=MemoryInput(user_id=user_id, content="hiked Alps", memory_type="episodic"),
+        caller=Caller(name="t", is_staff=True),
     ).memory
-    memory_supersede(memory=fact, content="hiked the Alps twice", actor="t")
+    memory_supersede(
+        memory=fact, content="hiked the Alps twice", caller=Caller(name="t", is_staff=True)
+    )
     TraitEvidence.objects.create(
         trait_id=trait.id, memory_id=fact.id, evidence_type="supporting", quality="B"
     )

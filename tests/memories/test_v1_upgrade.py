@@ -3,15 +3,25 @@ TC-H01–H08), each on a real V1 database upgraded by the real `manage.py migrat
 
 import hashlib
 import importlib
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
 from django.conf import settings
 
-from tests.memories.scratch import catalog, migrate, scratch_database
+from memories.embeddings import embedding_provider
+from tests.memories.scratch import BASE_DIR, catalog, migrate, scratch_database, server_url
 
 GENERATED_ROWS = 10_000
 DATASET = (Path(__file__).parent / "v1_dataset.sql").read_text()
@@ -24,6 +34,52 @@ def load_v1(url: str, rows: int = GENERATED_ROWS) -> None:
         conn.execute(DATASET.replace(":rows", str(rows)))
 
 
+# One more V1 memory, for recall after the upgrade: user-7 has 50 generated memories (45 with
+# a vector), and this one's vector is the embedding provider's, as a V1 client using the same
+# model would have stored it (float32, `vector`).
+RECALL_ROW = "00000000-0000-0000-0000-0000000000d1"
+RECALL_CONTENT = "The user keeps bees on the roof of a house in Lisbon"
+
+
+def add_recall_row(url: str) -> None:
+    vector = embedding_provider().embed([RECALL_CONTENT])[0]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO embeddings (id, user_id, content, memory_type, metadata, created_at, "
+            "embedding) VALUES (%s, 'user-7', %s, 'general', NULL, '2024-05-01T00:00:00Z', "
+            "%s::vector)",
+            [RECALL_ROW, RECALL_CONTENT, str(vector.tolist()).replace(" ", "")],
+        )
+        conn.execute(
+            "INSERT INTO v1_snapshot.embeddings SELECT * FROM embeddings WHERE id = %s",
+            [RECALL_ROW],
+        )
+
+
+def recall_in(url: str, user_id: str, query: str) -> list[dict]:
+    """memories_recall, in its own process against `url` (recall uses Django's connection)."""
+    code = (
+        "import json\n"
+        "from memories.recall import RecallQuery, memories_recall\n"
+        "from neuromem_site.access import SYSTEM\n"
+        f"request = RecallQuery(user_id={user_id!r}, query={query!r})\n"
+        "hits = memories_recall(caller=SYSTEM, request=request)\n"
+        "print(json.dumps([{'id': str(h.memory.id), 'memory_type': h.memory.memory_type,"
+        " 'content': h.memory.content, 'vector_rank': h.vector_rank, 'text_rank': h.text_rank,"
+        " 'similarity': h.similarity} for h in hits]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=BASE_DIR,
+        env={**os.environ, "DATABASE_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 def memory(conn: psycopg.Connection, memory_id: str) -> dict:
     cursor = conn.cursor(row_factory=psycopg.rows.dict_row)
     return cursor.execute("SELECT * FROM memories WHERE id = %s", [memory_id]).fetchone()
@@ -31,9 +87,11 @@ def memory(conn: psycopg.Connection, memory_id: str) -> dict:
 
 @pytest.fixture(scope="module")
 def upgraded_database():
-    """A V1 database with the seed's rows and 10,000 generated ones, after `migrate`."""
+    """A V1 database with the seed's rows, 10,000 generated ones and the recall row, after
+    `migrate`."""
     with scratch_database() as url:
         load_v1(url)
+        add_recall_row(url)
         result = migrate(url)
         assert result.returncode == 0, result.stderr
         with psycopg.connect(url, autocommit=True) as conn:
@@ -86,7 +144,7 @@ def test_rename_keeps_every_row(upgraded):  # TC-M01
     assert "memories" in tables and "embeddings" not in tables and "memories_v1" not in tables
     (v1_rows,) = upgraded.execute("SELECT count(*) FROM v1_snapshot.embeddings").fetchone()
     (v2_rows,) = upgraded.execute("SELECT count(*) FROM memories").fetchone()
-    assert v1_rows == GENERATED_ROWS + 20
+    assert v1_rows == GENERATED_ROWS + 20 + 1  # the dataset's seed rows, the recall row
     assert v2_rows == v1_rows
 
 
@@ -298,14 +356,24 @@ def test_old_vector_indexes_are_gone_and_halfvec_hnsw_exist(upgraded):  # TC-H04
         assert "halfvec_cosine_ops" in indexes[f"idx_{partition}_embedding"]
 
 
-def test_search_after_conversion(upgraded):  # TC-H07 (the vector side of recall)
-    rows = upgraded.execute("""
-        SELECT id FROM memories WHERE user_id = 'user-7' AND embedding IS NOT NULL
-        ORDER BY embedding <=> (SELECT embedding FROM memories
-                                WHERE user_id = 'user-7' AND embedding IS NOT NULL LIMIT 1)
-        LIMIT 5
-    """).fetchall()
-    assert len(rows) == 5
+def test_recall_after_conversion(upgraded_database):  # TC-H07
+    url, upgraded = upgraded_database
+    assert upgraded.execute(
+        "SELECT memory_type, embedding_status, format_type(atttypid, atttypmod) "
+        "FROM memories, pg_attribute WHERE id = %s "
+        "AND attrelid = 'memories'::regclass AND attname = 'embedding'",
+        [RECALL_ROW],
+    ).fetchone() == ("fact", "ready", f"halfvec({settings.EMBEDDING_DIM})")
+    query = "Where does the user keep bees?"
+    hits = recall_in(url, "user-7", query)
+    assert hits, "recall found nothing on the upgraded database"
+    top = hits[0]
+    assert (top["id"], top["memory_type"], top["content"]) == (RECALL_ROW, "fact", RECALL_CONTENT)
+    # First on the vector side too: the search over the converted halfvec column found it
+    # among user-7's memories, at the cosine of its V1 vector, to half precision.
+    assert (top["vector_rank"], top["text_rank"]) == (1, 1)
+    query_vector, stored_vector = embedding_provider().embed([query, RECALL_CONTENT])
+    assert top["similarity"] == pytest.approx(float(query_vector @ stored_vector), abs=2e-3)
 
 
 def test_halfvec_takes_about_half_the_space_of_vector(upgraded):  # TC-H08
@@ -323,11 +391,242 @@ def test_halfvec_takes_about_half_the_space_of_vector(upgraded):  # TC-H08
 # --- Idempotency (TC-M02, M10, M13, M14, B08, H05) and equivalence ---------------------------
 
 
-def test_running_every_step_again_changes_nothing(upgraded):
+def test_every_step_again_on_the_upgraded_database_changes_nothing(upgraded):
+    """Where every step finds its work done (the V1 ones stop at their guards: there is no V1
+    table left). The steps acting again are test_every_step_again_where_an_earlier_run_stopped."""
     before = catalog(upgraded), data_fingerprint(upgraded)
     for _ in range(3):
         rerun_upgrade(upgraded)
         assert (catalog(upgraded), data_fingerprint(upgraded)) == before
+
+
+STEP_ROWS = 2_000  # generated rows of the databases the steps run on again
+HALF_THE_ROWS = "right(m.id::text, 1) IN ('0', '2', '4', '6', '8', 'a', 'c', 'e')"
+
+
+@contextmanager
+def copy_of(url: str) -> Iterator[str]:
+    """A new database cloned from `url`'s (no one may be connected to it); dropped after."""
+    name = f"neuromem_scratch_{uuid.uuid4().hex[:12]}"
+    template = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(server_url("postgres"), autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    try:
+        yield server_url(name)
+    finally:
+        with psycopg.connect(server_url("postgres"), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def v1_template():
+    """A V1 database that every copy below starts from (so their rows have the same ids)."""
+    with scratch_database() as url:
+        load_v1(url, rows=STEP_ROWS)
+        yield url
+
+
+@pytest.fixture(scope="module")
+def upgraded_in_one_run(v1_template):
+    """The schema and rows one `migrate` makes of the template: what re-runs must reach."""
+    with copy_of(v1_template) as url:
+        result = migrate(url)
+        assert result.returncode == 0, result.stderr
+        with psycopg.connect(url) as conn:
+            return catalog(conn), data_fingerprint(conn)
+
+
+def editor(conn: psycopg.Connection) -> SimpleNamespace:
+    return SimpleNamespace(connection=conn)
+
+
+def scalar(conn: psycopg.Connection, sql: str, params: list | None = None):
+    return conn.execute(sql, params).fetchone()[0]
+
+
+def embedding_type(conn: psycopg.Connection, table: str) -> str:
+    return scalar(
+        conn,
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+        "WHERE attrelid = %s::regclass AND attname = 'embedding'",
+        [table],
+    )
+
+
+def vector_indexes(conn: psycopg.Connection, table: str) -> list[str]:
+    return [
+        name
+        for (name,) in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename = %s "
+            "AND (indexdef LIKE '%%vector_cosine_ops%%' OR indexdef LIKE '%%vector_l2_ops%%')",
+            [table],
+        )
+    ]
+
+
+def missing_v2_columns(conn: psycopg.Connection, table: str) -> set[str]:
+    present = {
+        name
+        for (name,) in conn.execute(
+            "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
+            "AND NOT attisdropped",
+            [table],
+        )
+    }
+    return {name for name, *_ in storage_v2.memory_columns()} - present
+
+
+def rename_v1_table(conn: psycopg.Connection) -> None:
+    conn.execute("ALTER TABLE embeddings RENAME TO memories")
+
+
+def add_v2_columns(conn: psycopg.Connection, every: int = 1) -> None:
+    """The V2 columns V1 lacks (every n-th of them), with their defaults, as the upgrade adds
+    them."""
+    for name, sql_type, _, default in storage_v2.memory_columns()[::every]:
+        default_sql = f" DEFAULT {default}" if default and name != "id" else ""
+        conn.execute(
+            f"ALTER TABLE memories ADD COLUMN IF NOT EXISTS {name} {sql_type}{default_sql}"
+        )
+
+
+def backfill(conn: psycopg.Connection) -> None:
+    conn.execute(storage_v2.SAFE_CASTS)
+    for statement in storage_v2.BACKFILL:
+        conn.execute(statement)
+
+
+def renamed_with_half_the_v2_columns(conn: psycopg.Connection) -> None:
+    """An earlier run renamed the table and added every other V2 column, then stopped: the
+    rest of the ADD COLUMNs, all of the backfill and the halfvec conversion act again."""
+    rename_v1_table(conn)
+    add_v2_columns(conn, every=2)
+    missing = missing_v2_columns(conn, "memories")
+    assert {"valid_at", "trait_stage", "importance"} & missing and len(missing) > 10
+    assert scalar(conn, "SELECT count(*) FROM memories WHERE memory_type = 'general'") > 0
+
+
+def backfilled_for_half_the_rows(conn: psycopg.Connection) -> None:
+    """An earlier run added the columns and backfilled, and half the rows are as V1 left them
+    again (V1 columns from the snapshot, V2 columns as ADD COLUMN made them): the backfill
+    acts on that half and must leave the other half, already backfilled, as it is."""
+    rename_v1_table(conn)
+    add_v2_columns(conn)
+    backfill(conn)
+    v1_columns = [
+        name
+        for (name,) in conn.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_schema = 'v1_snapshot' AND table_name = 'embeddings'"
+        )
+    ]
+    restored = [f"{name} = s.{name}" for name in v1_columns if name != "id"] + [
+        f"{name} = DEFAULT" for name, *_ in storage_v2.memory_columns() if name not in v1_columns
+    ]
+    conn.execute(
+        f"UPDATE memories m SET {', '.join(restored)} FROM v1_snapshot.embeddings s "
+        f"WHERE m.id = s.id AND {HALF_THE_ROWS}"
+    )
+    undone, done = conn.execute(
+        "SELECT count(*) FILTER (WHERE content_hash IS NULL AND valid_at IS NULL), "
+        "count(*) FILTER (WHERE content_hash IS NOT NULL AND valid_at IS NOT NULL) FROM memories"
+    ).fetchone()
+    assert undone > 500 and done > 500
+    assert scalar(conn, "SELECT count(*) FROM memories WHERE memory_type = 'insight'") > 0
+    assert (
+        scalar(
+            conn,
+            "SELECT count(*) FROM memories WHERE trait_stage = 'trend' AND trait_window_end "
+            "IS NOT NULL",
+        )
+        > 0
+    )
+
+
+def converted_and_back_to_vector(conn: psycopg.Connection) -> None:
+    """An earlier run did everything up to and including the halfvec conversion, which is then
+    undone (vector again, V1's vector indexes back): the conversion acts again, dropping the
+    indexes, and half precision survives the round trip unchanged."""
+    rename_v1_table(conn)
+    add_v2_columns(conn)
+    backfill(conn)
+    with conn.cursor() as cursor:
+        storage_v2.convert_embeddings_to_halfvec(cursor)
+    dim = settings.EMBEDDING_DIM
+    assert embedding_type(conn, "memories") == f"halfvec({dim})"
+    assert vector_indexes(conn, "memories") == []
+    conn.execute(
+        f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({dim}) "
+        f"USING embedding::vector({dim})"
+    )
+    conn.execute(
+        "CREATE INDEX ix_emb_embedding ON memories USING hnsw (embedding vector_cosine_ops)"
+    )
+    conn.execute(
+        "CREATE INDEX ix_emb_embedding_l2 ON memories USING ivfflat (embedding vector_l2_ops) "
+        "WITH (lists = 20)"
+    )
+    assert embedding_type(conn, "memories") == f"vector({dim})"
+
+
+def staged_but_not_moved(conn: psycopg.Connection) -> None:
+    """An earlier run upgraded and staged the V1 table and created the V2 one, then stopped:
+    the V1 steps find nothing to do, the row move acts."""
+    storage_v2.upgrade_v1_table(None, editor(conn))
+    conn.execute(storage_v2.create_memories_sql())
+    assert scalar(conn, "SELECT count(*) FROM memories_v1") == STEP_ROWS + 20
+    assert scalar(conn, "SELECT count(*) FROM memories") == 0
+
+
+@dataclass(frozen=True)
+class EarlierRun:
+    name: str
+    left: Callable[[psycopg.Connection], None]
+
+
+EARLIER_RUNS = [
+    EarlierRun("columns", renamed_with_half_the_v2_columns),
+    EarlierRun("backfill", backfilled_for_half_the_rows),
+    EarlierRun("halfvec", converted_and_back_to_vector),
+    EarlierRun("move", staged_but_not_moved),
+]
+
+
+def assert_v1_table_staged(conn: psycopg.Connection) -> None:
+    """What the V1 steps (rename, ADD COLUMN, backfill, halfvec) leave: the V1 table, staged
+    as memories_v1, with every V2 column, backfilled, halfvec, its vector indexes gone."""
+    assert conn.execute(
+        "SELECT to_regclass('embeddings'), to_regclass('memories_v1')"
+    ).fetchone() == (None, "memories_v1")
+    assert missing_v2_columns(conn, "memories_v1") == set()
+    assert embedding_type(conn, "memories_v1") == f"halfvec({settings.EMBEDDING_DIM})"
+    assert vector_indexes(conn, "memories_v1") == []
+    assert conn.execute("""
+        SELECT count(*) FILTER (WHERE memory_type IN ('general', 'insight')),
+               count(*) FILTER (WHERE content_hash IS NULL OR valid_at IS NULL),
+               count(*) FILTER (WHERE memory_type = 'trait' AND trait_subtype IS NULL
+                                  AND metadata->>'trait_subtype' IS NOT NULL),
+               count(*)
+        FROM memories_v1
+    """).fetchone() == (0, 0, 0, STEP_ROWS + 20)
+
+
+@pytest.mark.parametrize("earlier", EARLIER_RUNS, ids=lambda run: run.name)
+def test_every_step_again_where_an_earlier_run_stopped(v1_template, upgraded_in_one_run, earlier):
+    """Each step of the upgrade run again on a database where it has work left (what an earlier
+    run, or an old SDK's partial init, left): it does that work, skips what is done, and the
+    database converges to what one run makes of the same V1 database, schema and rows."""
+    with copy_of(v1_template) as url:
+        with psycopg.connect(url) as conn:
+            earlier.left(conn)
+        with psycopg.connect(url) as conn:
+            storage_v2.upgrade_v1_table(None, editor(conn))  # the V1 steps, in place
+            assert_v1_table_staged(conn)
+        result = migrate(url)  # and every step of every migration, in order
+        assert result.returncode == 0, result.stderr
+        with psycopg.connect(url) as conn:
+            assert (catalog(conn), data_fingerprint(conn)) == upgraded_in_one_run
+            assert conn.execute("SELECT to_regclass('memories_v1')").fetchone() == (None,)
 
 
 def test_migrate_again_is_a_no_op(upgraded_database):

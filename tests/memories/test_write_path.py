@@ -4,10 +4,8 @@ import hashlib
 import threading
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.db import connection, connections
 
-from memories import services
 from memories.models import (
     ConversationSession,
     EmbeddingStatus,
@@ -18,6 +16,7 @@ from memories.models import (
 from memories.services import (
     MemoryInput,
     Operation,
+    dedup,
     memories_embed,
     memory_add,
     memory_add_many,
@@ -25,9 +24,10 @@ from memories.services import (
     memory_invalidate,
     memory_supersede,
     memory_update,
-    trait_fields,
 )
-from neuromem_site.api.envelope import Conflict
+from memories.traits import trait_fields
+from neuromem_site.access import Caller
+from neuromem_site.errors import Conflict, Invalid
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.django_db
 def add(content: str, memory_type: str = "fact", user_id: str = "u1", **fields):
     return memory_add(
         item=MemoryInput(user_id=user_id, content=content, memory_type=memory_type, **fields),
-        actor="test",
+        caller=Caller(name="test", is_staff=True),
     )
 
 
@@ -107,22 +107,64 @@ def test_legacy_types_are_mapped():
 
 
 def test_invalid_trait_values_name_the_field():
-    with pytest.raises(ValidationError) as error:
+    with pytest.raises(Invalid) as error:
         add("x", memory_type="trait", metadata={"trait_stage": "famous"})
-    assert "metadata.trait_stage" in error.value.message_dict
+    assert error.value.field == "metadata.trait_stage"
     assert Memory.objects.count() == 0
 
 
+SUPERSEDER = Caller(name="test", is_staff=True)
+CHAIN_FIELDS = (
+    "id",
+    "user_id",
+    "memory_type",
+    "content",
+    "content_hash",
+    "version",
+    "superseded_by",
+    "expired_at",
+    "created_at",
+    "importance",
+    "key",
+    "metadata",
+)
+
+
 def test_supersede_sets_expired_at_and_chain():  # TC-W09, TC-W10
-    a = add("lives in Berlin").memory
-    b = memory_supersede(memory=a, content="lives in Austin", actor="test")
-    c = memory_supersede(memory=b, content="lives in Boston", actor="test")
-    a.refresh_from_db()
-    b.refresh_from_db()
-    assert (a.expired_at is not None, a.superseded_by) == (True, b.id)
-    assert (b.expired_at is not None, b.superseded_by) == (True, c.id)
-    assert (c.expired_at, c.version) == (None, 3)
-    assert history(a) == [("ADD", "test"), ("SUPERSEDE", "test")]
+    a = add("lives in Berlin", importance=0.75, key="profile:city", metadata={"src": "chat"})
+    b = memory_supersede(memory=a.memory, content="lives in Austin", caller=SUPERSEDER)
+    c = memory_supersede(memory=b, content="lives in Boston", caller=SUPERSEDER)
+    # The rows as stored, not the objects the calls returned.
+    rows = {row["id"]: row for row in Memory.objects.filter(user_id="u1").values(*CHAIN_FIELDS)}
+    assert set(rows) == {a.memory.id, b.id, c.id}
+    first, middle, last = rows[a.memory.id], rows[b.id], rows[c.id]
+    # Each version points at the next, and keeps its version number: the next carries n + 1.
+    assert [(r["content"], r["version"], r["superseded_by"]) for r in (first, middle, last)] == [
+        ("lives in Berlin", 1, b.id),
+        ("lives in Austin", 2, c.id),
+        ("lives in Boston", 3, None),
+    ]
+    # The middle version, field by field: its own content and hash, what it inherited from
+    # the first, and expired when the last one was written.
+    assert (middle["user_id"], middle["memory_type"]) == ("u1", "fact")
+    assert middle["content_hash"] == "fe9c6e5dc78aba0d7c13d8e7b2aec9d9"
+    assert (middle["importance"], middle["key"], middle["metadata"]) == (
+        0.75,
+        "profile:city",
+        {"src": "chat"},
+    )
+    assert first["expired_at"] is not None and middle["expired_at"] is not None
+    assert last["expired_at"] is None
+    assert middle["created_at"] <= first["expired_at"] <= middle["expired_at"]
+    assert last["created_at"] <= middle["expired_at"]
+    assert (last["importance"], last["key"], last["metadata"]) == (
+        0.75,
+        "profile:city",
+        {"src": "chat"},
+    )
+    assert history(a.memory) == [("ADD", "test"), ("SUPERSEDE", "test")]
+    assert history(b) == [("ADD", "test"), ("SUPERSEDE", "test")]
+    assert history(c) == [("ADD", "test")]
 
 
 def test_near_duplicate_supersedes_the_current_memory():
@@ -132,7 +174,9 @@ def test_near_duplicate_supersedes_the_current_memory():
     assert result.superseded.id == first.id
     first.refresh_from_db()
     assert first.superseded_by == result.memory.id
-    assert result.memory.version == first.version  # both moved on from 1
+    # The successor carries the next version; the replaced row keeps its own (they were both
+    # 2 once, and /versions/ showed two "version 2"s).
+    assert (first.version, result.memory.version) == (1, 2)
 
 
 @pytest.mark.parametrize("search", ["exact", "graph"])
@@ -140,7 +184,7 @@ def test_near_duplicate_is_found_whether_the_older_memory_is_embedded_or_waiting
     search, monkeypatch
 ):
     if search == "graph":  # as for a user with many memories of the type
-        monkeypatch.setattr(services, "EXACT_DEDUP_MAX_MEMORIES", 0)
+        monkeypatch.setattr(dedup, "EXACT_DEDUP_MAX_MEMORIES", 0)
     waiting = add("The user's favourite editor is Vim, version 9").memory
     embedded = add("The user's favourite editor is Vim, version 9", user_id="u2").memory
     assert memories_embed(memory_ids=[embedded.id]) == 1
@@ -169,17 +213,27 @@ def test_embedding_follows_the_write(settings):
 
 
 def test_client_embedding_of_the_wrong_length_is_rejected():
-    with pytest.raises(ValidationError) as error:
+    with pytest.raises(Invalid) as error:
         add("x", embedding=[0.1, 0.2])
-    assert "embedding" in error.value.message_dict
+    assert error.value.field == "embedding"
 
 
 def test_optimistic_lock_never_loses_an_update():
     memory = add("x", importance=0.2).memory
-    updated = memory_update(memory=memory, version=1, changes={"importance": 0.9}, actor="a")
+    updated = memory_update(
+        memory=memory,
+        version=1,
+        changes={"importance": 0.9},
+        caller=Caller(name="a", is_staff=True),
+    )
     assert updated.version == 2
     with pytest.raises(Conflict) as conflict:
-        memory_update(memory=memory, version=1, changes={"importance": 0.1}, actor="b")
+        memory_update(
+            memory=memory,
+            version=1,
+            changes={"importance": 0.1},
+            caller=Caller(name="b", is_staff=True),
+        )
     assert conflict.value.extra["current_version"] == 2
     memory.refresh_from_db()
     assert memory.importance == pytest.approx(0.9)
@@ -188,15 +242,32 @@ def test_optimistic_lock_never_loses_an_update():
 def test_patching_content_makes_a_new_version():
     memory = add("deadline is March 1").memory
     successor = memory_update(
-        memory=memory, version=1, changes={"content": "deadline is April 1"}, actor="t"
+        memory=memory, version=1, changes={"content": "deadline is April 1"}, caller=SUPERSEDER
     )
-    memory.refresh_from_db()
-    assert memory.superseded_by == successor.id and successor.content == "deadline is April 1"
+    rows = (
+        Memory.objects.filter(user_id="u1")
+        .order_by("created_at")
+        .values_list("id", "content", "version", "superseded_by", "expired_at")
+    )
+    (old_id, old_content, old_version, link, expired), new_row = rows
+    assert (old_id, old_content, old_version, link) == (
+        memory.id,
+        "deadline is March 1",
+        1,
+        successor.id,
+    )
+    assert expired is not None
+    assert new_row == (successor.id, "deadline is April 1", 2, None, None)
 
 
 def test_changing_type_moves_the_row_and_logs_one_update():
     memory = add("prefers tea").memory
-    memory_update(memory=memory, version=1, changes={"memory_type": "episodic"}, actor="editor")
+    memory_update(
+        memory=memory,
+        version=1,
+        changes={"memory_type": "episodic"},
+        caller=Caller(name="editor", is_staff=True),
+    )
     assert history(memory) == [("ADD", "test"), ("UPDATE", "editor")]
     with connection.cursor() as cursor:
         cursor.execute("SELECT tableoid::regclass::text FROM memories WHERE id = %s", [memory.id])
@@ -204,8 +275,12 @@ def test_changing_type_moves_the_row_and_logs_one_update():
 
 
 def test_delete_and_invalidate_are_soft_and_logged():
-    deleted = memory_delete(memory=add("to delete").memory, actor="user")
-    invalid = memory_invalidate(memory=add("no longer true").memory, actor="user")
+    deleted = memory_delete(
+        memory=add("to delete").memory, caller=Caller(name="user", is_staff=True)
+    )
+    invalid = memory_invalidate(
+        memory=add("no longer true").memory, caller=Caller(name="user", is_staff=True)
+    )
     assert deleted.expired_at is not None and invalid.invalid_at is not None
     assert Memory.objects.filter(pk__in=[deleted.pk, invalid.pk]).count() == 2
     assert history(deleted)[-1] == ("DELETE", "user")
@@ -243,10 +318,10 @@ def test_batch_reports_a_bad_item_and_keeps_the_rest():
             MemoryInput(user_id="u1", content="one", memory_type="fact"),
             MemoryInput(user_id="u1", content="three", memory_type="episodic"),
         ],
-        actor="batch",
+        caller=Caller(name="batch", is_staff=True),
     )
     assert [getattr(r, "operation", "error") for r in results] == ["ADD", "error", "NOOP", "ADD"]
-    assert "memory_type" in results[1].message_dict
+    assert results[1].field == "memory_type"
     assert Memory.objects.count() == 2
 
 

@@ -1,0 +1,79 @@
+"""What the words mean, once: "current", "as of", a trait's stage, and the weights recall
+(and the planned score job) score with. SQL fragments and ORM filters side by side, so the
+two cannot drift apart (tests/memories/test_meaning.py checks that they agree).
+
+- **Current**: neither expired (superseded or deleted: `expired_at`) nor invalidated (the
+  fact stopped being true: `invalid_at`).
+- **As of** an instant: valid then (`valid_at` not after it, `invalid_at` after it), not yet
+  expired then, and already recorded then (`created_at` not after it). Superseded versions
+  count for the instants they were current.
+- **Trait stage**: the dedicated column, else V1's `metadata.trait_stage`.
+"""
+
+from datetime import datetime, timedelta
+
+from django.db.models import Q
+
+
+def current_sql(alias: str = "m") -> str:
+    return f"{alias}.expired_at IS NULL AND {alias}.invalid_at IS NULL"
+
+
+def as_of_sql(alias: str = "m", param: str = "as_of") -> str:
+    """The SQL twin of `as_of_q`; the instant is the named parameter `param`."""
+    at = f"%({param})s"
+    return (
+        f"({alias}.valid_at IS NULL OR {alias}.valid_at <= {at})"
+        f" AND ({alias}.invalid_at IS NULL OR {alias}.invalid_at > {at})"
+        f" AND ({alias}.expired_at IS NULL OR {alias}.expired_at > {at})"
+        f" AND {alias}.created_at <= {at}"
+    )
+
+
+def current_q() -> Q:
+    return Q(expired_at__isnull=True, invalid_at__isnull=True)
+
+
+def as_of_q(instant: datetime) -> Q:
+    return (
+        (Q(valid_at__isnull=True) | Q(valid_at__lte=instant))
+        & (Q(invalid_at__isnull=True) | Q(invalid_at__gt=instant))
+        & (Q(expired_at__isnull=True) | Q(expired_at__gt=instant))
+        & Q(created_at__lte=instant)
+    )
+
+
+def trait_stage_sql(alias: str = "m") -> str:
+    return f"coalesce({alias}.trait_stage, {alias}.metadata->>'trait_stage')"
+
+
+# --- Scores ----------------------------------------------------------------------------------
+
+# A memory's activity score (0–100) names its state: at least 70 active, at least 30 cold,
+# below that deprecated (hidden from listings unless asked for).
+STATE_THRESHOLDS = (("active", 70.0), ("cold", 30.0), ("deprecated", 0.0))
+DEPRECATED_BELOW = 30.0
+
+# Recall: score = rrf × (1 + recency + importance + trait_stage), where
+# recency = RECENCY_WEIGHT · exp(−age / (RECENCY_SCALE · (1 + AROUSAL_SLOWDOWN · arousal))),
+# importance = IMPORTANCE_WEIGHT · importance, trait_stage = STAGE_BOOSTS[stage] or 0.
+RRF_K = 60
+RECENCY_WEIGHT = 0.15
+RECENCY_SCALE = timedelta(days=30)
+AROUSAL_SLOWDOWN = 0.5
+IMPORTANCE_WEIGHT = 0.15
+STAGE_BOOSTS = {"core": 0.25, "established": 0.15, "emerging": 0.05}  # TraitStage values
+# Traits believed enough to be recalled and put in a prompt.
+RECALLED_TRAIT_STAGES = tuple(STAGE_BOOSTS)
+MIN_TRAIT_CONFIDENCE = 0.3
+
+
+def score_params() -> dict[str, float]:
+    """The weights as SQL parameters (recall's statement reads them by these names)."""
+    return {
+        "recency_weight": RECENCY_WEIGHT,
+        "recency_scale_seconds": RECENCY_SCALE.total_seconds(),
+        "arousal_slowdown": AROUSAL_SLOWDOWN,
+        "importance_weight": IMPORTANCE_WEIGHT,
+        **{f"boost_{stage}": boost for stage, boost in STAGE_BOOSTS.items()},
+    }

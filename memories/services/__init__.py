@@ -1,0 +1,47 @@
+"""Writes to memories, by subject:
+
+- `writes`: the operation model (ADD / UPDATE / NOOP), versions, optimistic locking.
+- `dedup`: near duplicates, found in SQL.
+- `embedding_jobs`: the worker's embeddings, scheduled after commit and re-queued by beat.
+- `user_data`: the hard purge of one end user.
+
+Trait types and parsing live in `memories.traits`; reads in `memories.selectors`.
+"""
+
+from memories.services.embedding_jobs import (
+    embeddings_requeue_stale,
+    embeddings_schedule,
+    memories_embed,
+    memories_embedding_failed,
+)
+from memories.services.user_data import user_purge
+from memories.services.writes import (
+    MemoryInput,
+    Operation,
+    WriteResult,
+    content_md5,
+    memory_add,
+    memory_add_many,
+    memory_delete,
+    memory_invalidate,
+    memory_supersede,
+    memory_update,
+)
+
+__all__ = [
+    "MemoryInput",
+    "Operation",
+    "WriteResult",
+    "content_md5",
+    "embeddings_requeue_stale",
+    "embeddings_schedule",
+    "memories_embed",
+    "memories_embedding_failed",
+    "memory_add",
+    "memory_add_many",
+    "memory_delete",
+    "memory_invalidate",
+    "memory_supersede",
+    "memory_update",
+    "user_purge",
+]

@@ -1,0 +1,55 @@
+"""A user's data rights: the hard purge of everything held about them (export is a read, in
+memories/selectors.py)."""
+
+import pgtrigger
+from django.conf import settings
+from django.db import transaction
+
+from memories.models import (
+    ConversationMessage,
+    ConversationSession,
+    Memory,
+    MemoryHistory,
+    MemorySource,
+)
+from neuromem_site.access import Caller, user_access_check
+from neuromem_site.jobs import enqueue_on_commit
+from reflection.models import ReflectionCycle, TraitEvidence
+
+
+@transaction.atomic
+def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
+    """Hard-delete everything held about one user, in every table, in one transaction.
+
+    Auxiliary rows are matched through the user's memory and session ids, so another user's
+    rows are never touched even where contents look alike. The one official way past the
+    append-only history (and the audit trigger, which would log the deletions it is erasing).
+    """
+    user_access_check(caller=caller, user_id=user_id, write=True)
+    memory_ids = list(Memory.objects.filter(user_id=user_id).values_list("id", flat=True))
+    session_ids = list(
+        ConversationSession.objects.filter(user_id=user_id).values_list("id", flat=True)
+    )
+    with pgtrigger.ignore(
+        "memories.MemoryHistory:history_append_only", "memories.Memory:memories_audit_delete"
+    ):
+        counts = {
+            "trait_evidence": TraitEvidence.objects.filter(trait_id__in=memory_ids).delete()[0]
+            + TraitEvidence.objects.filter(memory_id__in=memory_ids).delete()[0],
+            "memory_sources": MemorySource.objects.filter(memory_id__in=memory_ids).delete()[0]
+            + MemorySource.objects.filter(session_id__in=session_ids).delete()[0],
+            "memory_history": MemoryHistory.objects.filter(memory_id__in=memory_ids).delete()[0],
+            "memories": Memory.objects.filter(user_id=user_id).delete()[0],
+            "conversations": ConversationMessage.objects.filter(
+                session_id__in=session_ids
+            ).delete()[0],
+            "conversation_sessions": ConversationSession.objects.filter(
+                id__in=session_ids
+            ).delete()[0],
+            "reflection_cycles": ReflectionCycle.objects.filter(user_id=user_id).delete()[0],
+        }
+    if counts["memories"] >= settings.USER_INDEX_MIN_MEMORIES // 2:
+        # The user's own indexes name them in their predicate: beat's refresh drops them
+        # (CONCURRENTLY, so not in this transaction), now rather than within the hour.
+        enqueue_on_commit("memories.tasks.refresh_user_indexes", [])
+    return counts

@@ -1,0 +1,401 @@
+"""Writes to memories: the operation model, versions, optimistic locking.
+
+A write is a NOOP when the user already has a current memory of that type with the same
+content, an UPDATE (supersede) when a current one is more similar than DEDUP_SIMILARITY,
+otherwise an ADD. Writes for one user and memory type are serialised by a transaction-scoped
+advisory lock, so concurrent identical writes make one row. Every service takes the Caller it
+acts for: it decides which end users the write may touch, and names the audit log's actor.
+"""
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F
+from django.utils import timezone
+
+from memories.models import (
+    ConversationMessage,
+    ConversationSession,
+    EmbeddingStatus,
+    Memory,
+    MemorySource,
+)
+from memories.services.dedup import Candidate, near_duplicates, with_local_vectors
+from memories.services.embedding_jobs import embeddings_schedule
+from memories.traits import normalised_type, trait_fields
+from memories.vectors import copy_memories, normalised
+from neuromem_site.access import Caller, user_access_check
+from neuromem_site.db.actor import audit_actor
+from neuromem_site.db.locks import LockNamespace, xact_lock
+from neuromem_site.errors import Conflict, DomainError, Forbidden, Invalid
+from neuromem_site.validation import (
+    embedding_problem,
+    json_problem,
+    text_problem,
+    user_id_problem,
+)
+
+
+class Operation(StrEnum):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    NOOP = "NOOP"
+
+
+@dataclass(frozen=True)
+class MemoryInput:
+    user_id: str
+    content: str
+    memory_type: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    importance: float | None = None
+    valid_at: datetime | None = None
+    key: str | None = None
+    embedding: list[float] | None = None
+    session_id: uuid.UUID | None = None
+    conversation_id: uuid.UUID | None = None
+    source_episode_ids: list[uuid.UUID] | None = None
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    operation: Operation
+    memory: Memory
+    superseded: Memory | None = None
+
+
+def content_md5(content: str) -> str:
+    return hashlib.md5(content.encode("utf-8")).hexdigest()
+
+
+def lock_memory_writes(pairs: set[tuple[str, str]]) -> None:
+    """Serialise writes per (user, memory type) until commit."""
+    xact_lock(
+        LockNamespace.MEMORY_WRITES, (f"{user}\x1f{memory_type}" for user, memory_type in pairs)
+    )
+
+
+def foreign_references(items: dict[int, MemoryInput]) -> dict[int, Invalid]:
+    """The items citing a session, message or episode (a session or a memory) that is not
+    their own end user's: index → error. Otherwise one client could attach its memories to
+    another's end users, whose export would then show them and whose purge delete them."""
+    sessions = {item.session_id for item in items.values() if item.session_id}
+    episodes = {episode for item in items.values() for episode in item.source_episode_ids or ()}
+    messages = {item.conversation_id for item in items.values() if item.conversation_id}
+    if not (sessions or episodes or messages):
+        return {}
+    session_owners = dict(
+        ConversationSession.objects.filter(pk__in=sessions | episodes).values_list("id", "user_id")
+    )
+    episode_owners = session_owners | dict(
+        Memory.objects.filter(pk__in=episodes - session_owners.keys()).values_list("id", "user_id")
+    )
+    message_sessions = dict(
+        ConversationMessage.objects.filter(pk__in=messages).values_list("id", "session_id")
+    )
+    errors = {}
+    for index, item in items.items():
+        if item.session_id and session_owners.get(item.session_id) != item.user_id:
+            problem = ("session_id", f"No session '{item.session_id}' for this user.")
+        elif any(episode_owners.get(e) != item.user_id for e in item.source_episode_ids or ()):
+            problem = ("source_episode_ids", "Each must be a session or memory of this user.")
+        elif item.conversation_id and message_sessions.get(item.conversation_id) != (
+            item.session_id
+        ):
+            problem = ("conversation_id", "Must be a message of the session.")
+        else:
+            continue
+        errors[index] = Invalid(problem[1], field=problem[0])
+    return errors
+
+
+def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version: int = 1) -> Memory:
+    """An unsaved memory (validated) for `item`."""
+    problems = {
+        "user_id": user_id_problem(item.user_id),
+        "content": text_problem(item.content),
+        "metadata": json_problem(metadata),
+        "embedding": None
+        if item.embedding is None
+        else embedding_problem(item.embedding, dimensions=settings.EMBEDDING_DIM),
+    }
+    for name, problem in problems.items():
+        if problem is not None:
+            raise Invalid(problem, field=name)
+    episodes = list(item.source_episode_ids or [])
+    if item.session_id and item.session_id not in episodes:
+        episodes.append(item.session_id)
+    return Memory(
+        id=uuid.uuid4(),
+        user_id=item.user_id,
+        memory_type=memory_type,
+        content=item.content,
+        content_hash=content_md5(item.content),
+        metadata=metadata,
+        importance=0.5 if item.importance is None else item.importance,
+        valid_at=item.valid_at or timezone.now(),
+        key=item.key,
+        version=version,
+        embedding=item.embedding,
+        embedding_status=(
+            EmbeddingStatus.READY if item.embedding is not None else EmbeddingStatus.PENDING
+        ),
+        source_episode_ids=episodes or None,
+        **trait_fields(memory_type=memory_type, metadata=metadata),
+    )
+
+
+def _save_new(rows: list[tuple[Memory, MemoryInput]]) -> None:
+    """Insert new memories with their provenance; embeddings follow after commit."""
+    with_local_vectors([memory for memory, _ in rows])
+    copy_memories([memory for memory, _ in rows])
+    MemorySource.objects.bulk_create(
+        [
+            MemorySource(
+                memory_id=memory.id,
+                session_id=item.session_id,
+                conversation_id=item.conversation_id,
+            )
+            for memory, item in rows
+            if item.session_id
+        ]
+    )
+    embeddings_schedule(
+        memory_ids=[
+            memory.id for memory, _ in rows if memory.embedding_status == EmbeddingStatus.PENDING
+        ]
+    )
+
+
+def _supersede(memory: Memory, *, successor: Memory, expected_version: int | None = None) -> None:
+    """Stamp a current memory replaced by `successor` (optimistically: a stale version is a
+    Conflict). It keeps its version number: the successor carries the next one, and an expired
+    row takes no more changes, so nothing needs the bump."""
+    current = Memory.objects.filter(pk=memory.pk, expired_at__isnull=True)
+    if expected_version is not None:
+        current = current.filter(version=expected_version)
+    now = timezone.now()
+    if not current.update(expired_at=now, updated_at=now, superseded_by=successor.id):
+        raise stale(memory)
+
+
+def stale(memory: Memory) -> Conflict:
+    row = Memory.objects.filter(pk=memory.pk).values("version", "expired_at").first()
+    if row and row["expired_at"] is not None:
+        return Conflict(
+            "This memory is no longer current (superseded or deleted).",
+            current_version=row["version"],
+        )
+    return Conflict(
+        "The memory changed since you read it; read it again and retry.",
+        field="version",
+        current_version=row["version"] if row else None,
+    )
+
+
+def memory_add(*, item: MemoryInput, caller: Caller) -> WriteResult:
+    (result,) = memory_add_many(items=[item], caller=caller)
+    if isinstance(result, DomainError):
+        raise result
+    return result
+
+
+def memory_add_many(
+    *, items: list[MemoryInput], caller: Caller
+) -> list[WriteResult | Invalid | Forbidden]:
+    """Write a batch with the operation model, set-based: one query finds the NOOPs, one the
+    near duplicates, one inserts. A rejected item (Invalid, or Forbidden outside the caller's
+    end users) is returned as its error, in its place, and writes nothing; any other failure
+    rolls the whole batch back."""
+    with audit_actor(caller.name):
+        return _add_many(items=items, caller=caller)
+
+
+def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult | DomainError]:
+    results: dict[int, WriteResult | DomainError] = {}
+    prepared: dict[int, Memory] = {}
+    for index, item in enumerate(items):
+        try:
+            user_access_check(caller=caller, user_id=item.user_id, write=True)
+            memory_type, metadata = normalised_type(item.memory_type, dict(item.metadata or {}))
+            prepared[index] = _memory_row(item=item, memory_type=memory_type, metadata=metadata)
+        except (Invalid, Forbidden) as error:
+            results[index] = error
+    for index, error in foreign_references({i: items[i] for i in prepared}).items():
+        del prepared[index]
+        results[index] = error
+    lock_memory_writes({(memory.user_id, memory.memory_type) for memory in prepared.values()})
+
+    # NOOP: the user already holds this content as a current memory of this type (or an
+    # earlier item of this batch does).
+    existing = {
+        (memory.user_id, memory.memory_type, memory.content_hash): memory
+        for memory in Memory.objects.current().filter(
+            content_hash__in={memory.content_hash for memory in prepared.values()},
+            user_id__in={memory.user_id for memory in prepared.values()},
+        )
+    }
+    new: dict[int, Memory] = {}
+    for index, memory in prepared.items():
+        identity = (memory.user_id, memory.memory_type, memory.content_hash)
+        if identity in existing:
+            results[index] = WriteResult(Operation.NOOP, existing[identity])
+        else:
+            existing[identity] = new[index] = memory
+
+    # UPDATE: a current memory this similar is superseded by the new one. Compared by the
+    # client's vector, else the local provider's (stored with the row, see _save_new).
+    with_local_vectors(list(new.values()))
+    embedded = [(index, memory) for index, memory in new.items() if memory.embedding is not None]
+    units = normalised([memory.embedding for _, memory in embedded]) if embedded else []
+    candidates = [
+        Candidate(index, memory.user_id, memory.memory_type, memory.content_hash, unit)
+        for (index, memory), unit in zip(embedded, units, strict=True)
+    ]
+    older_ids = near_duplicates(candidates)
+    older = Memory.objects.in_bulk(set(older_ids.values()))
+    replaces: dict[int, uuid.UUID] = {}  # new item's index → the memory it supersedes
+    for index, older_id in older_ids.items():
+        if older_id in replaces.values():  # two items of the batch resemble the same memory
+            continue
+        replaces[index] = older_id
+        new[index].version = older[older_id].version + 1
+
+    _save_new([(memory, items[index]) for index, memory in new.items()])
+    for index, older_id in replaces.items():
+        _supersede(older[older_id], successor=new[index])
+    superseded = Memory.objects.in_bulk(replaces.values())
+    for index, memory in new.items():
+        if index in replaces:
+            results[index] = WriteResult(Operation.UPDATE, memory, superseded[replaces[index]])
+        else:
+            results[index] = WriteResult(Operation.ADD, memory)
+    return [results[index] for index in range(len(items))]
+
+
+def memory_supersede(
+    *,
+    memory: Memory,
+    content: str,
+    caller: Caller,
+    expected_version: int | None = None,
+    metadata: dict[str, Any] | None = None,
+    session_id: uuid.UUID | None = None,
+    conversation_id: uuid.UUID | None = None,
+) -> Memory:
+    """A new version with new content; the old one gets expired_at and superseded_by."""
+    user_access_check(caller=caller, user_id=memory.user_id, write=True)
+    with audit_actor(caller.name):
+        lock_memory_writes({(memory.user_id, memory.memory_type)})
+        memory.refresh_from_db()
+        return _supersede_with(
+            memory,
+            content=content,
+            expected_version=expected_version,
+            metadata=metadata,
+            session_id=session_id,
+            conversation_id=conversation_id,
+        )
+
+
+def _supersede_with(
+    memory: Memory,
+    *,
+    content: str,
+    expected_version: int | None,
+    metadata: dict[str, Any] | None,
+    session_id: uuid.UUID | None,
+    conversation_id: uuid.UUID | None,
+) -> Memory:
+    metadata = memory.metadata if metadata is None else metadata
+    item = MemoryInput(
+        user_id=memory.user_id,
+        content=content,
+        memory_type=memory.memory_type,
+        metadata=metadata,
+        importance=memory.importance,
+        key=memory.key,
+        source_episode_ids=memory.source_episode_ids,
+        session_id=session_id,
+        conversation_id=conversation_id,
+    )
+    successor = _memory_row(
+        item=item, memory_type=memory.memory_type, metadata=metadata, version=memory.version + 1
+    )
+    _save_new([(successor, item)])
+    _supersede(memory, successor=successor, expected_version=expected_version)
+    return successor
+
+
+UPDATABLE_IN_PLACE = {"metadata", "importance", "key", "valid_at", "memory_type"}
+
+
+def memory_update(
+    *, memory: Memory, version: int, changes: dict[str, Any], caller: Caller
+) -> Memory:
+    """PATCH: new content makes a new version (supersede); other fields change in place.
+    Either way `version` must be the current one (optimistic lock)."""
+    user_access_check(caller=caller, user_id=memory.user_id, write=True)
+    with audit_actor(caller.name):
+        changes = dict(changes)
+        content = changes.pop("content", None)
+        if content is not None and content != memory.content:
+            memory = memory_supersede(
+                memory=memory,
+                content=content,
+                caller=caller,
+                expected_version=version,
+                metadata=changes.pop("metadata", None),
+            )
+            if not changes:
+                return memory
+            version = memory.version
+        return _update_in_place(memory, version=version, changes=changes)
+
+
+def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -> Memory:
+    fields = {name: value for name, value in changes.items() if name in UPDATABLE_IN_PLACE}
+    memory_type, metadata = normalised_type(
+        fields.get("memory_type", memory.memory_type), fields.get("metadata", memory.metadata)
+    )
+    if {"memory_type", "metadata"} & fields.keys():
+        fields.update(memory_type=memory_type, metadata=metadata)
+        fields.update(trait_fields(memory_type=memory_type, metadata=metadata))
+    updated = Memory.objects.filter(pk=memory.pk, version=version, expired_at__isnull=True).update(
+        **fields, version=F("version") + 1, updated_at=timezone.now()
+    )
+    if not updated:
+        raise stale(memory)
+    return Memory.objects.get(pk=memory.pk)
+
+
+def memory_delete(*, memory: Memory, caller: Caller) -> Memory:
+    """Soft delete: the row and its history stay; recall no longer sees it."""
+    user_access_check(caller=caller, user_id=memory.user_id, write=True)
+    with audit_actor(caller.name):
+        Memory.objects.filter(pk=memory.pk, expired_at__isnull=True).update(
+            expired_at=timezone.now(), updated_at=timezone.now(), version=F("version") + 1
+        )
+        return Memory.objects.get(pk=memory.pk)
+
+
+def memory_invalidate(
+    *, memory: Memory, caller: Caller, invalid_at: datetime | None = None
+) -> Memory:
+    """The fact stopped being true at `invalid_at`: it leaves current reads, and "as of" any
+    instant from then on no longer sees it."""
+    user_access_check(caller=caller, user_id=memory.user_id, write=True)
+    with audit_actor(caller.name):
+        now = timezone.now()
+        updated = Memory.objects.filter(pk=memory.pk, expired_at__isnull=True).update(
+            invalid_at=invalid_at or now, expired_at=now, updated_at=now, version=F("version") + 1
+        )
+        if not updated:
+            raise stale(memory)
+        return Memory.objects.get(pk=memory.pk)

@@ -1,0 +1,105 @@
+"""Trait fields: the types of a trait's columns and how V1 metadata maps onto them.
+
+A trait's subtype, stage, confidence, context, parent and counters live in dedicated columns;
+V1 wrote them into `metadata`, which stays as the fallback (readers look at the column first).
+Writers, readers and the reflection engine share these parsers.
+"""
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from memories.models import (
+    LEGACY_MEMORY_TYPES,
+    MemoryType,
+    TraitContext,
+    TraitDerivedFrom,
+    TraitStage,
+    TraitSubtype,
+)
+from neuromem_site.errors import Invalid
+from neuromem_site.validation import float4
+
+# A legacy `insight` becomes a trait at stage trend, observed over this window.
+TREND_WINDOW = timedelta(days=30)
+
+
+def _choice(choices: type) -> Any:
+    def parse(value: Any) -> str:
+        if value not in choices.values:
+            raise ValueError(f"must be one of {', '.join(choices.values)}")
+        return value
+
+    return parse
+
+
+def _number(kind: type) -> Any:
+    def parse(value: Any) -> int | float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError("must be a number")
+        if kind is int:
+            if not -(2**31) <= value < 2**31:
+                raise ValueError("is out of range")
+            return int(value)
+        return float4(value)  # a `real` column
+
+    return parse
+
+
+def _timestamp(value: Any) -> datetime:
+    parsed = parse_datetime(value) if isinstance(value, str) else None
+    if parsed is None:
+        raise ValueError("must be an ISO 8601 timestamp")
+    return parsed if parsed.tzinfo else timezone.make_aware(parsed)
+
+
+TRAIT_METADATA = {
+    "trait_subtype": ("trait_subtype", _choice(TraitSubtype)),
+    "trait_stage": ("trait_stage", _choice(TraitStage)),
+    "confidence": ("trait_confidence", _number(float)),
+    "context": ("trait_context", _choice(TraitContext)),
+    "parent_id": ("trait_parent_id", lambda value: uuid.UUID(str(value))),
+    "reinforcement_count": ("trait_reinforcement_count", _number(int)),
+    "contradiction_count": ("trait_contradiction_count", _number(int)),
+    "last_reinforced": ("trait_last_reinforced", _timestamp),
+    "first_observed": ("trait_first_observed", _timestamp),
+    "window_start": ("trait_window_start", _timestamp),
+    "window_end": ("trait_window_end", _timestamp),
+    "derived_from": ("trait_derived_from", _choice(TraitDerivedFrom)),
+}
+TRAIT_COLUMNS = [column for column, _ in TRAIT_METADATA.values()]
+
+
+def trait_fields(*, memory_type: str, metadata: dict[str, Any]) -> dict[str, Any]:
+    """The trait columns for a memory: from its metadata for traits (which keeps the keys, for
+    readers of V1 metadata), all NULL for every other type."""
+    fields: dict[str, Any] = dict.fromkeys(TRAIT_COLUMNS)
+    if memory_type != MemoryType.TRAIT:
+        return fields
+    fields["trait_reinforcement_count"] = fields["trait_contradiction_count"] = 0
+    for key, (column, parse) in TRAIT_METADATA.items():
+        if metadata.get(key) is not None:
+            try:
+                fields[column] = parse(metadata[key])
+            except (TypeError, ValueError) as error:
+                raise Invalid(str(error), field=f"metadata.{key}") from None
+    return fields
+
+
+def normalised_type(memory_type: str, metadata: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Legacy types: general → fact, insight → trait at stage trend (a 30-day window)."""
+    mapped = LEGACY_MEMORY_TYPES.get(memory_type, memory_type)
+    if mapped not in MemoryType.values:
+        raise Invalid(f"Unknown memory type '{memory_type}'.", field="memory_type")
+    if memory_type == "insight":
+        now = timezone.now()
+        metadata = {
+            "trait_stage": TraitStage.TREND,
+            "window_start": now.isoformat(),
+            "window_end": (now + TREND_WINDOW).isoformat(),
+            **metadata,
+        }
+    return mapped, metadata

@@ -1,0 +1,36 @@
+"""Who may touch which end users: the one place that decides.
+
+Every client-facing selector and service takes the `Caller` it acts for and asks
+`user_access_check`; the API, the admin and the coming MCP server only say who is calling.
+"""
+
+from dataclasses import dataclass
+
+from neuromem_site.errors import Forbidden, NotFound
+
+
+@dataclass(frozen=True)
+class Caller:
+    """An API client, a staff member in the admin, or NeuroMem itself. `name` is the actor the
+    audit log records; a non-staff caller reaches only user_ids under its `user_prefixes`."""
+
+    name: str
+    user_prefixes: tuple[str, ...] = ()
+    is_staff: bool = False
+
+    def may_access_user(self, user_id: str) -> bool:
+        return self.is_staff or any(user_id.startswith(p) for p in self.user_prefixes)
+
+
+# NeuroMem's own jobs (beat, the worker, reflection): every end user.
+SYSTEM = Caller(name="system", is_staff=True)
+
+
+def user_access_check(*, caller: Caller, user_id: str, write: bool) -> None:
+    """Raise unless `caller` may use `user_id`. Reading outside its prefixes is NotFound (never
+    a hint that the user exists); writing there is Forbidden."""
+    if caller.may_access_user(user_id):
+        return
+    if write:
+        raise Forbidden(f"This API client may not write data for user_id '{user_id}'.")
+    raise NotFound(f"User '{user_id}' not found.")
