@@ -39,9 +39,13 @@ def session_open(
 def session_get(*, caller: Caller, session_id: uuid.UUID) -> ConversationSession:
     """The session, or NotFound — also when its end user is one `caller` may not read."""
     session = ConversationSession.objects.filter(pk=session_id).first()
-    if session is None or not caller.may_access_user(session.user_id):
-        raise NotFound(f"Session '{session_id}' not found.")
-    return session
+    try:
+        if session is not None:
+            user_access_check(caller=caller, user_id=session.user_id, write=False)
+            return session
+    except NotFound:
+        pass  # said as for a missing session: the message must not name the user
+    raise NotFound(f"Session '{session_id}' not found.")
 
 
 def session_end(*, session: ConversationSession, caller: Caller) -> ConversationSession:

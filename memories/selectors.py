@@ -112,12 +112,14 @@ def memory_list(*, caller: Caller, filters: dict[str, Any]) -> QuerySet[Memory]:
     return queryset
 
 
-def memory_history(*, memory: Memory) -> QuerySet[MemoryHistory]:
+def memory_history(*, caller: Caller, memory: Memory) -> QuerySet[MemoryHistory]:
+    user_access_check(caller=caller, user_id=memory.user_id, write=False)
     return MemoryHistory.objects.filter(memory_id=memory.id).order_by("created_at", "id")
 
 
-def memory_versions(*, memory: Memory) -> list[Memory]:
+def memory_versions(*, caller: Caller, memory: Memory) -> list[Memory]:
     """The supersede chain the memory belongs to, oldest first."""
+    user_access_check(caller=caller, user_id=memory.user_id, write=False)
     chain = [memory]
     while (older := Memory.objects.filter(superseded_by=chain[0].id).first()) is not None:
         chain.insert(0, older)

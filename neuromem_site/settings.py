@@ -198,10 +198,14 @@ METADATA_MAX_BYTES = env.int("METADATA_MAX_BYTES", default=16_384)
 # Request body caps, from the limits above: a memory's content at its worst as JSON (\uXXXX
 # escapes: 6 bytes a character), its embedding written as text (up to 26 bytes a number), its
 # metadata, and room for the other fields; a batch holds MEMORY_BATCH_MAX of them. Bigger
-# bodies answer 413 before they are read (neuromem_site/api/middleware.py).
+# bodies answer 413 before they are read (neuromem_site/api/middleware.py). Django checks
+# DATA_UPLOAD_MAX_MEMORY_SIZE as it reads any body, so it is the largest cap; the middleware
+# holds every other route (the admin's forms included) to its own, smaller one.
 API_BODY_MAX_BYTES = 6 * MEMORY_MAX_CHARS + 26 * EMBEDDING_DIM + METADATA_MAX_BYTES + 4096
 API_BATCH_BODY_MAX_BYTES = MEMORY_BATCH_MAX * API_BODY_MAX_BYTES
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_BATCH_BODY_MAX_BYTES
+# Bodies of the routes outside /api/ (the admin): Django's own default.
+FORM_BODY_MAX_BYTES = 2_621_440
 # Cosine similarity above which a new memory supersedes a current one (an UPDATE).
 DEDUP_SIMILARITY = env.float("DEDUP_SIMILARITY", default=0.95)
 

@@ -31,11 +31,18 @@ def text_problem(value: str) -> str | None:
     return "Lone surrogate characters are not allowed."
 
 
-def user_id_problem(value: Any) -> str | None:
+def user_id_problem(value: Any, *, new: bool = True) -> str | None:
+    """`new`: an id about to be written, which every route must be able to name. Otherwise an
+    id to look up, which may be one stored before these rules (say, by the V1 upgrade): only
+    what PostgreSQL could never hold is refused."""
     if not isinstance(value, str):
         return "Must be a string."
     if not value.strip():
         return "Must not be blank."
+    if not new:
+        if len(value) > USER_ID_MAX_LENGTH:
+            return f"Ensure this field has no more than {USER_ID_MAX_LENGTH} characters."
+        return text_problem(value)
     if value != value.strip():
         return "Must not start or end with whitespace."
     if len(value) > USER_ID_MAX_LENGTH:

@@ -22,6 +22,7 @@ from neuromem_site.api.serializers import (
     QueryInputSerializer,
     StrictInputSerializer,
     UserIdField,
+    UserIdLookupField,
     is_number,
 )
 from neuromem_site.validation import embedding_problem
@@ -93,7 +94,7 @@ class MemoryInvalidateInput(StrictInputSerializer):
 
 
 class MemoryListInput(QueryInputSerializer):
-    user_id = UserIdField(required=False)
+    user_id = UserIdLookupField(required=False)
     memory_type = serializers.ChoiceField(["fact", "episodic", "trait", "document"], required=False)
     state = serializers.CharField(required=False)
     score_min = Float4Field(required=False, min_value=0, max_value=100)
@@ -213,7 +214,7 @@ class MessageOutput(OutputModelSerializer):
 
 
 class RecallInput(StrictInputSerializer):
-    user_id = UserIdField()
+    user_id = UserIdLookupField()
     query = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
     limit = serializers.IntegerField(required=False, default=10)
     memory_types = serializers.ListField(
@@ -227,7 +228,7 @@ class RecallInput(StrictInputSerializer):
 
 
 class SearchInput(QueryInputSerializer):
-    user_id = UserIdField()
+    user_id = UserIdLookupField()
     q = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
     limit = serializers.IntegerField(required=False, default=10)
     memory_type = serializers.ChoiceField(MemoryType.values, required=False)

@@ -243,14 +243,18 @@ class MemoryHistoryApi(APIView):
     @extend_schema(responses=HistoryOutput(many=True))
     def get(self, request: Request, memory_id: str) -> Response:
         memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        return Response(HistoryOutput(memory_history(memory=memory), many=True).data)
+        return Response(
+            HistoryOutput(memory_history(caller=request.user.caller, memory=memory), many=True).data
+        )
 
 
 class MemoryVersionsApi(APIView):
     @extend_schema(responses=MemoryOutput(many=True))
     def get(self, request: Request, memory_id: str) -> Response:
         memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        return Response(MemoryOutput(memory_versions(memory=memory), many=True).data)
+        return Response(
+            MemoryOutput(memory_versions(caller=request.user.caller, memory=memory), many=True).data
+        )
 
 
 class UserApi(APIView):

@@ -32,7 +32,7 @@ from memories.vectors import copy_memories, normalised
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.db.actor import audit_actor
 from neuromem_site.db.locks import LockNamespace, xact_lock
-from neuromem_site.errors import Conflict, DomainError, Forbidden, Invalid
+from neuromem_site.errors import Conflict, DomainError, Forbidden, Invalid, NotFound
 from neuromem_site.validation import (
     embedding_problem,
     json_problem,
@@ -173,6 +173,18 @@ def _save_new(rows: list[tuple[Memory, MemoryInput]]) -> None:
     )
 
 
+def _write_target(memory: Memory, caller: Caller) -> Memory:
+    """The memory's row as stored, once `caller` may write it, locked against other writes
+    for its user and type until commit. The check is made on the row that will change, never
+    on the object handed in (a stale or hand-built one could name another user)."""
+    stored = Memory.objects.filter(pk=memory.pk).values_list("user_id", "memory_type").first()
+    if stored is None:
+        raise NotFound(f"Memory '{memory.pk}' not found.")
+    user_access_check(caller=caller, user_id=stored[0], write=True)
+    lock_memory_writes({stored})
+    return Memory.objects.get(pk=memory.pk)
+
+
 def _supersede(memory: Memory, *, successor: Memory, expected_version: int | None = None) -> None:
     """Stamp a current memory replaced by `successor` (optimistically: a stale version is a
     Conflict). It keeps its version number: the successor carries the next one, and an expired
@@ -206,9 +218,7 @@ def memory_add(*, item: MemoryInput, caller: Caller) -> WriteResult:
     return result
 
 
-def memory_add_many(
-    *, items: list[MemoryInput], caller: Caller
-) -> list[WriteResult | Invalid | Forbidden]:
+def memory_add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult | DomainError]:
     """Write a batch with the operation model, set-based: one query finds the NOOPs, one the
     near duplicates, one inserts. A rejected item (Invalid, or Forbidden outside the caller's
     end users) is returned as its error, in its place, and writes nothing; any other failure
@@ -290,12 +300,9 @@ def memory_supersede(
     conversation_id: uuid.UUID | None = None,
 ) -> Memory:
     """A new version with new content; the old one gets expired_at and superseded_by."""
-    user_access_check(caller=caller, user_id=memory.user_id, write=True)
     with audit_actor(caller.name):
-        lock_memory_writes({(memory.user_id, memory.memory_type)})
-        memory.refresh_from_db()
         return _supersede_with(
-            memory,
+            _write_target(memory, caller),
             content=content,
             expected_version=expected_version,
             metadata=metadata,
@@ -341,17 +348,18 @@ def memory_update(
 ) -> Memory:
     """PATCH: new content makes a new version (supersede); other fields change in place.
     Either way `version` must be the current one (optimistic lock)."""
-    user_access_check(caller=caller, user_id=memory.user_id, write=True)
     with audit_actor(caller.name):
+        memory = _write_target(memory, caller)
         changes = dict(changes)
         content = changes.pop("content", None)
         if content is not None and content != memory.content:
-            memory = memory_supersede(
-                memory=memory,
+            memory = _supersede_with(
+                memory,
                 content=content,
-                caller=caller,
                 expected_version=version,
                 metadata=changes.pop("metadata", None),
+                session_id=None,
+                conversation_id=None,
             )
             if not changes:
                 return memory
@@ -377,8 +385,8 @@ def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -
 
 def memory_delete(*, memory: Memory, caller: Caller) -> Memory:
     """Soft delete: the row and its history stay; recall no longer sees it."""
-    user_access_check(caller=caller, user_id=memory.user_id, write=True)
     with audit_actor(caller.name):
+        memory = _write_target(memory, caller)
         Memory.objects.filter(pk=memory.pk, expired_at__isnull=True).update(
             expired_at=timezone.now(), updated_at=timezone.now(), version=F("version") + 1
         )
@@ -390,8 +398,8 @@ def memory_invalidate(
 ) -> Memory:
     """The fact stopped being true at `invalid_at`: it leaves current reads, and "as of" any
     instant from then on no longer sees it."""
-    user_access_check(caller=caller, user_id=memory.user_id, write=True)
     with audit_actor(caller.name):
+        memory = _write_target(memory, caller)
         now = timezone.now()
         updated = Memory.objects.filter(pk=memory.pk, expired_at__isnull=True).update(
             invalid_at=invalid_at or now, expired_at=now, updated_at=now, version=F("version") + 1

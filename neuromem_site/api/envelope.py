@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
@@ -25,6 +26,10 @@ log = logging.getLogger("neuromem.api")
 
 class Envelope(dict):
     """A body that is already in envelope form; the renderer passes it through untouched."""
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
 
 
 class ApiError(exceptions.APIException):
@@ -122,7 +127,10 @@ def first_error(detail: Any, path: str = "") -> tuple[str | None, str]:
 
 
 def domain_error_response(exc: DomainError) -> Response:
-    status_code, code = DOMAIN_ERRORS[type(exc)]
+    # The nearest class in DOMAIN_ERRORS: a subclass (say, of Conflict) answers as its parent.
+    status_code, code = next(
+        DOMAIN_ERRORS[cls] for cls in type(exc).__mro__ if cls in DOMAIN_ERRORS
+    )
     extra = dict(exc.extra)
     if isinstance(exc, Invalid) and exc.field is not None:
         extra.setdefault("details", {exc.field: [exc.message]})  # as DRF's own field errors
@@ -155,6 +163,8 @@ def exception_handler(exc: Exception, context: dict) -> Response:
         exc = exceptions.PermissionDenied()
     elif isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(as_serializer_error(exc))
+    elif isinstance(exc, RequestDataTooBig):  # a body with no Content-Length to judge first
+        exc = PayloadTooLarge(str(exc))
     from rest_framework.views import set_rollback  # not at the top: views imports this module
 
     set_rollback()

@@ -43,20 +43,19 @@ class ApiErrorEnvelopeMiddleware:
         self, request: HttpRequest, view_func: Callable, view_args: Any, view_kwargs: Any
     ) -> HttpResponse | None:
         """413 for a body over the route's cap (a view's `max_body_bytes`, else
-        API_BODY_MAX_BYTES), judged by its Content-Length before anything reads it."""
-        if not request.path.startswith("/api/"):
-            return None
-        view_class = getattr(view_func, "view_class", None)
-        cap = getattr(view_class, "max_body_bytes", settings.API_BODY_MAX_BYTES)
+        API_BODY_MAX_BYTES under /api/ and FORM_BODY_MAX_BYTES elsewhere), judged by its
+        Content-Length before anything reads it."""
+        api = request.path.startswith("/api/")
+        default_cap = settings.API_BODY_MAX_BYTES if api else settings.FORM_BODY_MAX_BYTES
+        cap = getattr(getattr(view_func, "view_class", None), "max_body_bytes", default_cap)
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
-            return JsonResponse(
-                error_body("VALIDATION_ERROR", "Content-Length must be a number of bytes."),
-                status=400,
-            )
+            length = 0  # gunicorn refuses such a request before it gets here
         if length <= cap:
             return None
+        if not api:
+            return HttpResponse("Request body too large.", status=413, content_type="text/plain")
         body = error_body(
             "PAYLOAD_TOO_LARGE",
             f"The request body is {length} bytes; this route takes at most {cap}.",

@@ -14,7 +14,7 @@ def user_ids_agree(request: Request, user_id: str) -> str:
     """`user_id`, the validated value the service will act on (and check access for), when
     every other `user_id` the request names (URL path, query string) is the same value; else
     a VALIDATION_ERROR, or a client could be checked on one and act on the other."""
-    problem = user_id_problem(user_id)
+    problem = user_id_problem(user_id, new=False)
     if problem is not None:
         raise ApiError(problem, field="user_id")
     named = {

@@ -84,14 +84,23 @@ class UserIdField(serializers.CharField):
     """An end user's id, exactly as every route will act on it: a string (a number is not an
     id), no surrounding whitespace, nothing a URL path segment cannot carry."""
 
+    new = True  # see user_id_problem
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(trim_whitespace=False, **kwargs)
 
     def to_internal_value(self, data: Any) -> str:
-        problem = user_id_problem(data)
+        problem = user_id_problem(data, new=self.new)
         if problem is not None:
             raise serializers.ValidationError(problem)
         return data
+
+
+@extend_schema_field({"type": "string", "minLength": 1, "maxLength": USER_ID_MAX_LENGTH})
+class UserIdLookupField(UserIdField):
+    """An end user's id to read by: also one stored before the rules for new ids."""
+
+    new = False
 
 
 @extend_schema_field({"type": "object", "additionalProperties": True})

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from enum import IntEnum
 
-from django.db import connection
+from django.db import DatabaseError, connection
 
 log = logging.getLogger("neuromem.locks")
 
@@ -54,6 +54,17 @@ def single_flight(namespace: LockNamespace, key: str = "") -> Iterator[bool]:
     try:
         yield True
     finally:
-        if connection.connection is not None:  # a lost connection took the lock with it
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", [int(namespace), key])
+        _unlock(namespace, key)
+
+
+def _unlock(namespace: LockNamespace, key: str) -> None:
+    if connection.connection is None:
+        return  # a lost connection took the lock with it
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", [int(namespace), key])
+    except DatabaseError:
+        # Never hide the job's own error; closing the connection releases the lock, so a
+        # reused connection cannot carry it into the next run.
+        log.warning("%s: unlock failed; closing the connection", namespace.name, exc_info=True)
+        connection.close()

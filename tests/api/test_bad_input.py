@@ -113,16 +113,18 @@ def test_any_accepted_date_works_in_every_read(http, valid_at):
         ('{"content": "Tom \\u0000 keeps bees"}', "content"),
         ('{"content": "Tom \\udc00 keeps bees"}', "content"),
         ('{"key": "k\\u0000"}', "key"),
+        ('{"key": "k\\ud800"}', "key"),
         ('{"metadata": null}', "metadata"),
         ('{"metadata": %s}' % ('{"a": ' * 40 + "1" + "}" * 40), "metadata"),
     ],
     ids=[
-        "nul-key",
+        "nul-metadata-key",
         "nul-value",
         "surrogate-value",
         "nul-content",
         "surrogate-content",
         "nul-key",
+        "surrogate-key",
         "null",
         "deep",
     ],
@@ -282,3 +284,29 @@ def test_sorting_by_valid_at_pages_through_rows_without_one(http):
         if not (cursor := page.json()["page"]["next"]):
             break
     assert sorted(seen) == ["Tom fact 0", "Tom fact 1", "Tom fact 2"]
+
+
+def test_a_user_id_stored_before_the_rules_can_still_be_read_and_purged(make_client):
+    """Lookups take any id PostgreSQL holds (say, from the V1 upgrade); only writes refuse."""
+    staff, _ = make_client("ops", staff=True)
+    legacy = "t:legacy "
+    Memory.objects.create(user_id=legacy, memory_type="fact", content="old", content_hash="x")
+    listing = staff.get("/api/v1/memories/", {"user_id": legacy})
+    assert [memory["content"] for memory in listing.json()["data"]] == ["old"]
+    export = staff.get("/api/v1/users/t:legacy%20/export/")
+    assert [memory["content"] for memory in export.json()["data"]["memories"]] == ["old"]
+    purge = staff.delete("/api/v1/users/t:legacy%20/")
+    assert purge.json()["data"]["deleted"]["memories"] == 1
+    assert_rejected(write(staff, user_id=legacy), "user_id")
+
+
+def test_routes_outside_the_api_keep_djangos_form_cap(anon):
+    """Only the API's routes take big bodies; the admin's login refuses one unread."""
+    response = anon.generic(
+        "POST",
+        "/admin/login/",
+        b"username=x",
+        "application/x-www-form-urlencoded",
+        CONTENT_LENGTH=str(settings.FORM_BODY_MAX_BYTES + 1),
+    )
+    assert response.status_code == 413

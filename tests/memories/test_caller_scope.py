@@ -7,7 +7,13 @@ import pytest
 from memories.ingest import session_get, session_open
 from memories.models import ConversationSession, Memory
 from memories.recall import RecallQuery, memories_recall, traits_active
-from memories.selectors import memory_get, memory_list, user_export
+from memories.selectors import (
+    memory_get,
+    memory_history,
+    memory_list,
+    memory_versions,
+    user_export,
+)
 from memories.services import (
     MemoryInput,
     memory_add,
@@ -59,11 +65,26 @@ def test_reads_of_another_callers_user_are_not_found(victims_memory):
         lambda: memories_recall(caller=AGENT, request=RecallQuery(user_id=VICTIM, query="tea")),
         lambda: traits_active(caller=AGENT, user_id=VICTIM),
         lambda: session_get(caller=AGENT, session_id=session.id),
+        lambda: memory_history(caller=AGENT, memory=victims_memory),
+        lambda: memory_versions(caller=AGENT, memory=victims_memory),
     ]
     for read in reads:
         with pytest.raises(NotFound):
             read()
     assert not memory_list(caller=AGENT, filters={}).exists()  # nothing of a:'s in a listing
+
+
+def test_a_write_is_checked_on_the_stored_row_not_the_object_handed_in(victims_memory):
+    """A stale or hand-built object naming the caller's own user must not reach another's row."""
+    disguised = Memory(pk=victims_memory.pk, user_id="b:x", memory_type="fact", version=1)
+    for write in (
+        lambda: memory_supersede(memory=disguised, content="overwritten", caller=AGENT),
+        lambda: memory_delete(memory=disguised, caller=AGENT),
+    ):
+        with pytest.raises(Forbidden):
+            write()
+    victims_memory.refresh_from_db()
+    assert (victims_memory.content, victims_memory.expired_at) == ("Victim likes green tea", None)
 
 
 def test_its_own_users_are_reachable():
