@@ -27,11 +27,13 @@ def server_url(database: str) -> str:
 
 
 @contextmanager
-def scratch_database() -> Iterator[str]:
-    """A new, empty database; dropped afterwards. Yields its URL."""
+def scratch_database(template: str | None = None) -> Iterator[str]:
+    """A new database, empty or cloned from the database `template` (no one may be connected
+    to it); dropped afterwards. Yields its URL."""
     name = f"neuromem_scratch_{uuid.uuid4().hex[:12]}"
+    clone = f' TEMPLATE "{template}"' if template else ""
     with psycopg.connect(server_url("postgres"), autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"{clone}')
     try:
         yield server_url(name)
     finally:

@@ -7,9 +7,8 @@ import json
 import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 from django.conf import settings
 
 from memories.embeddings import embedding_provider
-from tests.memories.scratch import BASE_DIR, catalog, migrate, scratch_database, server_url
+from tests.memories.scratch import BASE_DIR, catalog, migrate, scratch_database
 
 GENERATED_ROWS = 10_000
 DATASET = (Path(__file__).parent / "v1_dataset.sql").read_text()
@@ -404,18 +403,9 @@ STEP_ROWS = 2_000  # generated rows of the databases the steps run on again
 HALF_THE_ROWS = "right(m.id::text, 1) IN ('0', '2', '4', '6', '8', 'a', 'c', 'e')"
 
 
-@contextmanager
-def copy_of(url: str) -> Iterator[str]:
+def copy_of(url: str) -> AbstractContextManager[str]:
     """A new database cloned from `url`'s (no one may be connected to it); dropped after."""
-    name = f"neuromem_scratch_{uuid.uuid4().hex[:12]}"
-    template = urlsplit(url).path.lstrip("/")
-    with psycopg.connect(server_url("postgres"), autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-    try:
-        yield server_url(name)
-    finally:
-        with psycopg.connect(server_url("postgres"), autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return scratch_database(template=urlsplit(url).path.lstrip("/"))
 
 
 @pytest.fixture(scope="module")
