@@ -21,18 +21,15 @@ from memories.services import (
 )
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.db.actor import audit_actor
-from neuromem_site.errors import Conflict, Invalid, NotFound
-from neuromem_site.validation import json_problem, user_id_problem
+from neuromem_site.errors import Conflict, NotFound
+from neuromem_site.validation import json_problem, user_id_problem, validated
 
 
 def session_open(
     *, caller: Caller, user_id: str, metadata: dict[str, Any] | None = None
 ) -> ConversationSession:
     user_access_check(caller=caller, user_id=user_id, write=True)
-    problems = {"user_id": user_id_problem(user_id), "metadata": json_problem(metadata or {})}
-    for name, problem in problems.items():
-        if problem is not None:
-            raise Invalid(problem, field=name)
+    validated(user_id=user_id_problem(user_id), metadata=json_problem(metadata or {}))
     return ConversationSession.objects.create(user_id=user_id, metadata=metadata or {})
 
 

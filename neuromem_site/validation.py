@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from neuromem_site.errors import Invalid
+
 USER_ID_MAX_LENGTH = 255
 JSON_MAX_DEPTH = 32
 # halfvec's largest finite value.
@@ -19,6 +21,14 @@ HALFVEC_MAX = 65504.0
 _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 # Control characters and "/" (a path segment: /users/{user_id}/ could not name the user).
 _USER_ID_FORBIDDEN = re.compile("[\x00-\x1f\x7f/\ud800-\udfff]")
+
+
+def validated(**problems: str | None) -> None:
+    """Raise Invalid for the first field whose check found a problem:
+    `validated(content=text_problem(content), metadata=json_problem(metadata))`."""
+    for field, problem in problems.items():
+        if problem is not None:
+            raise Invalid(problem, field=field)
 
 
 def text_problem(value: str) -> str | None:

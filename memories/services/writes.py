@@ -38,6 +38,7 @@ from neuromem_site.validation import (
     json_problem,
     text_problem,
     user_id_problem,
+    validated,
 )
 
 
@@ -117,17 +118,15 @@ def foreign_references(items: dict[int, MemoryInput]) -> dict[int, Invalid]:
 
 def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version: int = 1) -> Memory:
     """An unsaved memory (validated) for `item`."""
-    problems = {
-        "user_id": user_id_problem(item.user_id),
-        "content": text_problem(item.content),
-        "metadata": json_problem(metadata),
-        "embedding": None
+    validated(
+        user_id=user_id_problem(item.user_id),
+        content=text_problem(item.content),
+        key=None if item.key is None else text_problem(item.key),
+        metadata=json_problem(metadata),
+        embedding=None
         if item.embedding is None
         else embedding_problem(item.embedding, dimensions=settings.EMBEDDING_DIM),
-    }
-    for name, problem in problems.items():
-        if problem is not None:
-            raise Invalid(problem, field=name)
+    )
     episodes = list(item.source_episode_ids or [])
     if item.session_id and item.session_id not in episodes:
         episodes.append(item.session_id)
@@ -369,6 +368,10 @@ def memory_update(
 
 def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -> Memory:
     fields = {name: value for name, value in changes.items() if name in UPDATABLE_IN_PLACE}
+    validated(
+        key=None if fields.get("key") is None else text_problem(fields["key"]),
+        metadata=json_problem(fields["metadata"]) if "metadata" in fields else None,
+    )
     memory_type, metadata = normalised_type(
         fields.get("memory_type", memory.memory_type), fields.get("metadata", memory.metadata)
     )

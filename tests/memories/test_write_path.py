@@ -357,3 +357,21 @@ def test_concurrent_identical_writes_make_one_row():
         hashlib.md5(b"exactly once, please").hexdigest()
         == Memory.objects.get(user_id="race").content_hash
     )
+
+
+def test_the_services_refuse_text_postgresql_cannot_store_whoever_calls():
+    """Not only the API's fields: a caller of the services (a job, the admin) gets Invalid."""
+    memory = add("plain").memory
+    with pytest.raises(Invalid) as error:
+        memory_update(
+            memory=memory,
+            version=1,
+            changes={"metadata": {"a": "\0"}},
+            caller=Caller(name="test", is_staff=True),
+        )
+    assert error.value.field == "metadata"
+    with pytest.raises(Invalid) as error:
+        add("with a key", key="k\ud800")
+    assert error.value.field == "key"
+    memory.refresh_from_db()
+    assert (memory.version, memory.metadata) == (1, {})
