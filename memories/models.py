@@ -21,6 +21,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 from pgvector.django import HalfVectorField
 
+from memories.embeddings import LEXICAL_DIMENSIONS
 from memories.meaning import as_of_q, current_q
 from neuromem_site.db.fields import RealField
 
@@ -105,6 +106,7 @@ NOT_AUDITED = (
     "search_vector",  # generated from content
     "embedding",
     "embedding_status",
+    "lexical_vector",  # follows content
     "version",
     "created_at",
     "updated_at",
@@ -151,6 +153,9 @@ class Memory(models.Model):
         default=EmbeddingStatus.PENDING,
         db_default=EmbeddingStatus.PENDING,
     )
+    # The text's lexical vector (hashing provider), computed inside the write: what the
+    # near-duplicate check compares, whatever model embeds for recall (docs/write-path.md).
+    lexical_vector = HalfVectorField(dimensions=LEXICAL_DIMENSIONS, null=True, blank=True)
 
     # Bi-temporal: valid_* is when it was true in the world, created/expired when we knew it.
     valid_at = models.DateTimeField(null=True, blank=True)

@@ -13,13 +13,16 @@ One query does it all:
 Rows still waiting for their embedding are found by text only.
 """
 
+import hashlib
 import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
 import psycopg
+import redis
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -36,10 +39,12 @@ from memories.meaning import (
     trait_stage_sql,
 )
 from memories.models import Memory, MemoryType, TraitSubtype
+from memories.relevance import similarity_floor
 from memories.selectors import trait_field
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
 from neuromem_site.access import Caller, user_access_check
+from neuromem_site.redis_client import app_redis
 
 log = logging.getLogger("neuromem.recall")
 
@@ -221,13 +226,38 @@ def recall_sql(
     """
 
 
-def query_vector(query: str) -> HalfVector | None:
-    """The query's embedding; None when the provider fails (recall goes on, text only)."""
+def query_vector(query: str) -> np.ndarray | None:
+    """The query's embedding, from Redis when this model embedded this text before; None when
+    the provider fails (recall goes on, text only). The cache is best effort: with Redis
+    unavailable the query is embedded as if never seen, and not stored (one timeout, not two)."""
+    provider = embedding_provider()
+    key = query_cache_key(provider.model_id, query)
     try:
-        return HalfVector(embedding_provider().embed([query])[0])
+        cached = app_redis().get(key)
+    except redis.RedisError:
+        log.warning("query vector cache unavailable", exc_info=True)
+        cached, cache_up = None, False
+    else:
+        cache_up = True
+    if cached is not None:
+        return np.frombuffer(cached, dtype=np.float16)
+    try:
+        vector = np.asarray(provider.embed_query(query), dtype=np.float16)
     except EmbeddingError:
         log.warning("recall without the vector side: the embedding provider failed", exc_info=True)
         return None
+    if cache_up:
+        try:
+            app_redis().set(key, vector.tobytes(), ex=settings.RECALL_QUERY_CACHE_TTL)
+        except redis.RedisError:
+            log.warning("query vector not cached: Redis unavailable", exc_info=True)
+    return vector
+
+
+def query_cache_key(model_id: str, query: str) -> str:
+    """Per model and text: another model's vectors live in another space."""
+    digest = hashlib.sha256(f"{model_id}\0{query}".encode()).hexdigest()
+    return f"neuromem:qvec:{digest}"
 
 
 @dataclass(frozen=True)
@@ -270,6 +300,9 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
 
 def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
     vector = query_vector(request.query)
+    min_similarity = None if vector is None else similarity_floor(vector)
+    if min_similarity is None:
+        vector = None
     with transaction.atomic(), vector_cursor() as cursor:
         terms, text_indexed_types = _recall_prepare(cursor, request)
         sql = recall_sql(
@@ -281,14 +314,14 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
         )
         params = {
             "user_id": request.user_id,
-            "vector": vector,
+            "vector": None if vector is None else HalfVector(vector),
             "lexemes": terms.lexemes,
             "tsquery": terms.tsquery,
             "candidates": terms.candidates,
             "trait_stages": list(RECALLED_TRAIT_STAGES),
             **score_params(),
             "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
-            "min_similarity": settings.RECALL_MIN_SIMILARITY,
+            "min_similarity": min_similarity,
             "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
             "now": request.as_of or timezone.now(),
             "as_of": request.as_of,

@@ -90,9 +90,3 @@ def _copy_value(field, value):
 
 def halfvecs(vectors: list[np.ndarray]) -> list[HalfVector]:
     return [HalfVector(vector) for vector in vectors]
-
-
-def normalised(vectors: np.ndarray | list[list[float]]) -> np.ndarray:
-    matrix = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1, norms)

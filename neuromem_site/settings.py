@@ -176,10 +176,17 @@ HEALTH_TIMEOUT = env.float("HEALTH_TIMEOUT", default=3.0)
 
 # --- Domain ----------------------------------------------------------------------------------
 
-EMBEDDING_DIM = env.int("EMBEDDING_DIM", default=1024)
-EMBEDDING_PROVIDER = env.str("EMBEDDING_PROVIDER", default="hashing")
-if EMBEDDING_PROVIDER not in ("hashing", "openai"):
-    raise ImproperlyConfigured("EMBEDDING_PROVIDER must be 'hashing' or 'openai'.")
+# Embeddings (docs/embeddings.md): `e5` (multilingual-e5-small, local, the default), `use`
+# (multilingual Universal Sentence Encoder, local), `hashing` (lexical, no model) or `openai`
+# (any OpenAI-compatible endpoint). The dimension follows the provider unless set; changing
+# either on a database that holds vectors is `manage.py embeddings_rebuild`.
+EMBEDDING_PROVIDER = env.str("EMBEDDING_PROVIDER", default="e5")
+PROVIDER_DIMENSIONS = {"e5": 384, "use": 512, "hashing": 1024, "openai": 1024}
+if EMBEDDING_PROVIDER not in PROVIDER_DIMENSIONS:
+    raise ImproperlyConfigured(
+        f"EMBEDDING_PROVIDER must be one of {', '.join(PROVIDER_DIMENSIONS)}."
+    )
+EMBEDDING_DIM = env.int("EMBEDDING_DIM", default=PROVIDER_DIMENSIONS[EMBEDDING_PROVIDER])
 # The OpenAI-compatible provider (EMBEDDING_PROVIDER=openai).
 EMBEDDING_API_BASE = env.str("EMBEDDING_API_BASE", default="")
 if EMBEDDING_PROVIDER == "openai" and not EMBEDDING_API_BASE:
@@ -228,13 +235,19 @@ RECALL_QUERY_MAX_CHARS = env.int("RECALL_QUERY_MAX_CHARS", default=2000)
 RECALL_EF_SEARCH = env.int("RECALL_EF_SEARCH", default=100)
 # A user with this many memories of one type gets an HNSW graph and a text index of their own.
 USER_INDEX_MIN_MEMORIES = env.int("USER_INDEX_MIN_MEMORIES", default=2000)
-# The relevance floor: a memory is recalled only if its cosine similarity to the query, or the
-# share of the query's words it contains, reaches these. 0.6 suits the default hashing
-# embeddings (lexical: unrelated English sentences reach ~0.5); semantic models need less.
+# The relevance floor: a memory is recalled only if its cosine similarity to the query beats
+# the query's similarity to background memories (memories/relevance.py: this quantile of them,
+# plus the margin), or it holds this share of the query's words (RECALL_MIN_TEXT_COVERAGE).
+# RECALL_MIN_SIMILARITY is an absolute floor under that: 0.6 suits the lexical hashing
+# embeddings (unrelated English sentences reach ~0.5); semantic models need none.
+RECALL_NOISE_QUANTILE = env.float("RECALL_NOISE_QUANTILE", default=0.9)
+RECALL_RELEVANCE_MARGIN = env.float("RECALL_RELEVANCE_MARGIN", default=0.0)
 RECALL_MIN_SIMILARITY = env.float(
-    "RECALL_MIN_SIMILARITY", default=0.6 if EMBEDDING_PROVIDER == "hashing" else 0.35
+    "RECALL_MIN_SIMILARITY", default=0.6 if EMBEDDING_PROVIDER == "hashing" else -1.0
 )
 RECALL_MIN_TEXT_COVERAGE = env.float("RECALL_MIN_TEXT_COVERAGE", default=0.5)
+# Query vectors stay in Redis this long (seconds): a repeated question costs no model call.
+RECALL_QUERY_CACHE_TTL = env.int("RECALL_QUERY_CACHE_TTL", default=86_400)
 
 # --- REST API --------------------------------------------------------------------------------
 

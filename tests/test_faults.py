@@ -225,7 +225,12 @@ def make_stack(transactional_db, tmp_path, own_redis, provider) -> Iterator:
         stack = Stack(
             tmp_path,
             own_redis,
-            {"EMBEDDING_PROVIDER": "openai", "EMBEDDING_API_BASE": provider, **env},
+            {
+                "EMBEDDING_PROVIDER": "openai",
+                "EMBEDDING_API_BASE": provider,
+                "EMBEDDING_DIM": str(settings.EMBEDDING_DIM),
+                **env,
+            },
         )
         stacks.append(stack)
         for name in names:

@@ -25,10 +25,15 @@ from memories.models import (
     Memory,
     MemorySource,
 )
-from memories.services.dedup import Candidate, near_duplicates, with_local_vectors
+from memories.services.dedup import (
+    Candidate,
+    near_duplicates,
+    near_duplicates_in_batch,
+    with_lexical_vectors,
+)
 from memories.services.embedding_jobs import embeddings_schedule
 from memories.traits import normalised_type, trait_fields
-from memories.vectors import copy_memories, normalised
+from memories.vectors import copy_memories
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.db.actor import audit_actor
 from neuromem_site.db.locks import LockNamespace, xact_lock
@@ -152,7 +157,7 @@ def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version:
 
 def _save_new(rows: list[tuple[Memory, MemoryInput]]) -> None:
     """Insert new memories with their provenance; embeddings follow after commit."""
-    with_local_vectors([memory for memory, _ in rows])
+    with_lexical_vectors([memory for memory, _ in rows if memory.lexical_vector is None])
     copy_memories([memory for memory, _ in rows])
     MemorySource.objects.bulk_create(
         [
@@ -258,31 +263,38 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
         else:
             existing[identity] = new[index] = memory
 
-    # UPDATE: a current memory this similar is superseded by the new one. Compared by the
-    # client's vector, else the local provider's (stored with the row, see _save_new).
-    with_local_vectors(list(new.values()))
-    embedded = [(index, memory) for index, memory in new.items() if memory.embedding is not None]
-    units = normalised([memory.embedding for _, memory in embedded]) if embedded else []
+    # UPDATE: a current memory this similar (lexically) is superseded by the new one, be it
+    # stored already or an earlier item of this batch.
+    with_lexical_vectors(list(new.values()))
     candidates = [
-        Candidate(index, memory.user_id, memory.memory_type, memory.content_hash, unit)
-        for (index, memory), unit in zip(embedded, units, strict=True)
+        Candidate(
+            index, memory.user_id, memory.memory_type, memory.content_hash, memory.lexical_vector
+        )
+        for index, memory in new.items()
     ]
-    older_ids = near_duplicates(candidates)
-    older = Memory.objects.in_bulk(set(older_ids.values()))
-    replaces: dict[int, uuid.UUID] = {}  # new item's index → the memory it supersedes
-    for index, older_id in older_ids.items():
-        if older_id in replaces.values():  # two items of the batch resemble the same memory
+    stored_ids = near_duplicates(candidates)
+    in_batch = near_duplicates_in_batch(candidates)
+    stored = Memory.objects.in_bulk(set(stored_ids.values()))
+    replaces: dict[int, Memory] = {}  # new item's index → the memory it supersedes
+    for index in new:  # in order, so a chain within the batch gets consecutive versions
+        if index in in_batch:
+            older = new[in_batch[index]]
+        elif index in stored_ids:
+            older = stored[stored_ids[index]]
+        else:
             continue
-        replaces[index] = older_id
-        new[index].version = older[older_id].version + 1
+        if any(replaced.id == older.id for replaced in replaces.values()):
+            continue  # already superseded by an earlier item: this one is an ADD
+        replaces[index] = older
+        new[index].version = older.version + 1
 
     _save_new([(memory, items[index]) for index, memory in new.items()])
-    for index, older_id in replaces.items():
-        _supersede(older[older_id], successor=new[index])
-    superseded = Memory.objects.in_bulk(replaces.values())
+    for index, older in replaces.items():
+        _supersede(older, successor=new[index])
+    superseded = Memory.objects.in_bulk([older.id for older in replaces.values()])
     for index, memory in new.items():
         if index in replaces:
-            results[index] = WriteResult(Operation.UPDATE, memory, superseded[replaces[index]])
+            results[index] = WriteResult(Operation.UPDATE, memory, superseded[replaces[index].id])
         else:
             results[index] = WriteResult(Operation.ADD, memory)
     return [results[index] for index in range(len(items))]

@@ -1,6 +1,7 @@
 """Many facts at once, written in SQL: for tests that need a partition big enough for its
 indexes to matter."""
 
+from django.conf import settings
 from django.db import connection
 
 
@@ -12,11 +13,11 @@ def insert_facts(user_id: str, count: int, status: str = "ready") -> None:
             INSERT INTO memories (id, user_id, memory_type, content, embedding, embedding_status,
                                   content_hash, created_at, valid_at)
             SELECT gen_random_uuid(), %s, 'fact', 'memory ' || n,
-                   (SELECT array_agg(random() - 0.5) FROM generate_series(1, 1024)
+                   (SELECT array_agg(random() - 0.5) FROM generate_series(1, %s)
                     WHERE n > 0)::vector::halfvec,
                    %s, md5(n::text), now(), now()
             FROM generate_series(1, %s) AS n
             """,
-            [user_id, status, count],
+            [user_id, settings.EMBEDDING_DIM, status, count],
         )
         cursor.execute("ANALYZE memories")

@@ -68,7 +68,12 @@ def test_recall_counts_accesses_and_the_flush_writes_them(make_client):
 
 @pytest.mark.django_db(transaction=True)
 def test_no_increment_is_lost_when_recalls_run_during_flushes():
-    remember(*[f"I like jazz album number {n}" for n in range(5)])
+    remember(
+        *[
+            f"I like the jazz album {title}"
+            for title in ("Kind of Blue", "A Love Supreme", "Time Out", "Head Hunters", "Mingus Ah Um")
+        ]
+    )
     threads_count, recalls_each = 4, 15
     returned = []
     errors = []

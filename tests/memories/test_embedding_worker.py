@@ -7,6 +7,7 @@ import sys
 import time
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from memories.embeddings import embedding_provider
@@ -54,6 +55,7 @@ def worker(provider, settings):
         "DATABASE_URL": server_url(connection.settings_dict["NAME"]),
         "EMBEDDING_PROVIDER": "openai",
         "EMBEDDING_API_BASE": settings.EMBEDDING_API_BASE,
+        "EMBEDDING_DIM": str(settings.EMBEDDING_DIM),
         "EMBEDDING_MAX_RETRIES": "2",
         "EMBEDDING_RETRY_BACKOFF": "0.2",
     }
@@ -106,7 +108,7 @@ def test_worker_embeds_after_commit(worker):
     memory = write("embedded by the worker")
     assert memory.embedding_status == EmbeddingStatus.PENDING and memory.embedding is None
     memory = wait_for_status(memory, EmbeddingStatus.READY)
-    assert len(memory.embedding) == 1024
+    assert len(memory.embedding) == settings.EMBEDDING_DIM
     assert list(memory.embedding[:3]) == pytest.approx([1 / 7, 2 / 7, 3 / 7], abs=1e-3)
 
 

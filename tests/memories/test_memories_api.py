@@ -1,6 +1,7 @@
 """The memory endpoints of API.md, through HTTP, against the real database."""
 
 import pytest
+from django.conf import settings
 
 from memories.models import Memory, MemoryHistory
 from memories.services import memories_embed
@@ -42,7 +43,7 @@ def test_write_then_read_a_memory(agent):
     assert fetched["id"] == memory["id"]
     memories_embed(memory_ids=[memory["id"]])  # the worker's job (see test_embedding_worker)
     with_vector = agent.get(f"/api/v1/memories/{memory['id']}/?include=embedding").json()["data"]
-    assert len(with_vector["embedding"]) == 1024
+    assert len(with_vector["embedding"]) == settings.EMBEDDING_DIM
 
 
 def test_same_write_twice_is_noop_200(agent):

@@ -1,7 +1,8 @@
 """Recall: hybrid retrieval, CJK full text, fusion and boosts, time travel, the relevance floor.
 
 Every ranking here uses hand-built memories whose correct order is known, on the real database
-with the default (hashing) embeddings.
+with the lexical (hashing) embeddings, whose similarities are predictable from the words; the
+default semantic model's recall is tested in test_semantic_recall.py.
 """
 
 import math
@@ -37,6 +38,15 @@ pytestmark = pytest.mark.django_db
 
 USER = "agent:alice"
 TEST = Caller(name="test", is_staff=True)
+
+
+@pytest.fixture(autouse=True)
+def lexical_embeddings(settings):
+    settings.EMBEDDING_PROVIDER = "hashing"
+    settings.RECALL_MIN_SIMILARITY = 0.6
+    embedding_provider.cache_clear()
+    yield
+    embedding_provider.cache_clear()
 
 
 def remember(
@@ -124,6 +134,7 @@ def test_a_query_of_stop_words_only_is_answered_by_the_vector_side():
 
 def test_the_text_side_ranks_only_memories_that_reach_the_text_floor(settings):
     settings.RECALL_MIN_SIMILARITY = -1  # every vector neighbour comes back: text ranks show
+    settings.RECALL_RELEVANCE_MARGIN = -2
     remember("violin lessons on tuesday", "violin repair shop downtown")
     hits = {hit.memory.content: hit for hit in recall("violin lessons tuesday")}
     assert hits["violin lessons on tuesday"].text_rank == 1  # 3 of 3 words
@@ -377,15 +388,18 @@ def test_active_traits_are_grouped_for_the_prompt():
     ]
 
 
+TOPICS = ("apples", "trains", "violins", "glaciers", "lanterns")
+
+
 def test_vector_side_ranks_halfvec_embeddings_by_cosine():
     """The halfvec column answers nearest-neighbour queries (TC-H07 on an upgraded V1 database
     is test_v1_upgrade.test_recall_after_conversion)."""
-    remember(*[f"test memory number {n}" for n in range(5)])
-    hits = recall("test memory number 3", limit=5)
-    assert hits[0].memory.content == "test memory number 3"
+    remember(*[f"test memory about {topic}" for topic in TOPICS])
+    hits = recall("test memory about violins", limit=5)
+    assert hits[0].memory.content == "test memory about violins"
     assert (hits[0].vector_rank, hits[0].text_rank) == (1, 1)
     query, *stored = embedding_provider().embed(
-        ["test memory number 3", *(hit.memory.content for hit in hits)]
+        ["test memory about violins", *(hit.memory.content for hit in hits)]
     )
     # Each similarity is the cosine of the full-precision vectors, to half precision.
     for hit, vector in zip(hits, stored, strict=True):

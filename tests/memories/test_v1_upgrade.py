@@ -28,6 +28,21 @@ storage_v2 = importlib.import_module("memories.migrations.0001_storage_v2")
 search_document = importlib.import_module("memories.migrations.0003_search_document")
 
 
+# V1 clients stored 1024-dimension vectors (the seed's model): the upgrade keeps them, so these
+# databases run with EMBEDDING_DIM=1024 (here and in every `manage.py` the tests start).
+V1_EMBEDDINGS = {"EMBEDDING_PROVIDER": "hashing", "EMBEDDING_DIM": "1024"}
+
+
+@pytest.fixture(autouse=True)
+def v1_embeddings(monkeypatch, settings):
+    for name, value in V1_EMBEDDINGS.items():
+        monkeypatch.setenv(name, value)
+    settings.EMBEDDING_PROVIDER, settings.EMBEDDING_DIM = "hashing", 1024
+    embedding_provider.cache_clear()
+    yield
+    embedding_provider.cache_clear()
+
+
 def load_v1(url: str, rows: int = GENERATED_ROWS) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(DATASET.replace(":rows", str(rows)))

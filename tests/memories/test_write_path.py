@@ -6,6 +6,7 @@ import threading
 import pytest
 from django.db import connection, connections
 
+from memories.embeddings import LEXICAL_DIMENSIONS
 from memories.models import (
     ConversationSession,
     EmbeddingStatus,
@@ -26,7 +27,7 @@ from memories.services import (
     memory_update,
 )
 from memories.traits import trait_fields
-from neuromem_site.access import Caller
+from neuromem_site.access import SYSTEM, Caller
 from neuromem_site.errors import Conflict, Invalid
 
 pytestmark = pytest.mark.django_db
@@ -179,18 +180,62 @@ def test_near_duplicate_supersedes_the_current_memory():
     assert (first.version, result.memory.version) == (1, 2)
 
 
-@pytest.mark.parametrize("search", ["exact", "graph"])
-def test_near_duplicate_is_found_whether_the_older_memory_is_embedded_or_waiting(
-    search, monkeypatch
-):
-    if search == "graph":  # as for a user with many memories of the type
-        monkeypatch.setattr(dedup, "EXACT_DEDUP_MAX_MEMORIES", 0)
+def test_near_duplicate_is_found_whether_the_older_memory_is_embedded_or_waiting():
     waiting = add("The user's favourite editor is Vim, version 9").memory
     embedded = add("The user's favourite editor is Vim, version 9", user_id="u2").memory
     assert memories_embed(memory_ids=[embedded.id]) == 1
     for older in (waiting, embedded):
         result = add("The user's favourite editor is Vim, version 9!", user_id=older.user_id)
         assert (result.operation, result.superseded.id) == (Operation.UPDATE, older.id)
+
+
+def test_near_duplicates_are_looked_for_among_the_most_recent_memories(monkeypatch):
+    monkeypatch.setattr(dedup, "DEDUP_WINDOW", 1)
+    old = add("The user's favourite editor is Vim, version 9").memory
+    add("The user has two cats called Miso and Tofu")
+    assert add("The user's favourite editor is Vim, version 9!").operation == Operation.ADD
+    old.refresh_from_db()
+    assert old.expired_at is None
+
+
+def test_near_duplicates_inside_one_batch_are_handled_as_separate_writes():
+    results = memory_add_many(
+        items=[
+            MemoryInput(
+                user_id="u1",
+                content="The user's favourite editor is Vim, version 9",
+                memory_type="fact",
+            ),
+            MemoryInput(
+                user_id="u1",
+                content="The user has two cats called Miso and Tofu",
+                memory_type="fact",
+            ),
+            MemoryInput(
+                user_id="u1",
+                content="The user's favourite editor is Vim, version 9!",
+                memory_type="fact",
+            ),
+            MemoryInput(
+                user_id="u2",
+                content="The user's favourite editor is Vim, version 9!",
+                memory_type="fact",
+            ),
+        ],
+        caller=SYSTEM,
+    )
+    first, cats, restated, other_user = results
+    assert [r.operation for r in results] == [
+        Operation.ADD,
+        Operation.ADD,
+        Operation.UPDATE,
+        Operation.ADD,
+    ]
+    assert restated.superseded.id == first.memory.id
+    assert restated.memory.version == 2
+    current = Memory.objects.current().filter(user_id="u1").values_list("content", flat=True)
+    assert sorted(current) == sorted([cats.memory.content, restated.memory.content])
+    assert other_user.memory.version == 1
 
 
 def test_unrelated_memory_is_an_add():
@@ -200,10 +245,11 @@ def test_unrelated_memory_is_an_add():
 
 def test_embedding_follows_the_write(settings):
     memory = add("用户喜欢在北京喝咖啡").memory
-    # The local provider's vector is stored at once (for near-duplicate checks); the memory
-    # joins the HNSW graph, and the vector side of recall, when the worker makes it ready.
+    # The lexical vector is stored at once (for near-duplicate checks); the memory gets its
+    # embedding, and joins the vector side of recall, when the worker makes it ready.
     assert memory.embedding_status == EmbeddingStatus.PENDING
-    assert len(memory.embedding) == settings.EMBEDDING_DIM
+    assert memory.embedding is None
+    assert len(memory.lexical_vector) == LEXICAL_DIMENSIONS
     assert memories_embed(memory_ids=[memory.id]) == 1  # what the worker's task does
     assert memories_embed(memory_ids=[memory.id]) == 0  # and running it again changes nothing
     memory.refresh_from_db()

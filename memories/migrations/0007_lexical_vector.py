@@ -1,0 +1,65 @@
+"""Near duplicates are found by a lexical vector of their own (docs/write-path.md).
+
+The recall embedding is now a semantic model's, computed by the worker; the write path keeps a
+cheap lexical vector (hashing provider, 512 dimensions) for its near-duplicate check. This adds
+the column, computes it for the current memories already stored (in batches, each committed,
+so an interrupted run resumes where it stopped), and indexes each user's current memories by
+age: the check compares a new memory with the user's most recent ones of its type.
+"""
+
+import numpy as np
+from django.db import migrations, transaction
+from pgvector import HalfVector
+
+import pgvector.django.halfvec
+
+BACKFILL_BATCH = 2000
+
+RECENT_INDEX_SQL = """
+CREATE INDEX IF NOT EXISTS idx_memories_recent ON memories (user_id, memory_type, created_at DESC)
+    WHERE expired_at IS NULL;
+"""
+
+
+def backfill_lexical_vectors(apps, schema_editor) -> None:
+    # The write path's own hashing, so the stored vectors and new ones agree.
+    from memories.embeddings import lexical_provider  # noqa: PLC0415
+    from memories.vectors import vector_cursor  # noqa: PLC0415
+
+    provider = lexical_provider()
+    last_id = None
+    while True:
+        with transaction.atomic(), vector_cursor() as cursor:
+            cursor.execute(
+                "SELECT id, content FROM memories WHERE expired_at IS NULL"
+                " AND lexical_vector IS NULL AND (%(after)s::uuid IS NULL OR id > %(after)s)"
+                " ORDER BY id LIMIT %(limit)s",
+                {"after": last_id, "limit": BACKFILL_BATCH},
+            )
+            rows = cursor.fetchall()
+            if not rows:
+                return
+            vectors = provider.embed([content for _, content in rows])
+            cursor.execute(
+                "UPDATE memories m SET lexical_vector = u.vector"
+                " FROM unnest(%s::uuid[], %b::halfvec[]) AS u(id, vector) WHERE m.id = u.id",
+                [[memory_id for memory_id, _ in rows], [HalfVector(v) for v in np.asarray(vectors)]],
+                binary=True,
+            )
+            last_id = rows[-1][0]
+
+
+class Migration(migrations.Migration):
+    atomic = False  # the backfill commits batch by batch
+
+    dependencies = [("memories", "0006_search_candidates")]
+
+    operations = [
+        migrations.AddField(
+            model_name="memory",
+            name="lexical_vector",
+            field=pgvector.django.halfvec.HalfVectorField(blank=True, dimensions=512, null=True),
+        ),
+        migrations.RunPython(backfill_lexical_vectors, migrations.RunPython.noop),
+        migrations.RunSQL(RECENT_INDEX_SQL, "DROP INDEX IF EXISTS idx_memories_recent;"),
+    ]

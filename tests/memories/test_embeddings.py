@@ -1,0 +1,73 @@
+"""The local embedding providers, with their real weights (small inputs): shape, norm, and that
+they place a question nearer its answer than an unrelated memory, across English and Chinese."""
+
+import numpy as np
+import pytest
+
+from memories.embeddings import (
+    E5EmbeddingProvider,
+    HashingEmbeddingProvider,
+    UniversalSentenceEncoderProvider,
+    lexical_provider,
+)
+
+MEMORIES = [
+    "It's Marcus Chen",
+    "My sister lives in Boston",
+    "我喜欢吃辣的食物",
+    "The printer on the third floor is out of toner",
+]
+# question → the memory that answers it
+ANSWERS = {
+    "Where does the user's sister live?": 1,
+    "用户的姐姐住在哪里？": 1,
+    "What food does the user like?": 2,
+    "用户喜欢吃什么？": 2,
+}
+
+
+@pytest.fixture(scope="module", params=[E5EmbeddingProvider, UniversalSentenceEncoderProvider])
+def provider(request):
+    return request.param()
+
+
+def test_a_local_model_embeds_unit_vectors_of_its_dimension(provider):
+    vectors = provider.embed([*MEMORIES, "", "!!!", "😀"])
+    assert vectors.shape == (len(MEMORIES) + 3, provider.dimensions)
+    assert vectors.dtype == np.float32
+    assert np.isfinite(vectors).all()
+    assert np.linalg.norm(vectors, axis=1) == pytest.approx(1, abs=1e-3)
+    assert provider.embed([]).shape == (0, provider.dimensions)
+
+
+def test_a_local_model_is_deterministic(provider):
+    first, second = provider.embed([MEMORIES[1]]), provider.embed([MEMORIES[1]])
+    assert np.array_equal(first, second)
+
+
+@pytest.mark.parametrize(("question", "answer"), ANSWERS.items())
+def test_a_local_model_finds_the_answer_by_meaning_in_either_language(provider, question, answer):
+    similarities = provider.embed(MEMORIES) @ provider.embed_query(question)
+    assert int(np.argmax(similarities)) == answer, similarities
+
+
+def test_the_lexical_model_misses_what_the_semantic_ones_find():
+    """What the default provider buys: no shared word, and hashing cannot tell."""
+    hashing = HashingEmbeddingProvider(512)
+    question = "用户的姐姐住在哪里？"
+    similarities = hashing.embed(MEMORIES) @ hashing.embed_query(question)
+    assert int(np.argmax(similarities)) != ANSWERS[question]
+
+
+def test_the_lexical_vector_tells_a_restatement_from_another_memory():
+    """What the write path's near-duplicate check relies on (DEDUP_SIMILARITY 0.95)."""
+    vector, restated, other = lexical_provider().embed(
+        [
+            "The user's favourite editor is Vim",
+            "the user's favourite editor is Vim!",
+            "The user's favourite colour is green",
+        ]
+    )
+    assert vector.shape == (512,)
+    assert float(vector @ restated) > 0.95
+    assert float(vector @ other) < 0.9
