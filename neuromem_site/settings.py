@@ -176,11 +176,11 @@ HEALTH_TIMEOUT = env.float("HEALTH_TIMEOUT", default=3.0)
 
 # --- Domain ----------------------------------------------------------------------------------
 
-# Embeddings (docs/embeddings.md): `e5` (multilingual-e5-small, local, the default), `use`
-# (multilingual Universal Sentence Encoder, local), `hashing` (lexical, no model) or `openai`
+# Embeddings (docs/embeddings.md): `use` (multilingual Universal Sentence Encoder, local, the
+# default), `e5` (multilingual-e5-small, local), `hashing` (lexical, no model) or `openai`
 # (any OpenAI-compatible endpoint). The dimension follows the provider unless set; changing
 # either on a database that holds vectors is `manage.py embeddings_rebuild`.
-EMBEDDING_PROVIDER = env.str("EMBEDDING_PROVIDER", default="e5")
+EMBEDDING_PROVIDER = env.str("EMBEDDING_PROVIDER", default="use")
 PROVIDER_DIMENSIONS = {"e5": 384, "use": 512, "hashing": 1024, "openai": 1024}
 if EMBEDDING_PROVIDER not in PROVIDER_DIMENSIONS:
     raise ImproperlyConfigured(

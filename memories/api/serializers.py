@@ -222,6 +222,13 @@ class RecallInput(StrictInputSerializer):
     )
     as_of = serializers.DateTimeField(required=False)
     include_traits = serializers.BooleanField(required=False, default=True)
+    fields = serializers.ChoiceField(
+        ["full", "compact"],
+        required=False,
+        default="full",
+        help_text="`compact`: each hit as id, content, memory_type, valid_at and score only "
+        "(for building prompts); `full`: the memory and every part of its score.",
+    )
 
     def validate_limit(self, value: int) -> int:
         return checked_limit(value)
@@ -295,6 +302,28 @@ class RecallHitOutput(MemoryOutput):
 class RecallOutput(serializers.Serializer):
     merged = RecallHitOutput(many=True)
     traits = MemoryOutput(many=True)
+
+
+class CompactHitOutput(serializers.Serializer):
+    id = serializers.UUIDField(source="memory.id")
+    content = serializers.CharField(source="memory.content")
+    memory_type = serializers.CharField(source="memory.memory_type")
+    valid_at = serializers.DateTimeField(source="memory.valid_at", allow_null=True)
+    score = serializers.FloatField()
+
+
+class CompactTraitOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    content = serializers.CharField()
+    memory_type = serializers.CharField()
+    valid_at = serializers.DateTimeField(allow_null=True)
+
+
+class CompactRecallOutput(serializers.Serializer):
+    """`fields=compact`."""
+
+    merged = CompactHitOutput(many=True)
+    traits = CompactTraitOutput(many=True)
 
 
 class SearchHitOutput(serializers.Serializer):

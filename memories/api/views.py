@@ -1,7 +1,12 @@
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -9,6 +14,7 @@ from rest_framework.views import APIView
 
 from memories.access import accesses_record
 from memories.api.serializers import (
+    CompactRecallOutput,
     HistoryOutput,
     MemoryBatchInput,
     MemoryCreateInput,
@@ -403,7 +409,11 @@ class RecallApi(APIView):
     @extend_schema(
         request=RecallInput,
         responses={
-            200: RecallOutput,
+            200: PolymorphicProxySerializer(
+                component_name="RecallResult",
+                serializers=[RecallOutput, CompactRecallOutput],
+                resource_type_field_name=None,
+            ),
             404: OpenApiResponse(description="user_id outside this client's prefixes"),
         },
     )
@@ -422,7 +432,8 @@ class RecallApi(APIView):
             if data["include_traits"]
             else []
         )
-        return Response(RecallOutput({"merged": hits, "traits": traits}).data)
+        output = CompactRecallOutput if data["fields"] == "compact" else RecallOutput
+        return Response(output({"merged": hits, "traits": traits}).data)
 
 
 def search_hits(request: Request) -> list[RecallHit]:

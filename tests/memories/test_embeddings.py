@@ -17,13 +17,10 @@ MEMORIES = [
     "我喜欢吃辣的食物",
     "The printer on the third floor is out of toner",
 ]
-# question → the memory that answers it
-ANSWERS = {
-    "Where does the user's sister live?": 1,
-    "用户的姐姐住在哪里？": 1,
-    "What food does the user like?": 2,
-    "用户喜欢吃什么？": 2,
-}
+# question → the memory that answers it, in the memory's language
+ANSWERS = {"Where does the user's sister live?": 1, "用户喜欢吃什么？": 2}
+# and across languages
+CROSS_LINGUAL_ANSWERS = {"用户的姐姐住在哪里？": 1, "What food does the user like?": 2}
 
 
 @pytest.fixture(scope="module", params=[E5EmbeddingProvider, UniversalSentenceEncoderProvider])
@@ -46,7 +43,15 @@ def test_a_local_model_is_deterministic(provider):
 
 
 @pytest.mark.parametrize(("question", "answer"), ANSWERS.items())
-def test_a_local_model_finds_the_answer_by_meaning_in_either_language(provider, question, answer):
+def test_a_local_model_finds_the_answer_by_meaning(provider, question, answer):
+    similarities = provider.embed(MEMORIES) @ provider.embed_query(question)
+    assert int(np.argmax(similarities)) == answer, similarities
+
+
+@pytest.mark.parametrize(("question", "answer"), CROSS_LINGUAL_ANSWERS.items())
+def test_the_default_model_finds_the_answer_across_languages(question, answer):
+    """e5-small misses the first of these (docs/embeddings.md); the default must not."""
+    provider = UniversalSentenceEncoderProvider()
     similarities = provider.embed(MEMORIES) @ provider.embed_query(question)
     assert int(np.argmax(similarities)) == answer, similarities
 

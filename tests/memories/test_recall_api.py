@@ -47,6 +47,18 @@ def test_recall_answers_merged_with_the_score_parts(agent):  # TC-C04
     assert hit["activity_score"] == 80 and hit["state"] == "active"
 
 
+def test_recall_answers_compactly_for_prompts(agent):
+    remember("agent:1", "I like green tea", "My brother lives in Oslo")
+    data = recall(agent, query="green tea", fields="compact").json()["data"]
+    [hit] = data["merged"]
+    assert set(hit) == {"id", "content", "memory_type", "valid_at", "score"}
+    assert (hit["content"], hit["memory_type"]) == ("I like green tea", "fact")
+    assert hit["score"] > 0 and hit["valid_at"]
+    full = recall(agent, query="green tea").json()["data"]["merged"]
+    assert [h["id"] for h in full] == [hit["id"]]
+    assert full[0]["score"] == pytest.approx(hit["score"])  # recency moves between the two
+
+
 def test_recall_lists_the_users_believed_traits(agent):
     memory_add_many(
         items=[
@@ -126,6 +138,7 @@ def test_a_client_never_recalls_another_clients_users(make_client):
         ({"domain": "x"}, "domain", {}),
         ({"query": ""}, "query", {}),
         ({"query": "x" * 2001}, "query", {}),
+        ({"fields": "tiny"}, "fields", {}),
     ],
 )
 def test_recall_validation(agent, body, field, extra):
