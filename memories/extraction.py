@@ -1,12 +1,19 @@
 """Memories from conversation: what a user message says that is worth keeping.
 
-An extractor turns one user message into `Extraction`s:
-- `remember`: a fact or episode to write (through the ordinary operation model). A `slot`
-  (e.g. `profile:home_city`) marks facts of which a person holds one value at a time: a new
-  value for the slot supersedes the current one ("I moved to Austin", "actually the deadline
-  is April 1"), so the old fact stays in history and leaves recall.
-- `forget`: the user asks to forget something ("please forget my address"): the current
-  memories in that slot, or mentioning the topic, are soft-deleted.
+An extractor turns one user message (and the assistant turn it answers, for context) into
+`Extraction`s:
+- `remember`: a fact about the user, written in the third person ("The user lives in
+  Hangzhou", "用户住在杭州"). A `slot` (e.g. `profile:home_city`) marks facts of which a person
+  holds one value at a time: a new value for the slot supersedes the current one ("I moved to
+  Austin", "Correction: I'm a product manager now", "不对，我是产品经理"), so the old fact stays
+  in history and leaves recall. One sentence may state several facts, each in its own slot or
+  none ("I live in Shanghai with my wife and daughter": the city, and who the user lives with).
+- `forget`: the user asks to forget something ("please forget my address", "forget that I love
+  spicy food"): the current memories in that slot, or about the topic, are soft-deleted. A
+  forget request is never a fact.
+
+Events, plans and small talk are not extracted: the turn itself is kept as an episode in the
+user's own words (`episode_content`), unless it carries no content (`content_free`).
 
 `RuleBasedExtractor` is the offline default (English and Chinese patterns);
 `LLMExtractor` asks an OpenAI-compatible chat endpoint for the same structure.
@@ -14,6 +21,8 @@ An extractor turns one user message into `Extraction`s:
 
 import json
 import re
+import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal, Protocol
@@ -27,10 +36,10 @@ from neuromem_site.openai_compat import OpenAICompatibleClient, OpenAICompatible
 class Extraction:
     action: Literal["remember", "forget"]
     content: str = ""
-    memory_type: str = "fact"
     importance: float = 0.5
     slot: str | None = None
-    # For `forget`: words that identify the memories to forget.
+    # For `forget`: with a slot, any of these words names the topic (synonyms: "address",
+    # "地址"); without one, a memory is about the topic when it contains all of them.
     topic_words: tuple[str, ...] = ()
 
 
@@ -39,169 +48,497 @@ class ExtractionError(Exception):
 
 
 class Extractor(Protocol):
-    def extract(self, text: str) -> list[Extraction]: ...
+    def extract(self, text: str, *, replying_to: str = "") -> list[Extraction]: ...
 
 
-# Topics a user may ask to forget → the slot holding them and the words that mention them.
-FORGET_TOPICS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "address": ("profile:address", ("address", "地址", "住址")),
-    "地址": ("profile:address", ("address", "地址", "住址")),
-    "住址": ("profile:address", ("address", "地址", "住址")),
-    "name": ("profile:name", ("name", "名字", "我叫")),
-    "名字": ("profile:name", ("name", "名字", "我叫")),
-    "city": ("profile:home_city", ("live in", "moved to", "住在", "搬到")),
-    "location": ("profile:home_city", ("live in", "moved to", "住在", "搬到")),
-    "phone": ("profile:phone", ("phone", "电话", "手机")),
-    "phone number": ("profile:phone", ("phone", "电话", "手机")),
-    "电话": ("profile:phone", ("phone", "电话", "手机")),
-    "手机号": ("profile:phone", ("phone", "电话", "手机")),
-    "email": ("profile:email", ("email", "邮箱")),
-    "邮箱": ("profile:email", ("email", "邮箱")),
-    "job": ("profile:job", ("work as", "work at", "work for", "工作")),
-    "工作": ("profile:job", ("work as", "work at", "work for", "工作")),
-    "birthday": ("profile:birthday", ("birthday", "生日")),
-    "生日": ("profile:birthday", ("birthday", "生日")),
+# --- Episodes ---------------------------------------------------------------------------------
+
+HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# The assistant turn kept as an episode's context: its end (where the question usually is),
+# whole sentences up to this many characters.
+CONTEXT_CHARS = 160
+CONTEXT_SENTENCE_START = re.compile(r"(?<=[.!?。！？])\s*(?=\S)")
+
+
+def episode_content(words: str, *, replying_to: str = "") -> str:
+    """A user turn as an episodic memory: "Assistant: What's your name? → User: It's Marcus
+    Chen" ("助手：你叫什么名字？ → 用户：我叫陈明" when the user writes Chinese); just "User: …"
+    when the turn answers no assistant message. The user's words are kept verbatim."""
+    chinese = HAN.search(words) is not None
+    user, assistant, colon = ("用户", "助手", "：") if chinese else ("User", "Assistant", ": ")
+    said = f"{user}{colon}{words.strip()}"
+    context = _assistant_context(replying_to)
+    return f"{assistant}{colon}{context} → {said}" if context else said
+
+
+def _assistant_context(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) <= CONTEXT_CHARS:
+        return text
+    tail = text[-CONTEXT_CHARS:]
+    start = CONTEXT_SENTENCE_START.search(tail)
+    if start is not None:
+        return tail[start.end() :]
+    return "…" + tail.split(" ", 1)[-1]  # one long sentence: its end, from a word start
+
+
+# Turns that carry nothing of their own: acknowledgements, thanks, greetings, laughter and
+# interjections (English and Chinese), alone or strung together, with any punctuation and
+# emoji. Answers ("yes", "no", "对", "不行") are content: with their context they say something.
+FILLERS = (
+    # English (apostrophes become spaces before matching)
+    r"ok(?:ay|ey|ie)?|k+|alright|all right|right|sure|cool|nice|great|perfect|awesome",
+    r"got it|gotcha|i see|understood|noted|thanks|thank (?:you|u)|thx|ty|tysm|cheers",
+    r"so much|very much|a lot|much appreciated|appreciate it|np|no problem|no worries",
+    r"(?:ha){2,}h?|(?:he){2,}|lo+l|lmf?ao+|rofl|xd|h+m+|u+m+|u+h+|o+h+|a+h+|wow|yay|oops",
+    r"hi|hello|hey|yo|bye|bye bye|goodbye|see you|see ya|good (?:night|morning)|please",
+    # Chinese
+    r"好的?|好吧|好啊|好嘞|行|可以|嗯+|哦+|噢+|喔+|哈+|呵+|嘿+|嘻+|谢谢(?:你|您)?|多谢|谢了",
+    r"感谢|辛苦了|收到|知道了|明白了?|懂了|了解|没问题|没事|不客气|拜拜|再见|晚安|早安|你好|您好",
+    r"[啊呀啦吧呢哇嘛]",
+)
+CONTENT_FREE = re.compile(rf"(?:(?:{'|'.join(FILLERS)})\s*)+")
+
+
+def content_free(text: str) -> bool:
+    """True for a turn with nothing worth keeping as an episode ("thanks", "ok", "好的",
+    "谢谢", "lol", emoji)."""
+    # Punctuation, symbols (emoji), separators, control and format characters (zero-width
+    # joiners), marks (emoji variation selectors) all become spaces.
+    kept = "".join(" " if unicodedata.category(ch)[0] in "PSZCM" else ch for ch in text)
+    words = " ".join(kept.lower().split())
+    return not words or CONTENT_FREE.fullmatch(words) is not None
+
+
+# --- Rules: shared pieces --------------------------------------------------------------------
+
+# English sentences end at . ! ? ; before a space (so "alice@example.com" stays whole);
+# Chinese ones at 。！？； whatever follows.
+SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+SENTENCE_END = ".!?;。！？； "
+
+# Openers of a correction or a request, skipped before a sentence is read: "Oh wait, sorry, I
+# got that wrong:", "Correction:", "Can you please …", "不对，", "其实", "请".
+PREAMBLE = re.compile(
+    r"^(?:(?:oh|oops|wait|sorry|no|nope|actually|correction|update|also|and|ok|okay|well"
+    r"|i mean|i meant|my bad|scratch that|to be clear|i got (?:that|it) wrong|i was wrong"
+    r"|let me correct (?:that|myself)|please|can you|could you|would you|i want you to"
+    r"|i'd like you to)\b[\s,:;.!-]*)+",
+    re.I,
+)
+ZH_PREAMBLE = re.compile(
+    r"^(?:(?:不对|不是|其实|抱歉|对不起|更正一下|更正|纠正一下|我说错了|说错了|哦|噢|等等|等一下"
+    r"|另外|还有|对了|请你|请|麻烦你|麻烦|你能不能|能不能|可以)[，,：:\s]*)+"
+)
+
+
+def sentences(text: str) -> Iterator[str]:
+    """The message's sentences, openers and final punctuation removed."""
+    for sentence in SENTENCE_BREAK.split(text.replace("’", "'")):
+        sentence = ZH_PREAMBLE.sub("", PREAMBLE.sub("", sentence.strip())).strip(SENTENCE_END)
+        if sentence:
+            yield sentence
+
+
+ADVERBS = r"(?:(?:actually|really|now|currently|still|also|just|already|recently|finally) )*"
+# Where a value (a city, a company) ends: punctuation, the sentence's end, or a word that
+# starts another detail ("… Shanghai with my wife", "… Hangzhou now", "… Austin last month").
+VALUE_END = (
+    r"(?=\s*[,;:!?()]|\s*$|\s+(?:with|and|but|because|since|so|for|now|nowadays|currently"
+    r"|these days|at the moment|last|this|next|ago|as of)\b)"
+)
+VALUE = r"[^\s,;:!?()][^,;:!?()]*?"
+JOBS = (
+    r"manager|engineer|developer|designer|teacher|doctor|nurse|lawyer|student|analyst"
+    r"|scientist|consultant|writer|accountant|architect|researcher|professor|programmer|chef"
+    r"|journalist|editor|founder|ceo|cto|director|intern|officer|pharmacist|dentist|therapist"
+    r"|entrepreneur|freelancer|photographer|artist|musician|pilot|driver|mechanic"
+)
+ZH_ADVERBS = r"(?:其实|现在|目前|已经|还|也|一直|如今)*"
+ZH_END = r"(?=[了啦呢吧啊呀]*(?:[，,。；;！!？?\s]|$))"
+ZH_VALUE = r"[^，,。；;！!？?\s]+?"
+ZH_JOBS = (
+    r"经理|工程师|设计师|老师|教师|医生|护士|律师|学生|程序员|会计|分析师|研究员|教授|作家|记者"
+    r"|厨师|顾问|销售|主管|总监|司机|创始人|实习生|架构师"
+)
+
+THIRD_PERSON = {
+    "i": "they",
+    "me": "them",
+    "my": "their",
+    "mine": "theirs",
+    "myself": "themselves",
+    "i'm": "they're",
+    "i've": "they've",
+    "i'll": "they'll",
+    "i'd": "they'd",
 }
+FIRST_PERSON = re.compile(r"\b(?:i'm|i've|i'll|i'd|myself|mine|my|me|i)\b", re.I)
+ZH_FIRST_PERSON = re.compile(r"我的|我(?!们)")
 
-# (pattern, memory type, importance, slot); slot may use {1} for a captured group.
-REMEMBER_RULES: list[tuple[re.Pattern, str, float, str | None]] = [
-    (re.compile(r"\bmy name is\b|\bcall me\b", re.I), "fact", 0.9, "profile:name"),
-    (
-        re.compile(
-            r"\bi(?:'ve| have)? (?:just )?moved to\b|\bi(?: now)? live in\b|"
-            r"\bi'm based in\b|\bi am based in\b",
-            re.I,
-        ),
-        "fact",
-        0.8,
+
+def _about_them(value: str) -> str:
+    """A captured detail retold about the user: "my wife" → "their wife", "我的猫" → "自己的猫"."""
+    value = FIRST_PERSON.sub(lambda m: THIRD_PERSON[m.group().lower()], value)
+    return ZH_FIRST_PERSON.sub(lambda m: "自己的" if m.group() == "我的" else "自己", value)
+
+
+def _about_the_user(clause: str) -> str:
+    """A whole sentence retold about the user: "My deadline is Friday" → "The user's deadline is
+    Friday", "我的截止日期" → "用户的截止日期"."""
+    clause = re.sub(r"\bmy\b", "the user's", clause, flags=re.I)
+    clause = re.sub(r"\b(?:me|i)\b", "the user", clause, flags=re.I)
+    clause = clause.replace("我", "用户")
+    return clause[:1].upper() + clause[1:]
+
+
+# --- Rules: facts ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    pattern: re.Pattern[str]
+    # The fact, from the match's named groups (each retold in the third person; an optional
+    # group that did not match is empty); None: the whole sentence, retold.
+    template: str | None
+    slot: str | None
+    importance: float
+
+
+def rule(pattern: str, template: str | None, slot: str | None, importance: float) -> Rule:
+    return Rule(re.compile(pattern, re.I), template, slot, importance)
+
+
+RULES: list[Rule] = [
+    # English
+    rule(
+        rf"\b(?:my name(?:'s| is)|i'm called|i am called|(?:^|you can |please |just )call me)"
+        rf" (?P<name>{VALUE}){VALUE_END}",
+        "The user's name is {name}",
+        "profile:name",
+        0.9,
+    ),
+    rule(
+        rf"\bi(?:'ve| have)? {ADVERBS}(?:moved|relocated) to (?P<city>{VALUE}){VALUE_END}"
+        rf"|\bi {ADVERBS}live (?:with [^,;]+? )?in (?P<city2>{VALUE}){VALUE_END}"
+        rf"|\bi(?:'m| am) {ADVERBS}(?:based|living) in (?P<city3>{VALUE}){VALUE_END}",
+        "The user lives in {city}{city2}{city3}",
         "profile:home_city",
-    ),
-    (re.compile(r"\bmy (?:home )?address is\b", re.I), "fact", 0.8, "profile:address"),
-    (re.compile(r"\bmy (?:phone|phone number|mobile) is\b", re.I), "fact", 0.8, "profile:phone"),
-    (re.compile(r"\bmy email is\b", re.I), "fact", 0.8, "profile:email"),
-    (re.compile(r"\bmy birthday is\b", re.I), "fact", 0.8, "profile:birthday"),
-    (
-        re.compile(r"\bi work (?:as|at|for)\b|\bi'm an? \w+ (?:at|for)\b", re.I),
-        "fact",
         0.8,
+    ),
+    rule(
+        rf"\bi {ADVERBS}live (?:in {VALUE} )?with (?P<who>{VALUE})(?=\s*[,;:!?()]|\s*$|\s+in\b)",
+        "The user lives with {who}",
+        "profile:household",
+        0.7,
+    ),
+    rule(
+        r"\bmy (?:home )?address is (?P<address>[^;!?]+)",
+        "The user's address is {address}",
+        "profile:address",
+        0.8,
+    ),
+    rule(
+        r"\bmy (?:phone|phone number|mobile|mobile number|cell|number) is"
+        r" (?P<phone>[+\d][\d\s().-]*\d)",
+        "The user's phone number is {phone}",
+        "profile:phone",
+        0.8,
+    ),
+    rule(
+        r"\bmy email(?: address)? is (?P<email>\S+@\S+)",
+        "The user's email is {email}",
+        "profile:email",
+        0.8,
+    ),
+    rule(
+        rf"\bmy birthday is (?P<birthday>{VALUE}){VALUE_END}",
+        "The user's birthday is {birthday}",
+        "profile:birthday",
+        0.8,
+    ),
+    rule(
+        rf"\bi {ADVERBS}work as (?P<role>an? {VALUE}|{VALUE})"
+        rf"(?P<org> (?:at|for) {VALUE})?{VALUE_END}",
+        "The user works as {role}{org}",
         "profile:job",
-    ),
-    (
-        re.compile(r"\b(?:the )?(\w+ )?deadline\b.*\b(?:is|moved to|changed to)\b", re.I),
-        "fact",
         0.8,
+    ),
+    rule(
+        rf"\bi {ADVERBS}work (?P<org>(?:at|for) {VALUE}){VALUE_END}",
+        "The user works {org}",
+        "profile:job",
+        0.8,
+    ),
+    rule(
+        rf"\bi(?:'m| am) {ADVERBS}(?P<role>an? (?:[\w-]+ ){{0,3}}?(?:{JOBS}))\b"
+        rf"(?P<org> (?:at|for|in) {VALUE}{VALUE_END})?",
+        "The user is {role}{org}",
+        "profile:job",
+        0.8,
+    ),
+    rule(
+        r"\b(?:the )?(?P<subject>(?!(?:my|our|your|the|a|this|that)\b)\w+ )?deadline\b.*"
+        r"\b(?:is|moved to|changed to)\b",
+        None,
         "plan:deadline",
+        0.8,
     ),
-    (re.compile(r"\bi(?:'m| am) allergic to\b", re.I), "fact", 0.9, None),
-    (
-        re.compile(
-            r"\bi (?:really )?(?:like|love|prefer|enjoy|hate|dislike|don't like|"
-            r"can't stand)\b",
-            re.I,
-        ),
-        "fact",
+    rule(
+        rf"\bi(?:'m| am) {ADVERBS}allergic to (?P<allergen>[^;:!?()]+)",
+        "The user is allergic to {allergen}",
+        None,
+        0.9,
+    ),
+    rule(
+        rf"\bi (?P<adverb>{ADVERBS})(?P<verb>like|love|prefer|enjoy|hate|dislike|adore"
+        r"|don't like|do not like|can't stand|cannot stand) (?P<liked>[^;:!?()]+?)"
+        r"(?=\s*[;:!?()]|\s*$|,?\s+(?:and|but) i\b)",
+        "The user {adverb}{verb} {liked}",
+        None,
         0.6,
-        None,
-    ),
-    (
-        re.compile(
-            r"\bi(?:'m| am) (?:going to|planning to)\b|\bi plan to\b|\bi will\b|"
-            r"\bi'll\b",
-            re.I,
-        ),
-        "episodic",
-        0.6,
-        None,
-    ),
-    (
-        re.compile(
-            r"\b(?:yesterday|today|last (?:week|night|month|year)|this morning)\b.*\bi\b|"
-            r"\bi (?:went|visited|met|started|finished|bought|saw)\b",
-            re.I,
-        ),
-        "episodic",
-        0.5,
-        None,
     ),
     # Chinese
-    (re.compile(r"我叫|我的名字是"), "fact", 0.9, "profile:name"),
-    (
-        re.compile(r"我(?:已经)?(?:搬到了?|搬去了?)|我(?:现在)?住在"),
-        "fact",
-        0.8,
+    rule(
+        rf"我叫(?P<name>{ZH_VALUE}){ZH_END}|我的名字(?:是|叫)(?P<name2>{ZH_VALUE}){ZH_END}",
+        "用户的名字是{name}{name2}",
+        "profile:name",
+        0.9,
+    ),
+    rule(
+        rf"我{ZH_ADVERBS}(?:搬到了?|搬去了?)(?P<city>{ZH_VALUE}){ZH_END}"
+        rf"|我{ZH_ADVERBS}(?:(?:和|跟|与)[^，,。住]+?(?:一起)?)?{ZH_ADVERBS}住在(?P<city2>{ZH_VALUE}){ZH_END}",
+        "用户住在{city}{city2}",
         "profile:home_city",
-    ),
-    (re.compile(r"我的(?:家庭)?(?:地址|住址)是"), "fact", 0.8, "profile:address"),
-    (re.compile(r"我的(?:电话|手机号?)(?:号码)?是"), "fact", 0.8, "profile:phone"),
-    (re.compile(r"我的邮箱是"), "fact", 0.8, "profile:email"),
-    (re.compile(r"我的生日是"), "fact", 0.8, "profile:birthday"),
-    (re.compile(r"我在.+(?:工作|上班)|我是一名"), "fact", 0.8, "profile:job"),
-    (
-        re.compile(r"(?:截止日期|截止时间|deadline|期限).*(?:是|改为|改到|推迟到|提前到)"),
-        "fact",
         0.8,
-        "plan:deadline",
     ),
-    (re.compile(r"我对.+过敏"), "fact", 0.9, None),
-    (re.compile(r"我(?:很|非常|特别|最)?(?:喜欢|爱|讨厌|不喜欢|偏好)"), "fact", 0.6, None),
-    (re.compile(r"我(?:打算|计划|准备|将要|明天要|下周要)"), "episodic", 0.6, None),
-    (
-        re.compile(r"(?:昨天|今天|上周|上个月|今早)我|我(?:去了|见了|开始了|完成了|买了)"),
-        "episodic",
-        0.5,
+    rule(
+        rf"我{ZH_ADVERBS}(?:和|跟|与)(?P<who>[^，,。住]+?)(?:一起)?{ZH_ADVERBS}住",
+        "用户和{who}住在一起",
+        "profile:household",
+        0.7,
+    ),
+    rule(
+        r"我的(?:家庭)?(?:地址|住址)是(?P<address>[^；;！!？?]+)",
+        "用户的地址是{address}",
+        "profile:address",
+        0.8,
+    ),
+    rule(
+        r"我的(?:电话|手机)(?:号码?)?是(?P<phone>[+\d][\d\s-]*\d)",
+        "用户的电话号码是{phone}",
+        "profile:phone",
+        0.8,
+    ),
+    rule(
+        r"我的邮箱(?:地址)?是(?P<email>\S+@[^\s，。；]+)",
+        "用户的邮箱是{email}",
+        "profile:email",
+        0.8,
+    ),
+    rule(
+        rf"我的生日是(?P<birthday>{ZH_VALUE}){ZH_END}",
+        "用户的生日是{birthday}",
+        "profile:birthday",
+        0.8,
+    ),
+    rule(
+        rf"我{ZH_ADVERBS}在(?P<org>{ZH_VALUE})(?P<verb>做|当|担任)(?P<role>[^，,。；;\s]*?(?:{ZH_JOBS}))",
+        "用户在{org}{verb}{role}",
+        "profile:job",
+        0.8,
+    ),
+    rule(
+        rf"我{ZH_ADVERBS}是(?:一名|一个|一位|个|名)?(?P<role>[^，,。；;\s]*?(?:{ZH_JOBS})){ZH_END}",
+        "用户是{role}",
+        "profile:job",
+        0.8,
+    ),
+    rule(
+        rf"我{ZH_ADVERBS}在(?P<org>{ZH_VALUE})(?:工作|上班)",
+        "用户在{org}工作",
+        "profile:job",
+        0.8,
+    ),
+    rule(
+        r"(?:截止日期|截止时间|deadline|期限).*(?:是|改为|改到|推迟到|提前到)",
         None,
+        "plan:deadline",
+        0.8,
+    ),
+    rule(rf"我{ZH_ADVERBS}对(?P<allergen>[^，,。；;]+?)过敏", "用户对{allergen}过敏", None, 0.9),
+    rule(
+        r"我(?P<adverb>(?:很|非常|特别|最|也|还|真的|超)*)"
+        r"(?P<verb>不喜欢|喜欢|喜爱|爱|讨厌|偏好)(?P<liked>[^，,。；;！!？?]+)",
+        "用户{adverb}{verb}{liked}",
+        None,
+        0.6,
     ),
 ]
 
-FORGET_PATTERNS = [
+# "I like" → "The user likes": the verbs of the preference rule, in the third person.
+THIRD_PERSON_VERBS = {
+    "don't like": "doesn't like",
+    "do not like": "does not like",
+    "can't stand": "can't stand",
+    "cannot stand": "cannot stand",
+}
+
+
+def _fact(rule: Rule, match: re.Match[str], sentence: str) -> Extraction:
+    slot = rule.slot
+    if rule.template is None:
+        content = _about_the_user(sentence)
+    else:
+        groups = {name: _about_them(value or "") for name, value in match.groupdict().items()}
+        if "verb" in groups and not HAN.search(groups["verb"]):
+            verb = groups["verb"].lower()
+            groups["verb"] = THIRD_PERSON_VERBS.get(verb, verb + "s")
+        content = rule.template.format(**groups).strip()
+    subject = match.groupdict().get("subject")
+    if subject:  # "the report deadline" and "the project deadline" are two slots
+        slot = f"{slot}:{subject.strip().lower()}"
+    return Extraction("remember", content, rule.importance, slot)
+
+
+# --- Rules: forget requests ------------------------------------------------------------------
+
+# Topics a user may ask to forget → the slot holding them and the words that mention them.
+ADDRESS = ("profile:address", ("address", "地址", "住址"))
+NAME = ("profile:name", ("name", "名字", "我叫"))
+CITY = ("profile:home_city", ("live in", "moved to", "住在", "搬到"))
+PHONE = ("profile:phone", ("phone", "电话", "手机"))
+EMAIL = ("profile:email", ("email", "邮箱"))
+JOB = ("profile:job", ("work as", "work at", "work for", "工作"))
+BIRTHDAY = ("profile:birthday", ("birthday", "生日"))
+FORGET_TOPICS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "address": ADDRESS,
+    "home address": ADDRESS,
+    "地址": ADDRESS,
+    "住址": ADDRESS,
+    "name": NAME,
+    "名字": NAME,
+    "city": CITY,
+    "location": CITY,
+    "phone": PHONE,
+    "phone number": PHONE,
+    "电话": PHONE,
+    "手机号": PHONE,
+    "email": EMAIL,
+    "邮箱": EMAIL,
+    "job": JOB,
+    "工作": JOB,
+    "birthday": BIRTHDAY,
+    "生日": BIRTHDAY,
+}
+
+FORGET_MY = [
+    re.compile(r"^(?:forget|delete|erase|remove)(?: about)? (?:all )?my (?P<topic>[\w ]+)$", re.I),
+    re.compile(r"^(?:忘记|忘掉|删除|删掉)我的(?P<topic>\w+?)(?:吧|了)*$"),
+]
+# "forget that I love spicy food", "忘掉我喜欢吃辣这件事", "把我喜欢吃辣这件事忘掉吧".
+ZH_THAT = r"(?:这件事|这回事|这事|的事情?|这一点|这个)?"
+FORGET_THAT = [
     re.compile(
-        r"\b(?:please )?(?:forget|delete|erase|remove)(?: about)? my ([\w ]+?)\b"
-        r"(?:[.!?,]|$)",
+        r"^(?:forget|don't remember|do not remember|stop remembering)"
+        r"(?: (?:that|about|the fact that|what i said about|everything about))* (?P<topic>.+)$",
         re.I,
     ),
-    re.compile(r"(?:请)?(?:忘记|忘掉|删除|删掉)我的(\w+?)(?:吧|。|！|，|$)"),
+    re.compile(
+        rf"^(?:忘记|忘掉|删除|删掉|别记着|不要记着|别记住|不要记住)(?P<topic>.+?){ZH_THAT}(?:吧|了)*$"
+    ),
+    re.compile(rf"^把(?P<topic>.+?){ZH_THAT}(?:给)?(?:忘记|忘掉|删除|删掉)(?:吧|了)*$"),
 ]
-SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")
+# Words that say nothing about which memories a topic is: pronouns, articles, and how the
+# user felt about it ("forget that I love spicy food" is about spicy food).
+TOPIC_STOPWORDS_TEXT = (
+    "i me my mine myself you your that this the a an about what said say told tell is am are "
+    "was were be been it its of to in on at for and or really very so just do does did don't "
+    "not like likes love loves enjoy enjoys hate hates prefer prefers thing stuff part fact "
+    "i'm i've all everything please now"
+)
+TOPIC_STOPWORDS = frozenset(TOPIC_STOPWORDS_TEXT.split())
+ZH_TOPIC_STOPWORDS = re.compile(r"我的|我|你|很|非常|特别|真的|不喜欢|喜欢|爱|讨厌|偏好|的|了|吧")
+
+
+def topic_words(topic: str) -> tuple[str, ...]:
+    """The words a memory about `topic` contains: "I love spicy food" → ("spicy", "food"),
+    "我喜欢吃辣" → ("吃辣",)."""
+    if HAN.search(topic):
+        parts = ZH_TOPIC_STOPWORDS.split(re.sub(r"[\s，,。！？!?]", "", topic))
+        return tuple(part for part in parts if part)
+    words = re.findall(r"[\w'@.-]+", topic.lower())
+    return tuple(word for word in words if word not in TOPIC_STOPWORDS)
+
+
+def forget_request(sentence: str) -> Extraction | None:
+    """The forget request a sentence makes, if it makes one (the topic may name nothing
+    usable: "forget what I said" forgets nothing, and is no fact either)."""
+    for pattern in FORGET_MY:
+        if match := pattern.match(sentence):
+            words = topic_words(match["topic"])
+            slot, words = FORGET_TOPICS.get(" ".join(words), (None, words))
+            return Extraction("forget", slot=slot, topic_words=words)
+    for pattern in FORGET_THAT:
+        if match := pattern.match(sentence):
+            return Extraction("forget", topic_words=topic_words(match["topic"]))
+    return None
+
+
+def asks_to_forget(text: str) -> bool:
+    """Whether the message asks to forget something (such a turn is not kept as an episode:
+    it would keep what it asks to forget)."""
+    return any(forget_request(sentence) is not None for sentence in sentences(text))
 
 
 class RuleBasedExtractor:
-    def extract(self, text: str) -> list[Extraction]:
-        extractions = []
-        for sentence in (s.strip() for s in SENTENCE_BREAK.split(text)):
-            if not sentence:
-                continue
-            forget = self._forget(sentence)
+    def extract(self, text: str, *, replying_to: str = "") -> list[Extraction]:
+        extractions: list[Extraction] = []
+        for sentence in sentences(text):
+            forget = forget_request(sentence)
             if forget is not None:
-                extractions.append(forget)
+                if forget.slot or forget.topic_words:
+                    extractions.append(forget)
                 continue
-            for pattern, memory_type, importance, slot in REMEMBER_RULES:
-                match = pattern.search(sentence)
-                if match:
-                    if slot == "plan:deadline" and match.lastindex and match.group(1):
-                        slot = f"plan:deadline:{match.group(1).strip().lower()}"
-                    extractions.append(
-                        Extraction("remember", sentence, memory_type, importance, slot)
-                    )
-                    break
+            found: list[tuple[int, Extraction]] = []
+            slots: set[str] = set()
+            for rule in RULES:
+                for match in rule.pattern.finditer(sentence):
+                    fact = _fact(rule, match, sentence)
+                    if fact.slot in slots:
+                        continue  # one value a slot a sentence: the first rule's
+                    if fact.slot:
+                        slots.add(fact.slot)
+                    found.append((match.start(), fact))
+            found.sort(key=lambda pair: pair[0])  # stable: same start keeps the rules' order
+            extractions += [fact for _, fact in found]
         return extractions
 
-    def _forget(self, sentence: str) -> Extraction | None:
-        for pattern in FORGET_PATTERNS:
-            match = pattern.search(sentence)
-            if match:
-                topic = match.group(1).strip().lower()
-                slot, words = FORGET_TOPICS.get(topic, (None, (topic,)))
-                return Extraction("forget", slot=slot, topic_words=words)
-        return None
 
+# --- LLM -------------------------------------------------------------------------------------
 
-LLM_PROMPT = """Extract what is worth remembering about the user from their message.
-Answer with JSON: {"items": [{"action": "remember" | "forget", "content": "...",
-"memory_type": "fact" | "episodic", "importance": 0..1, "slot": "profile:home_city" | null,
-"topic_words": ["..."]}]}. Use a slot (profile:name, profile:home_city, profile:address,
-profile:phone, profile:email, profile:job, profile:birthday, plan:deadline) when the fact has one
-current value; "forget" when the user asks to forget something (topic_words identify it).
-Write content in the user's language. No items when nothing is worth keeping."""
+SLOTS = (
+    "profile:name, profile:home_city, profile:household, profile:address, profile:phone, "
+    "profile:email, profile:job, profile:birthday, plan:deadline"
+)
+LLM_PROMPT = f"""You extract long-term memories about the user from the user's latest message.
+The assistant message before it, when there is one, is context only.
+Answer with JSON: {{"items": [...]}}, each item one of
+  {{"action": "remember", "content": "...", "importance": 0..1, "slot": "<slot>" | null}}
+  {{"action": "forget", "slot": "<slot>" | null, "topic_words": ["..."]}}
+Rules:
+- A "remember" item is one fact about the user, written in the third person in the user's
+  language ("The user lives in Hangzhou", "用户住在杭州"). A sentence stating several details
+  gives one item each: "I live in Shanghai with my wife" is "The user lives in Shanghai"
+  (profile:home_city) and "The user lives with their wife" (profile:household).
+- slot, for facts a person holds one value of at a time: {SLOTS}.
+- A correction or change ("Oh wait, I got that wrong: I actually live in Hangzhou now",
+  "不对，我是产品经理") is a "remember" item with the slot: the new value replaces the old one.
+- When the user asks to forget something, give a "forget" item, never a "remember" item: the
+  slot when it is a slot's value, and topic_words: the few words every memory about it
+  contains ("forget that I love spicy food": ["spicy", "food"]).
+- Events, plans, questions and small talk give no item: the message itself is kept.
+- No items when nothing is worth keeping."""
 
 
 class LLMExtractor:
@@ -209,30 +546,34 @@ class LLMExtractor:
         self.model = model
         self.client = OpenAICompatibleClient(base_url=base_url, api_key=api_key, timeout=timeout)
 
-    def extract(self, text: str) -> list[Extraction]:
+    def extract(self, text: str, *, replying_to: str = "") -> list[Extraction]:
+        context = [{"role": "assistant", "content": replying_to}] if replying_to else []
         try:
             answer = self.client.chat_json(
                 model=self.model,
                 messages=[
                     {"role": "system", "content": LLM_PROMPT},
+                    *context,
                     {"role": "user", "content": text},
                 ],
             )
             items = json.loads(answer).get("items", [])
-        except (OpenAICompatibleError, ValueError, AttributeError) as error:
+            return [extraction for item in items if (extraction := _from_llm(item))]
+        except (OpenAICompatibleError, ValueError, AttributeError, TypeError) as error:
             raise ExtractionError(f"LLM extractor failed: {error}") from error
-        return [
-            Extraction(
-                action="forget" if item.get("action") == "forget" else "remember",
-                content=str(item.get("content") or ""),
-                memory_type="episodic" if item.get("memory_type") == "episodic" else "fact",
-                importance=min(1.0, max(0.0, float(item.get("importance") or 0.5))),
-                slot=item.get("slot") or None,
-                topic_words=tuple(str(word) for word in item.get("topic_words") or ()),
-            )
-            for item in items
-            if item.get("action") == "forget" or item.get("content")
-        ]
+
+
+def _from_llm(item: dict) -> Extraction | None:
+    """The item as an Extraction; None for one that says nothing (no content, no topic)."""
+    slot = str(item.get("slot") or "") or None
+    if item.get("action") == "forget":
+        words = tuple(str(word) for word in item.get("topic_words") or () if str(word).strip())
+        return Extraction("forget", slot=slot, topic_words=words) if slot or words else None
+    content = str(item.get("content") or "").strip()
+    if not content:
+        return None
+    importance = min(1.0, max(0.0, float(item.get("importance") or 0.5)))
+    return Extraction("remember", content, importance, slot)
 
 
 @cache

@@ -1,15 +1,30 @@
-"""Conversation sessions and their messages; memories extracted from what users say."""
+"""Conversation sessions and their messages; memories from what users say: the facts it
+states, and the turn itself as an episode."""
 
 import uuid
+from datetime import datetime
 from functools import reduce
-from operator import or_
+from operator import and_, or_
 from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
 
-from memories.extraction import Extraction, ExtractionError, extractor
-from memories.models import ConversationMessage, ConversationSession, Memory
+from memories.extraction import (
+    Extraction,
+    ExtractionError,
+    asks_to_forget,
+    content_free,
+    episode_content,
+    extractor,
+)
+from memories.models import (
+    ConversationMessage,
+    ConversationSession,
+    Memory,
+    MemorySource,
+    MemoryType,
+)
 from memories.services import (
     MemoryInput,
     Operation,
@@ -21,7 +36,7 @@ from memories.services import (
 )
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.db.actor import audit_actor
-from neuromem_site.errors import Conflict, NotFound
+from neuromem_site.errors import Conflict, Invalid, NotFound
 from neuromem_site.validation import json_problem, user_id_problem, validated
 
 
@@ -55,24 +70,57 @@ def session_end(*, session: ConversationSession, caller: Caller) -> Conversation
     return session
 
 
+# Below an extracted fact's importance: the fact a turn states outranks the turn itself.
+EPISODE_IMPORTANCE = 0.4
+
+
+def _checked_sent_at(*, session: ConversationSession, sent_at: datetime | None) -> datetime:
+    now = timezone.now()
+    if sent_at is None:
+        return now
+    if sent_at > now:
+        raise Invalid("A message cannot be sent in the future.", field="sent_at")
+    last = session.messages.order_by("-created_at").values_list("created_at", flat=True).first()
+    if last is not None and sent_at < last:
+        raise Invalid(
+            "A message cannot be dated before the session's last message.", field="sent_at"
+        )
+    return sent_at
+
+
 def session_message_add(
-    *, session: ConversationSession, role: str, content: str, caller: Caller
+    *,
+    session: ConversationSession,
+    role: str,
+    content: str,
+    caller: Caller,
+    sent_at: datetime | None = None,
 ) -> tuple[ConversationMessage, list[WriteResult]]:
-    """Store a message; for a user's message, write what it says worth remembering, with
-    provenance (memory_sources, source_episode_ids), corrections and forget requests.
+    """Store a message. For a user's message, write the facts it states and honour its
+    corrections and forget requests, then keep the turn itself as an episode (the user's
+    words with the assistant message they answer, dated by the message) unless it carries no
+    content or asks to forget something. Every memory written has provenance
+    (memory_sources: session and message; the session in source_episode_ids).
 
     The extractor (an LLM, for EXTRACTOR=llm) is asked first, with no transaction open; then
-    the message and its memories are written in one."""
+    the message and its memories are written in one.
+
+    `sent_at` dates a message said earlier (importing a past conversation); it must not be
+    in the future nor before the session's last message, so the turns stay in order."""
     user_access_check(caller=caller, user_id=session.user_id, write=True)
+    sent_at = _checked_sent_at(session=session, sent_at=sent_at)
     if session.ended_at is not None:
         raise Conflict("This session has ended; open a new one.", field="session_id")
     extractions: list[Extraction] = []
     status = "skipped"
+    replying_to = ""
     if role == "user":
+        replying_to = assistant_turn_before(session=session)
         try:
-            extractions, status = extractor().extract(content), "done"
+            extractions = extractor().extract(content, replying_to=replying_to)
+            status = "done"
         except ExtractionError:
-            status = "failed"  # the message is kept either way; the failure shows on it
+            status = "failed"  # the message (and its episode) is kept either way
     with audit_actor(caller.name):
         message = ConversationMessage.objects.create(
             session=session,
@@ -80,6 +128,7 @@ def session_message_add(
             role=role,
             content=content,
             extraction_status=status,
+            created_at=sent_at,
         )
         results: list[WriteResult] = []
         for extraction in extractions:
@@ -91,7 +140,43 @@ def session_message_add(
                 results.append(
                     remember(session=session, message=message, extraction=extraction, caller=caller)
                 )
+        forgets = asks_to_forget(content) or any(e.action == "forget" for e in extractions)
+        if role == "user" and not forgets and not content_free(content):
+            results.append(
+                episode_add(
+                    session=session, message=message, replying_to=replying_to, caller=caller
+                )
+            )
     return message, results
+
+
+def assistant_turn_before(*, session: ConversationSession) -> str:
+    """The assistant message a new user message answers: the session's last message, when
+    it is the assistant's; else ""."""
+    last = session.messages.order_by("-created_at").values("role", "content").first()
+    return last["content"] if last and last["role"] == "assistant" else ""
+
+
+def episode_add(
+    *,
+    session: ConversationSession,
+    message: ConversationMessage,
+    replying_to: str,
+    caller: Caller,
+) -> WriteResult:
+    """Keep a user turn as an episodic memory (format: `episode_content`)."""
+    return memory_add(
+        item=MemoryInput(
+            user_id=session.user_id,
+            content=episode_content(message.content, replying_to=replying_to),
+            memory_type=MemoryType.EPISODIC,
+            importance=EPISODE_IMPORTANCE,
+            valid_at=message.created_at,
+            session_id=session.id,
+            conversation_id=message.id,
+        ),
+        caller=caller,
+    )
 
 
 def remember(
@@ -101,7 +186,7 @@ def remember(
     extraction: Extraction,
     caller: Caller,
 ) -> WriteResult:
-    """Write one extracted memory; a new value for a slot supersedes the current one."""
+    """Write one extracted fact; a new value for a slot supersedes the current one."""
     current = (
         Memory.objects.current()
         .filter(user_id=session.user_id, key=extraction.slot)
@@ -119,6 +204,8 @@ def remember(
             caller=caller,
             session_id=session.id,
             conversation_id=message.id,
+            valid_at=message.created_at,
+            invalid_at=message.created_at,  # the old value stopped being true then
         )
         current.refresh_from_db()
         return WriteResult(Operation.UPDATE, successor, superseded=current)
@@ -126,8 +213,9 @@ def remember(
         item=MemoryInput(
             user_id=session.user_id,
             content=extraction.content,
-            memory_type=extraction.memory_type,
+            memory_type=MemoryType.FACT,
             importance=extraction.importance,
+            valid_at=message.created_at,
             key=extraction.slot,
             session_id=session.id,
             conversation_id=message.id,
@@ -137,14 +225,30 @@ def remember(
 
 
 def memories_forget(*, user_id: str, extraction: Extraction, caller: Caller) -> list[WriteResult]:
-    """Soft-delete the user's current memories in the slot or mentioning the topic."""
-    conditions = [Q(content__icontains=word) for word in extraction.topic_words]
+    """Soft-delete the user's current memories about what `extraction` asks to forget.
+
+    With a slot: the slot's facts, the episodes of the messages any version of them came
+    from, and whatever mentions one of the topic words. Without: whatever mentions all of the
+    topic words ("forget that I love spicy food": the fact and the turns that said it)."""
+    words = [Q(content__icontains=word) for word in extraction.topic_words]
     if extraction.slot:
-        conditions.append(Q(key=extraction.slot))
-    if not conditions:
+        slot_messages = MemorySource.objects.filter(
+            memory_id__in=Memory.objects.filter(user_id=user_id, key=extraction.slot).values("id")
+        ).values("conversation_id")
+        their_episodes = MemorySource.objects.filter(conversation_id__in=slot_messages).values(
+            "memory_id"
+        )
+        conditions = [
+            Q(key=extraction.slot),
+            Q(memory_type=MemoryType.EPISODIC, id__in=their_episodes),
+            *words,
+        ]
+        matching = reduce(or_, conditions)
+    elif words:
+        matching = reduce(and_, words)
+    else:
         return []
-    matching = Memory.objects.current().filter(reduce(or_, conditions), user_id=user_id)
     return [
         WriteResult(Operation.DELETE, memory_delete(memory=memory, caller=caller))
-        for memory in matching
+        for memory in Memory.objects.current().filter(matching, user_id=user_id)
     ]

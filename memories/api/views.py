@@ -377,7 +377,11 @@ class SessionMessageApi(APIView):
         session = session_get(caller=request.user.caller, session_id=session_id)
         data = validated(MessageInput, request.data)
         message, results = session_message_add(
-            session=session, role=data["role"], content=data["content"], caller=request.user.caller
+            session=session,
+            role=data["role"],
+            content=data["content"],
+            caller=request.user.caller,
+            sent_at=data.get("sent_at"),
         )
         return Response(
             {

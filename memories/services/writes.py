@@ -189,7 +189,13 @@ def _write_target(memory: Memory, caller: Caller) -> Memory:
     return Memory.objects.get(pk=memory.pk)
 
 
-def _supersede(memory: Memory, *, successor: Memory, expected_version: int | None = None) -> None:
+def _supersede(
+    memory: Memory,
+    *,
+    successor: Memory,
+    expected_version: int | None = None,
+    invalid_at: datetime | None = None,
+) -> None:
     """Stamp a current memory replaced by `successor` (optimistically: a stale version is a
     Conflict). It keeps its version number: the successor carries the next one, and an expired
     row takes no more changes, so nothing needs the bump."""
@@ -197,7 +203,8 @@ def _supersede(memory: Memory, *, successor: Memory, expected_version: int | Non
     if expected_version is not None:
         current = current.filter(version=expected_version)
     now = timezone.now()
-    if not current.update(expired_at=now, updated_at=now, superseded_by=successor.id):
+    stamps = {"invalid_at": invalid_at} if invalid_at is not None else {}
+    if not current.update(expired_at=now, updated_at=now, superseded_by=successor.id, **stamps):
         raise stale(memory)
 
 
@@ -309,8 +316,13 @@ def memory_supersede(
     metadata: dict[str, Any] | None = None,
     session_id: uuid.UUID | None = None,
     conversation_id: uuid.UUID | None = None,
+    valid_at: datetime | None = None,
+    invalid_at: datetime | None = None,
 ) -> Memory:
-    """A new version with new content; the old one gets expired_at and superseded_by."""
+    """A new version with new content; the old one gets expired_at and superseded_by. A new
+    value that replaces the old one in the world (a slot's: "I moved to Denver") passes
+    `invalid_at`, when the old value stopped being true, and `valid_at` for the new one: "as
+    of" an instant before it, the old value is still found."""
     with audit_actor(caller.name):
         return _supersede_with(
             _write_target(memory, caller),
@@ -319,6 +331,8 @@ def memory_supersede(
             metadata=metadata,
             session_id=session_id,
             conversation_id=conversation_id,
+            valid_at=valid_at,
+            invalid_at=invalid_at,
         )
 
 
@@ -330,6 +344,8 @@ def _supersede_with(
     metadata: dict[str, Any] | None,
     session_id: uuid.UUID | None,
     conversation_id: uuid.UUID | None,
+    valid_at: datetime | None = None,
+    invalid_at: datetime | None = None,
 ) -> Memory:
     metadata = memory.metadata if metadata is None else metadata
     item = MemoryInput(
@@ -342,12 +358,15 @@ def _supersede_with(
         source_episode_ids=memory.source_episode_ids,
         session_id=session_id,
         conversation_id=conversation_id,
+        valid_at=valid_at,
     )
     successor = _memory_row(
         item=item, memory_type=memory.memory_type, metadata=metadata, version=memory.version + 1
     )
     _save_new([(successor, item)])
-    _supersede(memory, successor=successor, expected_version=expected_version)
+    _supersede(
+        memory, successor=successor, expected_version=expected_version, invalid_at=invalid_at
+    )
     return successor
 
 

@@ -31,7 +31,11 @@ def test_ingest_i_work_at_google():  # TC-C06
     _, results = session_message_add(
         session=session, role="user", content="I work at Google", caller=CALLER
     )
-    assert [r.memory.content for r in results] == ["I work at Google"]
+    # The fact, about the user, and the turn itself as an episode.
+    assert [(r.memory.memory_type, r.memory.content) for r in results] == [
+        ("fact", "The user works at Google"),
+        ("episodic", "User: I work at Google"),
+    ]
     assert results[0].memory.key == "profile:job"
 
 
@@ -43,7 +47,8 @@ def test_delete_user_data_includes_auxiliary_tables(make_client):  # TC-C07, TC-
     assert {"memories", "history", "evidence", "sources", "sessions", "messages", "cycles"} <= set(
         export
     )
-    assert len(export["memories"]) == 1 and len(export["sources"]) == 1
+    # The fact and the episode, each with its source.
+    assert len(export["memories"]) == 2 and len(export["sources"]) == 2
     counts = user_purge(caller=CALLER, user_id="u1")
-    assert counts["memories"] == counts["memory_history"] == counts["memory_sources"] == 1
+    assert counts["memories"] == counts["memory_history"] == counts["memory_sources"] == 2
     assert not Memory.objects.filter(user_id="u1").exists()

@@ -1,10 +1,13 @@
-"""Sessions and messages: memories extracted from what users say, with provenance,
-corrections and forget requests honoured (English and Chinese)."""
+"""Sessions and messages: the facts users state, with provenance, corrections and forget
+requests honoured (English and Chinese), and each user turn kept as an episode."""
+
+import json
 
 import pytest
 
-from memories.extraction import RuleBasedExtractor
+from memories.extraction import extractor
 from memories.models import ConversationMessage, Memory, MemorySource
+from tests.fake_openai import FakeOpenAIHandler, serving
 
 pytestmark = pytest.mark.django_db
 
@@ -29,69 +32,228 @@ def say(agent, session: str, content: str, role: str = "user") -> dict:
     return response.json()["data"]
 
 
-def current(user_id: str = "agent:alice") -> list[str]:
+def current(memory_type: str) -> list[str]:
     return list(
-        Memory.objects.filter(user_id=user_id, expired_at__isnull=True)
+        Memory.objects.current()
+        .filter(user_id="agent:alice", memory_type=memory_type)
         .order_by("created_at")
         .values_list("content", flat=True)
     )
 
 
-def test_user_statements_become_memories_with_provenance(agent, session):
+def facts() -> list[str]:
+    return current("fact")
+
+
+def episodes() -> list[str]:
+    return current("episodic")
+
+
+def written(data: dict) -> list[tuple[str, str, str]]:
+    return [(m["operation"], m["memory"]["memory_type"], m["memory"]["content"]) for m in data]
+
+
+# --- Episodes --------------------------------------------------------------------------------
+
+
+def test_a_statement_gives_third_person_facts_and_an_episode_in_the_users_words(agent, session):
     data = say(agent, session, "My name is Alice. I love hiking in the Alps.")
-    assert [m["operation"] for m in data["memories"]] == ["ADD", "ADD"]
-    memory = Memory.objects.get(content="My name is Alice.")
-    assert (memory.memory_type, memory.key) == ("fact", "profile:name")
-    assert [str(x) for x in memory.source_episode_ids] == [session]
-    source = MemorySource.objects.get(memory_id=memory.id)
-    assert str(source.session_id) == session
-    assert source.conversation_id == ConversationMessage.objects.get(role="user").id
+    assert written(data["memories"]) == [
+        ("ADD", "fact", "The user's name is Alice"),
+        ("ADD", "fact", "The user loves hiking in the Alps"),
+        ("ADD", "episodic", "User: My name is Alice. I love hiking in the Alps."),
+    ]
+    assert Memory.objects.get(content="The user's name is Alice").key == "profile:name"
+
+
+def test_every_memory_of_a_turn_has_the_turns_provenance_and_date(agent, session):
+    say(agent, session, "My name is Alice. I love hiking in the Alps.")
+    message = ConversationMessage.objects.get(role="user")
+    memories = Memory.objects.filter(user_id="agent:alice")
+    assert memories.count() == 3
+    for memory in memories:
+        assert [str(x) for x in memory.source_episode_ids] == [session]
+        source = MemorySource.objects.get(memory_id=memory.id)
+        assert (str(source.session_id), source.conversation_id) == (session, message.id)
+    episode = memories.get(memory_type="episodic")
+    assert episode.valid_at == message.created_at
+
+
+def test_the_episode_keeps_the_assistant_turn_it_answers(agent, session):
+    say(agent, session, "Nice to meet you! What's your name?", role="assistant")
+    data = say(agent, session, "It's Marcus Chen")
+    assert written(data["memories"]) == [
+        (
+            "ADD",
+            "episodic",
+            "Assistant: Nice to meet you! What's your name? → User: It's Marcus Chen",
+        )
+    ]
+    say(agent, session, "你好！请问你住在哪里？", role="assistant")
+    say(agent, session, "我住在北京。")
+    assert episodes()[-1] == "助手：你好！请问你住在哪里？ → 用户：我住在北京。"
+
+
+def test_only_the_message_just_before_counts_as_context(agent, session):
+    say(agent, session, "What's your name?", role="assistant")
+    say(agent, session, "It's Marcus Chen")
+    say(agent, session, "I'm going to Tokyo next week.")
+    assert episodes() == [
+        "Assistant: What's your name? → User: It's Marcus Chen",
+        "User: I'm going to Tokyo next week.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "content", ["thanks", "ok", "好的", "谢谢", "👍", "lol", "Thanks a lot! 😊"]
+)
+def test_content_free_turns_are_not_episodes(agent, session, content):
+    say(agent, session, "I booked the table for eight.", role="assistant")
+    data = say(agent, session, content)
+    assert data["memories"] == []
+    assert episodes() == []
+    assert ConversationMessage.objects.filter(role="user", content=content).exists()
+
+
+def test_a_short_answer_is_an_episode_with_its_question(agent, session):
+    say(agent, session, "Do you have any pets?", role="assistant")
+    say(agent, session, "No.")
+    assert episodes() == ["Assistant: Do you have any pets? → User: No."]
 
 
 def test_assistant_messages_are_stored_not_mined(agent, session):
     data = say(agent, session, "I love that you love hiking!", role="assistant")
     assert data["memories"] == []
     assert ConversationMessage.objects.get().extraction_status == "skipped"
-    assert current() == []
+    assert facts() == episodes() == []
+
+
+# --- Corrections and changes -----------------------------------------------------------------
 
 
 def test_moving_supersedes_the_old_city(agent, session):
     say(agent, session, "I live in Berlin.")
     data = say(agent, session, "I moved to Austin last month.")
-    assert data["memories"][0]["operation"] == "UPDATE"
-    assert current() == ["I moved to Austin last month."]
-    old = Memory.objects.get(content="I live in Berlin.")
+    assert written(data["memories"])[0] == ("UPDATE", "fact", "The user lives in Austin")
+    assert facts() == ["The user lives in Austin"]
+    old = Memory.objects.get(content="The user lives in Berlin")
     assert old.expired_at is not None and old.superseded_by is not None
     history = agent.get(f"/api/v1/memories/{old.id}/history/").json()["data"]
     assert [e["event"] for e in history] == ["ADD", "SUPERSEDE"]
+    # It stopped being true when the user said they moved; time travel still finds it.
+    new = Memory.objects.get(content="The user lives in Austin")
+    assert (
+        old.invalid_at
+        == new.valid_at
+        == ConversationMessage.objects.latest("created_at").created_at
+    )
+    assert list(Memory.objects.as_of(old.created_at).filter(key="profile:home_city")) == [old]
+    assert list(Memory.objects.as_of(new.created_at).filter(key="profile:home_city")) == [new]
+
+
+@pytest.mark.parametrize(
+    ("first", "correction", "expected"),
+    [
+        (
+            "I live in Shanghai.",
+            "Oh wait, sorry, I got that wrong: I actually live in Hangzhou now",
+            "The user lives in Hangzhou",
+        ),
+        (
+            "I work at Google.",
+            "Correction: I'm a product manager now",
+            "The user is a product manager",
+        ),
+        ("我是一名工程师。", "我在阿里巴巴做产品经理", "用户在阿里巴巴做产品经理"),
+        ("我住在北京。", "其实我现在住在杭州", "用户住在杭州"),
+        ("我在腾讯工作。", "不对，我是产品经理", "用户是产品经理"),
+    ],
+)
+def test_corrections_supersede_the_slots_value(agent, session, first, correction, expected):
+    say(agent, session, first)
+    [old] = facts()
+    data = say(agent, session, correction)
+    assert written(data["memories"])[0] == ("UPDATE", "fact", expected)
+    assert facts() == [expected]
+    assert Memory.objects.get(content=old).superseded_by == Memory.objects.get(content=expected).id
+    # The user's own words stay, as episodes.
+    assert len(episodes()) == 2
+    assert episodes()[1] in (f"User: {correction}", f"用户：{correction}")
+
+
+def test_a_change_of_one_detail_keeps_the_others(agent, session):
+    say(agent, session, "I live in Shanghai with my wife and daughter")
+    assert facts() == ["The user lives in Shanghai", "The user lives with their wife and daughter"]
+    data = say(agent, session, "I moved to Hangzhou")
+    assert [m["operation"] for m in data["memories"]] == ["UPDATE", "ADD"]
+    assert facts() == ["The user lives with their wife and daughter", "The user lives in Hangzhou"]
 
 
 def test_actually_the_deadline_corrects_the_deadline(agent, session):
     say(agent, session, "The deadline for the report is March 15.")
     say(agent, session, "Actually the deadline for the report is April 1.")
-    assert current() == ["Actually the deadline for the report is April 1."]
+    assert facts() == ["The deadline for the report is April 1"]
 
 
-def test_forget_my_address_removes_it_for_good(agent, session):
-    say(agent, session, "My address is 12 Elm Street, Springfield.")
-    say(agent, session, "I love jazz.")
-    data = say(agent, session, "Please forget my address.")
-    assert [m["operation"] for m in data["memories"]] == ["DELETE"]
-    assert current() == ["I love jazz."]
-    listed = agent.get("/api/v1/memories/?user_id=agent:alice").json()["data"]
-    assert [m["content"] for m in listed] == ["I love jazz."]
-    assert Memory.objects.filter(content__contains="Elm Street").get().expired_at is not None
-
-
-def test_chinese_corrections_and_forgetting(agent, session):
+def test_chinese_statements_corrections_and_forgetting(agent, session):
     say(agent, session, "我住在北京。我喜欢喝龙井茶。")
     data = say(agent, session, "我搬到了上海。")
-    assert data["memories"][0]["operation"] == "UPDATE"
+    assert written(data["memories"])[0] == ("UPDATE", "fact", "用户住在上海")
     say(agent, session, "项目的截止日期是三月一日。")
     say(agent, session, "其实截止日期改到四月一日了。")
     say(agent, session, "我的地址是浦东新区世纪大道100号。")
     say(agent, session, "请忘记我的地址。")
-    assert current() == ["我喜欢喝龙井茶。", "我搬到了上海。", "其实截止日期改到四月一日了。"]
+    assert facts() == ["用户喜欢喝龙井茶", "用户住在上海", "截止日期改到四月一日了"]
+    assert not any("世纪大道" in episode for episode in episodes())
+
+
+# --- Forgetting ------------------------------------------------------------------------------
+
+
+def test_forget_my_address_removes_the_fact_and_the_turns_that_said_it(agent, session):
+    say(agent, session, "My address is 12 Elm Street, Springfield.")
+    say(agent, session, "Where should I send the parcel?", role="assistant")
+    say(agent, session, "To my address, please.")  # no fact: an episode naming the topic
+    say(agent, session, "I love jazz.")
+    data = say(agent, session, "Please forget my address.")
+    assert {m["operation"] for m in data["memories"]} == {"DELETE"}
+    assert facts() == ["The user loves jazz"]
+    assert episodes() == ["User: I love jazz."]
+    listed = agent.get("/api/v1/memories/?user_id=agent:alice&memory_type=fact").json()["data"]
+    assert [m["content"] for m in listed] == ["The user loves jazz"]
+    assert Memory.objects.get(content="The user's address is 12 Elm Street, Springfield").expired_at
+
+
+def test_forget_that_removes_a_slotless_fact_and_the_episodes_on_the_topic(agent, session):
+    say(agent, session, "I love spicy food. I'm allergic to peanuts.")
+    say(agent, session, "What spicy food would you recommend?", role="assistant")
+    say(agent, session, "Something from Sichuan.")
+    say(agent, session, "I love Italian food.")  # shares "food" only: not the topic
+    data = say(agent, session, "Forget that I love spicy food")
+    assert {m["operation"] for m in data["memories"]} == {"DELETE"}
+    assert facts() == ["The user is allergic to peanuts", "The user loves Italian food"]
+    assert episodes() == ["User: I love Italian food."]
+    # The request itself is neither a fact nor an episode.
+    assert not Memory.objects.filter(content__icontains="forget").exists()
+
+
+def test_chinese_forget_that(agent, session):
+    say(agent, session, "我很喜欢吃辣。我对花生过敏。")
+    say(agent, session, "忘掉我喜欢吃辣这件事")
+    assert facts() == ["用户对花生过敏"]
+    assert episodes() == []
+    assert not Memory.objects.filter(content__contains="忘掉").exists()
+
+
+def test_a_forget_that_names_nothing_forgets_nothing_and_stores_nothing(agent, session):
+    say(agent, session, "I love jazz.")
+    data = say(agent, session, "Forget what I said")
+    assert data["memories"] == []
+    assert facts() == ["The user loves jazz"]
+    assert episodes() == ["User: I love jazz."]
+
+
+# --- Sessions --------------------------------------------------------------------------------
 
 
 def test_ended_session_takes_no_messages(agent, session):
@@ -112,35 +274,112 @@ def test_another_clients_session_is_not_found(agent, session, make_client):
     assert other.post("/api/v1/sessions/", {"user_id": "agent:x"}, format="json").status_code == 403
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("I'm allergic to peanuts.", [("remember", "fact", None)]),
-        ("I'm going to Tokyo next week.", [("remember", "episodic", None)]),
-        ("Yesterday I met my sister.", [("remember", "episodic", None)]),
-        ("What's the weather like?", []),
-        ("我叫小明。", [("remember", "fact", "profile:name")]),
-        ("我打算明年去日本。", [("remember", "episodic", None)]),
-        ("今天天气不错。", []),
-        ("Please forget my phone number.", [("forget", None, "profile:phone")]),
-    ],
-)
-def test_rule_based_extractor(text, expected):
-    found = [
-        (e.action, e.memory_type if e.action == "remember" else None, e.slot)
-        for e in RuleBasedExtractor().extract(text)
+# --- The LLM extractor -----------------------------------------------------------------------
+
+
+class FakeLLM(FakeOpenAIHandler):
+    """Answers as a model following the prompt would, for the messages of these tests."""
+
+    requests: list[dict] = []
+    ANSWERS = {
+        "I live in Shanghai with my wife and daughter.": [
+            {
+                "action": "remember",
+                "content": "The user lives in Shanghai",
+                "slot": "profile:home_city",
+                "importance": 0.8,
+            },
+            {
+                "action": "remember",
+                "content": "The user lives with their wife and daughter",
+                "slot": "profile:household",
+            },
+            {"action": "remember", "content": "The user loves spicy food", "slot": None},
+        ],
+        "Oh wait, I got that wrong: I actually live in Hangzhou now.": [
+            {
+                "action": "remember",
+                "content": "The user lives in Hangzhou",
+                "slot": "profile:home_city",
+            },
+        ],
+        "Forget that I love spicy food.": [
+            {"action": "forget", "slot": None, "topic_words": ["spicy", "food"]},
+        ],
+    }
+
+    def answer(self, path: str, body: dict) -> tuple[int, dict]:
+        type(self).requests.append(body)
+        items = self.ANSWERS.get(body["messages"][-1]["content"], [])
+        return 200, {"choices": [{"message": {"content": json.dumps({"items": items})}}]}
+
+
+@pytest.fixture
+def llm(settings):
+    FakeLLM.requests = []
+    with serving(FakeLLM) as base_url:
+        settings.EXTRACTOR, settings.LLM_API_BASE = "llm", base_url
+        extractor.cache_clear()
+        yield FakeLLM
+    extractor.cache_clear()
+
+
+def test_llm_facts_corrections_and_forget(agent, session, llm):
+    say(agent, session, "Where do you live?", role="assistant")
+    say(agent, session, "I live in Shanghai with my wife and daughter.")
+    data = say(agent, session, "Oh wait, I got that wrong: I actually live in Hangzhou now.")
+    assert written(data["memories"])[0] == ("UPDATE", "fact", "The user lives in Hangzhou")
+    say(agent, session, "Forget that I love spicy food.")
+    assert facts() == ["The user lives with their wife and daughter", "The user lives in Hangzhou"]
+    assert episodes() == [
+        "Assistant: Where do you live? → User: I live in Shanghai with my wife and daughter.",
+        "User: Oh wait, I got that wrong: I actually live in Hangzhou now.",
     ]
-    assert found == expected
+    first = llm.requests[0]["messages"]
+    assert [m["role"] for m in first] == ["system", "assistant", "user"]
+    assert first[1]["content"] == "Where do you live?"
+    assert [m["role"] for m in llm.requests[1]["messages"]] == ["system", "user"]
 
 
-def test_llm_extractor_outage_keeps_the_message(agent, session, settings):
-    from memories.extraction import extractor
-
+def test_llm_extractor_outage_keeps_the_message_and_its_episode(agent, session, settings):
     settings.EXTRACTOR, settings.LLM_API_BASE = "llm", "http://127.0.0.1:9/v1"  # nothing there
     extractor.cache_clear()
     try:
         data = say(agent, session, "I live in Lisbon.")
     finally:
         extractor.cache_clear()
-    assert data["memories"] == []
+    assert written(data["memories"]) == [("ADD", "episodic", "User: I live in Lisbon.")]
     assert ConversationMessage.objects.get().extraction_status == "failed"
+
+
+# --- Importing a past conversation -----------------------------------------------------------
+
+
+def test_a_past_conversation_is_dated_by_its_messages(agent, session):
+    said = "2025-03-01T09:00:00Z"
+    response = agent.post(
+        f"/api/v1/sessions/{session}/messages/",
+        {"role": "user", "content": "I live in Berlin.", "sent_at": said},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    data = response.json()["data"]
+    assert data["message"]["created_at"] == said
+    assert {m["memory"]["valid_at"] for m in data["memories"]} == {said}
+
+
+@pytest.mark.parametrize("sent_at", ["2999-01-01T00:00:00Z", "2025-01-01T00:00:00Z"])
+def test_a_message_cannot_be_dated_in_the_future_or_before_the_last_one(agent, session, sent_at):
+    first = {"role": "user", "content": "Hello there.", "sent_at": "2025-02-01T00:00:00Z"}
+    assert (
+        agent.post(f"/api/v1/sessions/{session}/messages/", first, format="json").status_code == 201
+    )
+    response = agent.post(
+        f"/api/v1/sessions/{session}/messages/",
+        {"role": "user", "content": "I live in Berlin.", "sent_at": sent_at},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "sent_at"
+    assert ConversationMessage.objects.count() == 1
+    assert not Memory.objects.filter(content__contains="Berlin").exists()

@@ -54,5 +54,8 @@ def test_ingest_asks_the_llm_before_it_opens_its_transaction(llm):
     )
     assert FakeLLM.calls == ["/v1/chat/completions"]
     assert message.extraction_status == "done"
-    assert [result.memory.content for result in results] == ["Ana plays the cello"]
+    assert [result.memory.content for result in results] == [
+        "Ana plays the cello",
+        "User: I play the cello.",
+    ]
     assert Memory.objects.filter(user_id="u:ana", content="Ana plays the cello").exists()

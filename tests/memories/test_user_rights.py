@@ -78,12 +78,13 @@ def agent(make_client):
 def test_export_holds_everything(agent):
     populate("agent:1")
     data = agent.get("/api/v1/users/agent:1/export/").json()["data"]
-    assert len(data["memories"]) == 5  # Berlin, Austin, trait, episode + its new version
+    # Berlin and Austin (facts and the two turns as episodes), trait, episode + its new version
+    assert len(data["memories"]) == 7
     assert {m["state"] for m in data["memories"]} == {"cold", "deleted"}
-    assert len(data["history"]) == 7
+    assert len(data["history"]) == 9
     assert len(data["evidence"]) == 1 and len(data["cycles"]) == 1
     assert len(data["sessions"]) == 1 and len(data["messages"]) == 2
-    assert len(data["sources"]) == 2
+    assert len(data["sources"]) == 4
 
 
 def test_purge_removes_every_row_of_one_user_and_no_other(agent):
@@ -97,9 +98,9 @@ def test_purge_removes_every_row_of_one_user_and_no_other(agent):
     after = counts()
     assert {table: before[table] - after[table] for table in TABLES} == deleted
     assert deleted == {
-        "memories": 5,
-        "memory_history": 7,
-        "memory_sources": 2,
+        "memories": 7,
+        "memory_history": 9,
+        "memory_sources": 4,
         "trait_evidence": 1,
         "conversations": 2,
         "conversation_sessions": 1,
@@ -108,10 +109,10 @@ def test_purge_removes_every_row_of_one_user_and_no_other(agent):
     assert not Memory.objects.filter(user_id="agent:1").exists()
     assert not ConversationSession.objects.filter(user_id="agent:1").exists()
     for survivor in ("agent:10", "agent:2"):
-        assert Memory.objects.filter(user_id=survivor).count() == 5
+        assert Memory.objects.filter(user_id=survivor).count() == 7
         ids = Memory.objects.filter(user_id=survivor).values_list("id", flat=True)
-        assert MemoryHistory.objects.filter(memory_id__in=ids).count() == 7
-        assert MemorySource.objects.filter(memory_id__in=ids).count() == 2
+        assert MemoryHistory.objects.filter(memory_id__in=ids).count() == 9
+        assert MemorySource.objects.filter(memory_id__in=ids).count() == 4
         assert ConversationMessage.objects.filter(user_id=survivor).count() == 2
 
 
@@ -132,7 +133,7 @@ def test_purge_outside_the_prefix_is_forbidden(agent, make_client):
     populate("other:1")
     assert agent.delete("/api/v1/users/other:1/").status_code == 403
     assert agent.get("/api/v1/users/other:1/export/").status_code == 404
-    assert Memory.objects.filter(user_id="other:1").count() == 5
+    assert Memory.objects.filter(user_id="other:1").count() == 7
 
 
 def test_purging_an_unknown_user_deletes_nothing(agent):
