@@ -5,7 +5,8 @@ from django.db import connections
 
 @register("database")
 def embedding_dimension_check(app_configs, databases=None, **kwargs) -> list[Error]:
-    """EMBEDDING_DIM must match the column: changing it is a migration (docs/schema.md)."""
+    """EMBEDDING_DIM must match the column: changing it is `manage.py embeddings_rebuild`
+    (docs/schema.md)."""
     errors = []
     for alias in databases or []:
         with connections[alias].cursor() as cursor:
@@ -19,8 +20,10 @@ def embedding_dimension_check(app_configs, databases=None, **kwargs) -> list[Err
             errors.append(
                 Error(
                     f"memories.embedding is {row[0]} but EMBEDDING_DIM={settings.EMBEDDING_DIM}.",
-                    hint="Set EMBEDDING_DIM to the stored dimension, or change the column "
-                    "deliberately (docs/schema.md, 'Changing EMBEDDING_DIM').",
+                    hint="Run `manage.py embeddings_rebuild` (make manage "
+                    'ARGS="embeddings_rebuild") to re-embed every memory at this dimension, '
+                    "or set EMBEDDING_DIM back to the stored one (docs/schema.md, "
+                    "'Changing EMBEDDING_DIM').",
                     id="memories.E001",
                 )
             )

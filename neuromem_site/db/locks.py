@@ -25,6 +25,7 @@ class LockNamespace(IntEnum):
     ACCESS_FLUSH = 2  # beat: access counts from Redis into the memories
     USER_INDEXES = 3  # beat (or a purge): per-user HNSW and text indexes
     EMBEDDING_REQUEUE = 4  # beat: re-queue stale pending embeddings
+    EMBEDDING_REBUILD = 5  # manage.py embeddings_rebuild: one at a time
 
 
 def xact_lock(namespace: LockNamespace, keys: Iterable[str]) -> None:
