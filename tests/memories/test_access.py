@@ -71,7 +71,13 @@ def test_no_increment_is_lost_when_recalls_run_during_flushes():
     remember(
         *[
             f"I like the jazz album {title}"
-            for title in ("Kind of Blue", "A Love Supreme", "Time Out", "Head Hunters", "Mingus Ah Um")
+            for title in (
+                "Kind of Blue",
+                "A Love Supreme",
+                "Time Out",
+                "Head Hunters",
+                "Mingus Ah Um",
+            )
         ]
     )
     threads_count, recalls_each = 4, 15

@@ -434,3 +434,27 @@ def test_recall_falls_back_to_text_when_the_embedding_provider_is_down(settings)
         None,
         1,
     )
+
+
+@pytest.mark.parametrize(
+    ("query", "lexemes"),
+    [
+        ("Where does the user live?", ["live"]),
+        ("What is the User's name?", ["name"]),
+        ("users’ favourite tea", ["favourit", "tea"]),
+        ("用户住在哪里？", ["住"]),  # 在, 哪, 里: grammar and question words
+        ("user", []),
+    ],
+)
+def test_the_subject_words_of_a_question_are_not_search_terms(query, lexemes):
+    """Facts are written about "the user": that word would match every one of them."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT neuromem_search_lexemes(%s)", [query])
+        assert sorted(cursor.fetchone()[0]) == lexemes
+
+
+def test_a_question_about_the_user_recalls_only_what_answers_it():
+    remember("The user lives in Hangzhou", "The user has a cat called Miso", "用户住在杭州")
+    assert contents(recall("What is the user's blood type?")) == []
+    assert "The user lives in Hangzhou" in contents(recall("Where does the user live?"))
+    assert contents(recall("用户住在哪里？"))[:1] == ["用户住在杭州"]

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
+from unittest import mock
 from urllib.parse import urlsplit
 
 import psycopg
 import pytest
 from django.conf import settings
+from django.test import override_settings
 
 from memories.embeddings import embedding_provider
 from tests.memories.scratch import BASE_DIR, catalog, migrate, scratch_database
@@ -33,13 +35,14 @@ search_document = importlib.import_module("memories.migrations.0003_search_docum
 V1_EMBEDDINGS = {"EMBEDDING_PROVIDER": "hashing", "EMBEDDING_DIM": "1024"}
 
 
-@pytest.fixture(autouse=True)
-def v1_embeddings(monkeypatch, settings):
-    for name, value in V1_EMBEDDINGS.items():
-        monkeypatch.setenv(name, value)
-    settings.EMBEDDING_PROVIDER, settings.EMBEDDING_DIM = "hashing", 1024
-    embedding_provider.cache_clear()
-    yield
+@pytest.fixture(scope="module", autouse=True)
+def v1_embeddings():
+    with (
+        override_settings(EMBEDDING_PROVIDER="hashing", EMBEDDING_DIM=1024),
+        mock.patch.dict(os.environ, V1_EMBEDDINGS),
+    ):
+        embedding_provider.cache_clear()
+        yield
     embedding_provider.cache_clear()
 
 
