@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client manage schema bench-ingest bench-recall fuzz
+.PHONY: install run test lint superuser api-client manage schema bench-ingest bench-recall bench-quality fuzz
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -59,6 +59,11 @@ bench-ingest: $(STAMP)
 
 bench-recall: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/recall.py $(ARGS)
+
+## Memory quality against BM25 and dense-only baselines (bench/quality.py); one run = one
+## provider: EMBEDDING_PROVIDER=use make bench-quality [ARGS="--limit 300 --json out.json"]
+bench-quality: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/quality.py $(ARGS)
 
 ## schemathesis over the whole OpenAPI schema as a staff and a prefixed client, on throw-away
 ## embedded services (scripts/fuzz.py; docs/security.md): make fuzz [ARGS="--max-time 60"]
