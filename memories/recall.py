@@ -39,7 +39,7 @@ from memories.meaning import (
     trait_stage_sql,
 )
 from memories.models import Memory, MemoryType, TraitSubtype
-from memories.relevance import similarity_floor
+from memories.relevance import similarity_floors
 from memories.selectors import trait_field
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
@@ -151,6 +151,14 @@ def recall_sql(
         if vector
         else "SELECT NULL::uuid AS id, NULL::text AS memory_type, NULL::float8 AS distance LIMIT 0"
     )
+    # Whether a vector hit holds any of the query's words: the two sides agree, and a lower
+    # similarity floor applies (memories/relevance.py).
+    shares_word = (
+        "EXISTS (SELECT 1 FROM memories m WHERE m.id = h.id AND m.memory_type = h.memory_type"
+        " AND ts_match_vq(m.search_vector, %(tsquery)s::tsquery))"
+        if text
+        else "false"
+    )
     text_branches = (
         " UNION ALL ".join(
             text_branch_sql(memory_type, visible, own_index=memory_type in text_indexed_types)
@@ -164,9 +172,10 @@ def recall_sql(
     WITH vector_hits AS MATERIALIZED ({branches}),
     vector_side AS (
         -- A zero vector has no cosine: NaN, which PostgreSQL sorts above every number.
-        SELECT id, memory_type, 1 - nullif(distance, 'NaN') AS similarity,
-               row_number() OVER (PARTITION BY memory_type ORDER BY distance) AS vector_rank
-        FROM vector_hits
+        SELECT h.id, h.memory_type, 1 - nullif(h.distance, 'NaN') AS similarity,
+               row_number() OVER (PARTITION BY h.memory_type ORDER BY h.distance) AS vector_rank,
+               {shares_word} AS shares_word
+        FROM vector_hits h
     ),
     text_side AS (
         SELECT id, memory_type, coverage,
@@ -192,6 +201,7 @@ def recall_sql(
                  + coalesce(1.0 / ({RRF_K} + t.text_rank), 0) AS rrf_score
         FROM vector_side v FULL JOIN text_side t ON t.id = v.id
         WHERE coalesce(v.similarity, -1) >= %(min_similarity)s
+           OR (v.shares_word AND v.similarity >= %(min_similarity_agreeing)s)
            OR coalesce(t.coverage, 0) >= %(min_coverage)s
     ),
     boosted AS (
@@ -300,8 +310,8 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
 
 def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
     vector = query_vector(request.query)
-    min_similarity = None if vector is None else similarity_floor(vector)
-    if min_similarity is None:
+    floors = None if vector is None else similarity_floors(vector)
+    if floors is None:
         vector = None
     with transaction.atomic(), vector_cursor() as cursor:
         terms, text_indexed_types = _recall_prepare(cursor, request)
@@ -321,7 +331,8 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             "trait_stages": list(RECALLED_TRAIT_STAGES),
             **score_params(),
             "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
-            "min_similarity": min_similarity,
+            "min_similarity": floors and floors.alone,
+            "min_similarity_agreeing": floors and floors.agreeing,
             "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
             "now": request.as_of or timezone.now(),
             "as_of": request.as_of,

@@ -5,12 +5,15 @@ model scores every "the user …" fact high for any "What … the user …?" que
 not, and a Chinese question scores everything higher than an English one. A fixed floor cannot
 separate them. So each query is first compared with a fixed set of background memories that
 answer nothing in particular (memories/data/relevance_background.txt: facts about a user,
-remarks and requests, in English and Chinese); a stored memory is recalled by its vector only
-if it is more similar to the query than the RECALL_NOISE_QUANTILE of those, plus
-RECALL_RELEVANCE_MARGIN. Both settings come from the quality benchmark (docs/recall.md).
+remarks and requests, in English and Chinese). A stored memory found by its vector alone is
+recalled only if it is more similar to the query than the RECALL_NOISE_QUANTILE of those;
+one that also holds a word of the query (the text side agrees) needs only the lower
+RECALL_AGREEMENT_QUANTILE; both plus RECALL_RELEVANCE_MARGIN. The settings come from the
+quality benchmark (docs/recall.md).
 """
 
 import logging
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -34,18 +37,26 @@ def _background(model_id: str, provider: EmbeddingProvider) -> np.ndarray:
     return np.asarray(provider.embed(background_sentences()), dtype=np.float32)
 
 
-def similarity_floor(query_vector: np.ndarray) -> float | None:
-    """The cosine similarity a memory must reach to be recalled by its vector for this query;
-    None when the provider cannot embed the background (then recall goes by text alone)."""
+@dataclass(frozen=True)
+class SimilarityFloors:
+    alone: float  # for a memory found by its vector alone
+    agreeing: float  # for one that also holds a word of the query
+
+
+def similarity_floors(query_vector: np.ndarray) -> SimilarityFloors | None:
+    """The cosine similarities a memory must reach to be recalled by its vector for this
+    query; None when the provider cannot embed the background (recall goes by text alone)."""
     provider = embedding_provider()
     try:
         background = _background(provider.model_id, provider)
     except EmbeddingError:
         log.warning("recall without the vector side: no background to calibrate", exc_info=True)
         return None
-    noise = float(
-        np.quantile(
-            background @ np.asarray(query_vector, dtype=np.float32), settings.RECALL_NOISE_QUANTILE
-        )
+    similarities = background @ np.asarray(query_vector, dtype=np.float32)
+    alone, agreeing = np.quantile(
+        similarities, [settings.RECALL_NOISE_QUANTILE, settings.RECALL_AGREEMENT_QUANTILE]
     )
-    return max(noise + settings.RECALL_RELEVANCE_MARGIN, settings.RECALL_MIN_SIMILARITY)
+    margin, floor = settings.RECALL_RELEVANCE_MARGIN, settings.RECALL_MIN_SIMILARITY
+    return SimilarityFloors(
+        alone=max(float(alone) + margin, floor), agreeing=max(float(agreeing) + margin, floor)
+    )

@@ -46,7 +46,7 @@ def test_the_default_provider_is_a_local_semantic_model():
     ("question", "answer"),
     [
         ("Where does the user's sister live?", 1),  # shares only "sister" and "live"
-        ("What pet does the user have?", 4),  # no word in common
+        ("Does the user have a dog?", 4),  # no word in common (but "user")
         ("用户喜欢吃什么？", 3),
         ("用户的姐姐住在哪里？", 1),  # Chinese question, English memory
         ("Does the user like spicy food?", 3),  # and back
