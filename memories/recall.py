@@ -173,7 +173,7 @@ def recall_sql(
     vector_side AS (
         -- A zero vector has no cosine: NaN, which PostgreSQL sorts above every number.
         SELECT h.id, h.memory_type, 1 - nullif(h.distance, 'NaN') AS similarity,
-               row_number() OVER (PARTITION BY h.memory_type ORDER BY h.distance) AS vector_rank,
+               row_number() OVER (ORDER BY h.distance, h.id) AS vector_rank,
                {shares_word} AS shares_word
         FROM vector_hits h
     ),

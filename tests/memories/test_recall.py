@@ -232,11 +232,10 @@ def stored(memory_id: str, memory_type: str, content: str, **fields) -> Memory:
 
 
 # Two memories equal but for one boost: the same content, one a fact and one an episode, so
-# each is first on its partition's vector side (rank 1 + 1/61) and they tie on the text side,
-# where the tie goes to the smaller id. That one is given the weaker boost, so the stronger
-# boost has to beat a worse text rank (2/61 against 1/61 + 1/62) to come first.
-RRF_TEXT_FIRST = 2 / 61  # 0.0327869
-RRF_TEXT_SECOND = 1 / 61 + 1 / 62  # 0.0325218
+# they tie on both sides, where the tie goes to the smaller id. That one is given the weaker
+# boost, so the stronger boost has to beat worse ranks (2/61 against 2/62) to come first.
+RRF_FIRST = 2 / 61  # 0.0327869
+RRF_SECOND = 2 / 62  # 0.0322581
 
 
 def test_recency_orders_memories_equal_but_for_valid_at():
@@ -255,15 +254,15 @@ def test_recency_orders_memories_equal_but_for_valid_at():
     )
     hits = recall("visited Rome")
     assert [hit.memory.id for hit in hits] == [new.id, old.id]
-    assert [(hit.vector_rank, hit.text_rank) for hit in hits] == [(1, 2), (1, 1)]
-    assert [hit.rrf_score for hit in hits] == pytest.approx([RRF_TEXT_SECOND, RRF_TEXT_FIRST])
+    assert [(hit.vector_rank, hit.text_rank) for hit in hits] == [(2, 2), (1, 1)]
+    assert [hit.rrf_score for hit in hits] == pytest.approx([RRF_SECOND, RRF_FIRST])
     # By hand: recency = 0.15·e^(−days/30): 0.15·e^(−1/30) = 0.1450824, 0.15·e^(−10) = 6.81e-6;
     # importance = 0.15 · 0.5 = 0.075 for both.
     assert [hit.boosts.recency for hit in hits] == pytest.approx([0.1450824, 6.80999e-6], rel=1e-4)
     assert [hit.boosts.importance for hit in hits] == pytest.approx([0.075, 0.075])
     # score = rrf · (1 + recency + importance):
-    #   new: 0.0325218 · 1.2200824 = 0.0396801;  old: 0.0327869 · 1.0750068 = 0.0352461
-    assert [hit.score for hit in hits] == pytest.approx([0.0396801, 0.0352461], rel=1e-4)
+    #   new: 0.0322581 · 1.2200824 = 0.0393575;  old: 0.0327869 · 1.0750068 = 0.0352461
+    assert [hit.score for hit in hits] == pytest.approx([0.0393575, 0.0352461], rel=1e-4)
 
 
 def test_importance_orders_memories_equal_but_for_importance():
@@ -284,13 +283,13 @@ def test_importance_orders_memories_equal_but_for_importance():
     )
     hits = recall("play the cello")
     assert [hit.memory.id for hit in hits] == [high.id, low.id]
-    assert [(hit.vector_rank, hit.text_rank) for hit in hits] == [(1, 2), (1, 1)]
+    assert [(hit.vector_rank, hit.text_rank) for hit in hits] == [(2, 2), (1, 1)]
     # By hand: importance = 0.15 · 0.9 = 0.135 and 0.15 · 0.1 = 0.015; recency 0.15·e^(−1) =
-    # 0.0551819 for both. score: high 0.0325218 · 1.1901819 = 0.0387077,
+    # 0.0551819 for both. score: high 0.0322581 · 1.1901819 = 0.0383929,
     #                            low 0.0327869 · 1.0701819 = 0.0350879
     assert [hit.boosts.importance for hit in hits] == pytest.approx([0.135, 0.015], rel=1e-6)
     assert [hit.boosts.recency for hit in hits] == pytest.approx([0.0551819] * 2, rel=1e-4)
-    assert [hit.score for hit in hits] == pytest.approx([0.0387077, 0.0350879], rel=1e-4)
+    assert [hit.score for hit in hits] == pytest.approx([0.0383929, 0.0350879], rel=1e-4)
 
 
 def test_trait_stage_boost_and_only_believed_traits():
