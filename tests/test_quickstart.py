@@ -164,35 +164,62 @@ def test_quickstart_runs_as_written(stack, tmp_path):
     assert {memory["id"] for memory in listing.data} == set(written.values())
     assert listing.body["page"] == {"next": None}
 
-    for content in ["My dog is called Rex", "我的狗叫旺财"]:
-        recall = next(recorded)
+    polls = 0
+    while (answer := next(recorded)).method == "GET":  # waiting for the worker's embeddings
+        assert answer.url == listing.url, answer.args
+        polls += 1
+    assert polls >= 1
+
+    recall = answer
+    for content in ["My dog is called Rex", "我的狗叫旺财", "Alice prefers green tea"]:
         assert (recall.method, recall.status) == ("POST", 200), recall.body
         merged = recall.data["merged"]
         assert merged, f"{recall.sent()['query']!r} recalled nothing"
         assert merged[0]["content"] == content, merged
+        recall = next(recorded)
+    assert set(merged[0]) == {"id", "content", "memory_type", "valid_at", "score"}  # compact
 
-    session = next(recorded)
+    session = recall
     assert session.status == 201, session.body
     session_id = session.data["id"]
 
     berlin = next(recorded)
     assert berlin.status == 201, berlin.body
     assert berlin.data["message"]["session_id"] == session_id
-    (home,) = berlin.data["memories"]
+    home, said = berlin.data["memories"]
     assert (home["operation"], home["memory"]["key"]) == ("ADD", "profile:home_city")
+    assert home["memory"]["content"] == "The user lives in Berlin"
+    assert (said["memory"]["memory_type"], said["memory"]["content"]) == (
+        "episodic",
+        "User: I live in Berlin.",
+    )
 
     austin = next(recorded)
     assert austin.status == 201, austin.body
-    (moved,) = austin.data["memories"]
+    moved, _ = austin.data["memories"]
     assert (moved["operation"], moved["memory"]["key"]) == ("UPDATE", "profile:home_city")
     assert moved["superseded"] == home["memory"]["id"]
+
+    question = next(recorded)
+    assert (question.status, question.data["memories"]) == (201, []), question.body
+    answer = next(recorded)
+    assert answer.status == 201, answer.body
+    [work] = answer.data["memories"]
+    assert work["memory"]["content"] == (
+        "Assistant: Welcome to Texas! Where do you work now? → User: At a small bakery on South"
+        " Congress."
+    )
+
+    now = next(recorded)
+    assert now.status == 200, now.body
+    assert now.data["merged"][0]["content"] == "The user lives in Austin", now.data
 
     export = next(recorded)
     assert export.status == 200, export.body
     exported = export.data
     assert exported["user_id"] == "my-agent:alice"
     assert [s["id"] for s in exported["sessions"]] == [session_id]
-    assert len(exported["messages"]) == 2
+    assert len(exported["messages"]) == 4
     contents = {memory["content"] for memory in exported["memories"]}
     assert set(written) <= contents
     assert "Austin" in moved["memory"]["content"]
