@@ -4,14 +4,16 @@ The recall embedding is now a semantic model's, computed by the worker; the writ
 cheap lexical vector (hashing provider, 512 dimensions) for its near-duplicate check. This adds
 the column, computes it for the current memories already stored (in batches, each committed,
 so an interrupted run resumes where it stopped), and indexes each user's current memories by
-age: the check compares a new memory with the user's most recent ones of its type.
+age: the check compares a new memory with the user's most recent ones of its type. The partial
+index of waiting memories (0004), which only the old check read, goes: every write paid for it.
 """
 
-import numpy as np
-from django.db import migrations, transaction
-from pgvector import HalfVector
+import importlib
 
 import pgvector.django.halfvec
+from django.db import migrations, transaction
+
+hnsw_ready_only = importlib.import_module("memories.migrations.0004_hnsw_ready_only")
 
 BACKFILL_BATCH = 2000
 
@@ -23,8 +25,8 @@ CREATE INDEX IF NOT EXISTS idx_memories_recent ON memories (user_id, memory_type
 
 def backfill_lexical_vectors(apps, schema_editor) -> None:
     # The write path's own hashing, so the stored vectors and new ones agree.
-    from memories.embeddings import lexical_provider  # noqa: PLC0415
-    from memories.vectors import vector_cursor  # noqa: PLC0415
+    from memories.embeddings import lexical_provider
+    from memories.vectors import halfvecs, vector_cursor
 
     provider = lexical_provider()
     last_id = None
@@ -43,7 +45,10 @@ def backfill_lexical_vectors(apps, schema_editor) -> None:
             cursor.execute(
                 "UPDATE memories m SET lexical_vector = u.vector"
                 " FROM unnest(%s::uuid[], %b::halfvec[]) AS u(id, vector) WHERE m.id = u.id",
-                [[memory_id for memory_id, _ in rows], [HalfVector(v) for v in np.asarray(vectors)]],
+                [
+                    [memory_id for memory_id, _ in rows],
+                    halfvecs(list(vectors)),
+                ],
                 binary=True,
             )
             last_id = rows[-1][0]
@@ -62,4 +67,7 @@ class Migration(migrations.Migration):
         ),
         migrations.RunPython(backfill_lexical_vectors, migrations.RunPython.noop),
         migrations.RunSQL(RECENT_INDEX_SQL, "DROP INDEX IF EXISTS idx_memories_recent;"),
+        migrations.RunSQL(
+            "DROP INDEX IF EXISTS idx_memories_pending;", hnsw_ready_only.PENDING_INDEX_SQL
+        ),
     ]

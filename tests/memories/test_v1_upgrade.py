@@ -21,7 +21,7 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from memories.embeddings import embedding_provider
+from memories.embeddings import embedding_provider, lexical_provider
 from tests.memories.scratch import BASE_DIR, catalog, migrate, scratch_database
 
 GENERATED_ROWS = 10_000
@@ -344,6 +344,21 @@ def test_the_seeds_v1_dataset(upgraded):  # seed 001 §5.1 and §5.2
 
 
 # --- halfvec (TC-H01–H08) --------------------------------------------------------------------
+
+
+def test_every_current_memory_gets_its_lexical_vector(upgraded):
+    """Migration 0007 computes the near-duplicate vector of the memories already stored, as the
+    write path computes it for new ones."""
+    missing, total = upgraded.execute(
+        "SELECT count(*) FILTER (WHERE lexical_vector IS NULL), count(*) FROM memories"
+        " WHERE expired_at IS NULL"
+    ).fetchone()
+    assert (missing, total > GENERATED_ROWS) == (0, True)
+    content, stored = upgraded.execute(
+        "SELECT content, lexical_vector::text FROM memories WHERE id = %s", [RECALL_ROW]
+    ).fetchone()
+    expected = lexical_provider().embed([content])[0]
+    assert json.loads(stored) == pytest.approx(expected.tolist(), abs=1e-3)
 
 
 def test_v1_column_was_vector_and_is_now_halfvec(upgraded):  # TC-H01, TC-H02, TC-H06
