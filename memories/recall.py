@@ -17,7 +17,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 
 import numpy as np
@@ -39,7 +39,7 @@ from memories.meaning import (
     trait_stage_sql,
 )
 from memories.models import Memory, MemoryType, TraitSubtype
-from memories.relevance import similarity_floors
+from memories.relevance import CJK_CHARACTERS, SimilarityFloors, similarity_floors
 from memories.selectors import trait_field
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
@@ -48,6 +48,7 @@ from neuromem_site.redis_client import app_redis
 
 log = logging.getLogger("neuromem.recall")
 
+FLOOR_PARAMS = [field.name for field in fields(SimilarityFloors)]
 VECTOR_LITERAL = re.compile(r"'\[[^\]]*\]'::halfvec")
 TRAIT_STAGE = trait_stage_sql("m")
 
@@ -153,12 +154,7 @@ def recall_sql(
     )
     # Whether a vector hit holds any of the query's words: the two sides agree, and a lower
     # similarity floor applies (memories/relevance.py).
-    shares_word = (
-        "EXISTS (SELECT 1 FROM memories m WHERE m.id = h.id AND m.memory_type = h.memory_type"
-        " AND ts_match_vq(m.search_vector, %(tsquery)s::tsquery))"
-        if text
-        else "false"
-    )
+    shares_word = "ts_match_vq(m.search_vector, %(tsquery)s::tsquery)" if text else "false"
     text_branches = (
         " UNION ALL ".join(
             text_branch_sql(memory_type, visible, own_index=memory_type in text_indexed_types)
@@ -174,8 +170,8 @@ def recall_sql(
         -- A zero vector has no cosine: NaN, which PostgreSQL sorts above every number.
         SELECT h.id, h.memory_type, 1 - nullif(h.distance, 'NaN') AS similarity,
                row_number() OVER (ORDER BY h.distance, h.id) AS vector_rank,
-               {shares_word} AS shares_word
-        FROM vector_hits h
+               {shares_word} AS shares_word, m.content ~ '[{CJK_CHARACTERS}]' AS cjk
+        FROM vector_hits h JOIN memories m ON m.id = h.id AND m.memory_type = h.memory_type
     ),
     text_side AS (
         SELECT id, memory_type, coverage,
@@ -200,8 +196,11 @@ def recall_sql(
                coalesce(1.0 / ({RRF_K} + v.vector_rank), 0)
                  + coalesce(1.0 / ({RRF_K} + t.text_rank), 0) AS rrf_score
         FROM vector_side v FULL JOIN text_side t ON t.id = v.id
-        WHERE coalesce(v.similarity, -1) >= %(min_similarity)s
-           OR (v.shares_word AND v.similarity >= %(min_similarity_agreeing)s)
+        -- The floors are per language of the memory (memories/relevance.py).
+        WHERE v.similarity >= CASE WHEN v.cjk THEN %(alone_cjk)s::float8
+                                   ELSE %(alone_latin)s::float8 END
+           OR (v.shares_word AND v.similarity >= CASE WHEN v.cjk THEN %(agreeing_cjk)s::float8
+                                                      ELSE %(agreeing_latin)s::float8 END)
            OR coalesce(t.coverage, 0) >= %(min_coverage)s
     ),
     boosted AS (
@@ -331,8 +330,7 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             "trait_stages": list(RECALLED_TRAIT_STAGES),
             **score_params(),
             "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
-            "min_similarity": floors and floors.alone,
-            "min_similarity_agreeing": floors and floors.agreeing,
+            **(asdict(floors) if floors else dict.fromkeys(FLOOR_PARAMS)),
             "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
             "now": request.as_of or timezone.now(),
             "as_of": request.as_of,

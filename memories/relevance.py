@@ -13,6 +13,7 @@ quality benchmark (docs/recall.md).
 """
 
 import logging
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -25,22 +26,41 @@ from memories.embeddings import EmbeddingError, EmbeddingProvider, embedding_pro
 log = logging.getLogger("neuromem.recall")
 
 BACKGROUND_FILE = Path(__file__).parent / "data" / "relevance_background.txt"
+# Han, kana and hangul: a memory holding any is compared with the Chinese background, others
+# with the English one (a model scores text of the question's own language higher: one floor
+# for both would drop every answer in the other language).
+CJK_CHARACTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+CJK = re.compile(f"[{CJK_CHARACTERS}]")
 
 
 def background_sentences() -> list[str]:
     return [line.strip() for line in BACKGROUND_FILE.read_text().splitlines() if line.strip()]
 
 
+@dataclass(frozen=True)
+class Background:
+    latin: np.ndarray
+    cjk: np.ndarray
+
+
 @cache
-def _background(model_id: str, provider: EmbeddingProvider) -> np.ndarray:
+def _background(model_id: str, provider: EmbeddingProvider) -> Background:
     """Embedded once per process and model (a few hundred ms for the slowest local model)."""
-    return np.asarray(provider.embed(background_sentences()), dtype=np.float32)
+    sentences = background_sentences()
+    vectors = np.asarray(provider.embed(sentences), dtype=np.float32)
+    is_cjk = np.array([bool(CJK.search(sentence)) for sentence in sentences])
+    return Background(latin=vectors[~is_cjk], cjk=vectors[is_cjk])
 
 
 @dataclass(frozen=True)
 class SimilarityFloors:
-    alone: float  # for a memory found by its vector alone
-    agreeing: float  # for one that also holds a word of the query
+    """Per language of the memory: for a memory found by its vector alone, and for one that
+    also holds a word of the query."""
+
+    alone_latin: float
+    alone_cjk: float
+    agreeing_latin: float
+    agreeing_cjk: float
 
 
 def similarity_floors(query_vector: np.ndarray) -> SimilarityFloors | None:
@@ -52,11 +72,19 @@ def similarity_floors(query_vector: np.ndarray) -> SimilarityFloors | None:
     except EmbeddingError:
         log.warning("recall without the vector side: no background to calibrate", exc_info=True)
         return None
-    similarities = background @ np.asarray(query_vector, dtype=np.float32)
-    alone, agreeing = np.quantile(
-        similarities, [settings.RECALL_NOISE_QUANTILE, settings.RECALL_AGREEMENT_QUANTILE]
+    query = np.asarray(query_vector, dtype=np.float32)
+    quantiles = [settings.RECALL_NOISE_QUANTILE, settings.RECALL_AGREEMENT_QUANTILE]
+    (alone_latin, agreeing_latin), (alone_cjk, agreeing_cjk) = (
+        np.quantile(background.latin @ query, quantiles),
+        np.quantile(background.cjk @ query, quantiles),
     )
-    margin, floor = settings.RECALL_RELEVANCE_MARGIN, settings.RECALL_MIN_SIMILARITY
+
+    def floor(noise: float) -> float:
+        return max(float(noise) + settings.RECALL_RELEVANCE_MARGIN, settings.RECALL_MIN_SIMILARITY)
+
     return SimilarityFloors(
-        alone=max(float(alone) + margin, floor), agreeing=max(float(agreeing) + margin, floor)
+        alone_latin=floor(alone_latin),
+        alone_cjk=floor(alone_cjk),
+        agreeing_latin=floor(agreeing_latin),
+        agreeing_cjk=floor(agreeing_cjk),
     )
