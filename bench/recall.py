@@ -10,8 +10,8 @@
     NEUROMEM_DATA_DIR=/tmp/recall-data .venv/bin/python -m neuromem_site.devstack exec -- \
         .venv/bin/python bench/recall.py --reuse
 
-Builds the dataset with the default (hashing) embeddings: `--count` memories over `--users`
-users (facts, episodic memories and documents, Latin and CJK), plus one heavy user with
+Builds the dataset with the configured embeddings (default `use`): `--count` memories over
+`--users` users (facts, episodic memories and documents, Latin and CJK), plus one heavy user with
 `--heavy` memories. The rows are loaded with COPY with the HNSW and GIN indexes dropped, and the
 indexes are then built as migration 0001/0003 define them (the build time is reported). Then:
 
@@ -60,6 +60,7 @@ from memories.embeddings import embedding_provider  # noqa: E402
 from memories.recall import (  # noqa: E402
     RecallQuery,
     memories_recall,
+    query_cache_key,
     query_vector,
     recall_plan,
     vector_branch_sql,
@@ -70,6 +71,7 @@ from memories.user_indexes import user_indexes_refresh  # noqa: E402
 from memories.vectors import iterative_hnsw_scan, vector_cursor  # noqa: E402
 from neuromem_site.access import SYSTEM  # noqa: E402
 from neuromem_site.api.services import api_client_create  # noqa: E402
+from neuromem_site.redis_client import app_redis  # noqa: E402
 
 storage_v2 = importlib.import_module("memories.migrations.0001_storage_v2")
 search_document = importlib.import_module("memories.migrations.0003_search_document")
@@ -241,10 +243,28 @@ def latencies_service(queries: list[tuple[str, str]]) -> list[float]:
     return timings
 
 
-def latencies_http(queries: list[tuple[str, str]], token: str) -> list[float]:
+def forget_query_vectors(queries: list[tuple[str, str]]) -> None:
+    """Empty recall's query cache for these queries: each is embedded inside its request."""
+    model_id = embedding_provider().model_id
+    app_redis().delete(*{query_cache_key(model_id, query) for _, query in queries})
+
+
+def latencies_query_embedding(queries: list[tuple[str, str]]) -> list[float]:
+    provider = embedding_provider()
+    timings = []
+    for _, query in queries:
+        started = time.perf_counter()
+        provider.embed_query(query)
+        timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def latencies_http(queries: list[tuple[str, str]], token: str, *, cached: bool) -> list[float]:
     with api_over_http(token, timeout=60) as client:
-        for user_id, query in queries[:20]:  # warm both workers
+        for user_id, query in queries[:20]:  # warm both workers (and load their model)
             client.post("/recall/", json={"user_id": user_id, "query": query})
+        if not cached:
+            forget_query_vectors(queries)
         timings = []
         for user_id, query in queries:
             started = time.perf_counter()
@@ -312,8 +332,11 @@ def main() -> None:
     heavy_recall = statistics.mean(vector_recall_at_10(u, q) for u, q in heavy_queries)
     service_typical = latencies_service(typical_queries)
     service_heavy = latencies_service(heavy_queries)
-    http_typical = latencies_http(typical_queries, token)
-    http_heavy = latencies_http(heavy_queries, token)
+    embedding = latencies_query_embedding(typical_queries)
+    http_typical_cold = latencies_http(typical_queries, token, cached=False)
+    http_typical = latencies_http(typical_queries, token, cached=True)
+    http_heavy_cold = latencies_http(heavy_queries, token, cached=False)
+    http_heavy = latencies_http(heavy_queries, token, cached=True)
     plans = {
         label: recall_plan(request=RecallQuery(user_id=user_id, query=query))
         for label, (user_id, query) in (
@@ -340,10 +363,13 @@ fact partition with indexes: {fact_size}. Per-user indexes (memories/user_indexe
 
 | recall latency (ms) | queries | p50 | p95 | max |
 |---|---|---|---|---|
-{summary("HTTP `POST /api/v1/recall/`, typical user", http_typical)}
-{summary("HTTP `POST /api/v1/recall/`, heavy user", http_heavy)}
-{summary("service `memories_recall`, typical user", service_typical)}
-{summary("service `memories_recall`, heavy user", service_heavy)}
+{summary("HTTP `POST /api/v1/recall/`, typical user, query embedded", http_typical_cold)}
+{summary("HTTP `POST /api/v1/recall/`, typical user, query vector cached", http_typical)}
+{summary("HTTP `POST /api/v1/recall/`, heavy user, query embedded", http_heavy_cold)}
+{summary("HTTP `POST /api/v1/recall/`, heavy user, query vector cached", http_heavy)}
+{summary("service `memories_recall`, typical user (cached)", service_typical)}
+{summary("service `memories_recall`, heavy user (cached)", service_heavy)}
+{summary(f"query embedding alone (`{embedding_provider().model_id}`)", embedding)}
 
 Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.
 """
