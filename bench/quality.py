@@ -1,11 +1,13 @@
 """Memory-quality benchmark: NeuroMem's hybrid recall against BM25 and dense-only retrieval
-over the same stored conversation turns (issue #14 item 8).
+over the same stored memories (issue #14 item 8).
 
-    make bench-quality                                   # the default provider (e5)
-    EMBEDDING_PROVIDER=use make bench-quality            # one run = one provider
+    make bench-quality                                   # the default provider (use)
+    EMBEDDING_PROVIDER=e5 make bench-quality             # one run = one provider
     EMBEDDING_PROVIDER=hashing make bench-quality ARGS="--limit 300 --json /tmp/q.json"
-    RECALL_NOISE_QUANTILE=0.75 make bench-quality        # recall settings come from the env
-    make bench-quality ARGS="--sweep RECALL_NOISE_QUANTILE=0.5,0.75,0.97"   # or are swept
+    RECALL_NOISE_QUANTILE=0.95 make bench-quality        # recall settings come from the env
+    make bench-quality ARGS="--sweep RECALL_RELEVANCE_MARGIN=0,0.02"   # or are swept, one
+    # setting at a time, or several in one --sweep, over their grid:
+    make bench-quality ARGS="--sweep 'RECALL_NOISE_QUANTILE=0.9,0.95 RECALL_AGREEMENT_QUANTILE=0.5'"
 
 Two datasets, both offline:
 - the `cri-benchmark` package's persona dataset (cri/datasets/persona-1-base, MIT): one user,
@@ -18,23 +20,37 @@ Two datasets, both offline:
   similar names, values changing over time, cross-lingual and never-said questions, among
   everyday requests that answer none of them.
 
-Every user turn is written as an episodic memory dated by its message (`memory_add_many`,
-one batch a session), with the assistant's question it answers in front ("Q → answer");
-its embedding is made ready in process (`memories_embed`, the worker's job), and
-`created_at` is set to the message's time, as if each turn had been written when it was said
-(`as_of` needs it). The three systems then answer the same questions over the same texts:
+The conversations go through the service's conversation path, in process, as an import of
+past conversations would: one session (`session_open`) per session of the dataset, every
+message, the user's and the assistant's, in order (`session_message_add` with `sent_at`, the
+message's time). The service extracts the facts (a slot's new value supersedes the old one,
+which gets `invalid_at`), keeps each user turn with content as an episode, honours forget
+requests, and dates it all by `sent_at`. The embeddings are then made ready in process
+(`memories_embed`, the worker's job, in its batches). The rows are dated as a historical
+import dates them: `created_at` := `valid_at`, and a memory superseded or forgotten while a
+message was taken in expires at that message's time (what `as_of` reads; without it, "as of"
+the conversation's end every row written later in real time would be unknown).
+
+A question's evidence is a message: a recalled memory counts for it when it came from that
+message (memory_sources: the message's episode, or a fact extracted from it; a near duplicate
+that superseded it stands for it too). "Current beats old": the evidence must rank above
+every memory written from a message stating the replaced value (episodes and facts; a
+superseded fact not recalled at all is a win). Each question is asked as of one second after
+the user's last message (recency is relative to that instant), an `as_of` question as of its
+instant. The three systems answer the same questions over the same memories, those recall
+may see at that instant:
 - hybrid: `memories_recall` (RecallQuery, limit 10), NeuroMem's recall as the API runs it;
-- BM25: bm25s over the user's stored texts; Latin words lower-cased without English stop
+- BM25: bm25s over those memories' texts; Latin words lower-cased without English stop
   words, Han characters as overlapping bigrams (no segmenter is installed);
-- dense: the configured provider's vectors (`embed` for texts, `embed_query` for questions),
-  exact cosine top 10.
-The baselines know nothing of time: for `as_of` questions they see only the turns said by
-then. Prints Markdown for docs/benchmarks.md; --json writes the numbers and every ranking
-too; --sweep asks hybrid again under other values of a recall setting, in the same run.
+- dense: the configured provider's vectors as the worker stored them (`embed_query` for
+  questions), exact cosine top 10.
+Prints Markdown for docs/benchmarks.md; --json writes the numbers and every ranking too;
+--sweep asks hybrid again under other values of recall settings, in the same run.
 """
 
 import argparse
 import importlib.util
+import itertools
 import json
 import logging
 import math
@@ -42,6 +58,8 @@ import os
 import platform
 import random
 import re
+import shlex
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -68,12 +86,13 @@ from django.db import connection  # noqa: E402
 from django.test import override_settings  # noqa: E402
 
 from memories.embeddings import embedding_provider  # noqa: E402
+from memories.ingest import session_end, session_message_add, session_open  # noqa: E402
+from memories.models import EmbeddingStatus, Memory, MemorySource  # noqa: E402
 from memories.recall import RecallQuery, memories_recall  # noqa: E402
-from memories.services import MemoryInput, memories_embed, memory_add_many  # noqa: E402
+from memories.services import Operation, memories_embed  # noqa: E402
 from memories.services.embedding_jobs import EMBED_TASK_SIZE  # noqa: E402
 from memories.vectors import vector_cursor  # noqa: E402
 from neuromem_site.access import SYSTEM  # noqa: E402
-from neuromem_site.errors import DomainError  # noqa: E402
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # after the import, which sets it
 
@@ -84,21 +103,28 @@ TOP_K = 10
 SYSTEMS = ("hybrid", "BM25", "dense")
 CATEGORIES = ("en", "zh", "zh→en", "en→zh")
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-SENTENCE = re.compile(r"[^.!?。！？]*[.!?。！？]?")
 LATIN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 HAN_RUN = re.compile(rf"(?:{HAN.pattern})+")
+# Asked right after the conversation: one second after the user's last message.
+ASKED_AFTER = timedelta(seconds=1)
+NEVER_SAID_EMPTY_TARGET = 0.90
 
 
 # --- Data ------------------------------------------------------------------------------------
 
 
 @dataclass
-class Turn:
-    key: str  # "<set>:<user>:<tag or position>", unique in the run
+class Message:
+    key: str  # "<set>:<user>:<tag, position or message id>", unique in the run
+    role: str  # "user" | "assistant"
+    content: str
+    sent_at: datetime
+
+
+@dataclass
+class Session:
     user_id: str
-    text: str  # as stored: "<assistant question> → <user turn>" when it answers one
-    said_at: datetime
-    language: str  # "en" | "zh"
+    messages: list[Message]
 
 
 @dataclass
@@ -108,11 +134,12 @@ class Question:
     text: str
     language: str
     memory_language: str
-    evidence: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)  # message keys
     old: list[str] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
-    as_of: datetime | None = None
+    as_of: datetime | None = None  # an as_of question's instant
     kind: str = "evidence"  # "evidence" | "never" | "forget"
+    asked_at: datetime | None = None  # recall's as_of: `as_of`, else right after the talk
 
     @property
     def category(self) -> str:
@@ -123,23 +150,24 @@ class Question:
 
 @dataclass
 class Dataset:
-    turns: list[Turn]
+    sessions: list[Session]  # in time order
     questions: list[Question]
-    sessions: list[list[Turn]]  # the write batches, in time order
+
+    def messages(self, role: str | None = None) -> list[Message]:
+        return [m for s in self.sessions for m in s.messages if role is None or m.role == role]
+
+    def ask_after_conversation(self) -> None:
+        """Date each question without an `as_of` one second after its user's last message."""
+        last: dict[str, datetime] = {}
+        for session in self.sessions:
+            end = session.messages[-1].sent_at
+            last[session.user_id] = max(end, last.get(session.user_id, end))
+        for question in self.questions:
+            question.asked_at = question.as_of or last[question.user_id] + ASKED_AFTER
 
 
 def language_of(text: str) -> str:
     return "zh" if len(HAN.findall(text)) >= 2 else "en"
-
-
-def with_context(assistant: str | None, user: str) -> str:
-    """The turn as the service keeps an episode: the assistant's question it answers, if the
-    turn before was one, then the user's words."""
-    if assistant:
-        questions = [s.strip() for s in SENTENCE.findall(assistant) if s.strip()[-1:] in "?？"]
-        if questions:
-            return f"{questions[-1]} → {user}"
-    return user
 
 
 def cri_dataset_dir() -> Path:
@@ -159,28 +187,18 @@ def load_cri(user_id: str, max_messages: int | None) -> Dataset:
         messages = messages[:max_messages]
     by_id = {m["message_id"]: m for m in messages}
 
-    turns: dict[int, Turn] = {}
-    sessions: dict[str, list[Turn]] = defaultdict(list)
-    previous: dict | None = None
+    turns: dict[int, Message] = {}  # the user's messages, which evidence names
+    sessions: dict[str, Session] = {}
     for message in messages:
+        item = Message(
+            key=f"cri:{message['message_id']}",
+            role=message["role"],
+            content=message["content"],
+            sent_at=datetime.fromisoformat(message["timestamp"]).replace(tzinfo=UTC),
+        )
+        sessions.setdefault(message["session_id"], Session(user_id, [])).messages.append(item)
         if message["role"] == "user":
-            context = (
-                previous["content"]
-                if previous
-                and previous["role"] == "assistant"
-                and previous["session_id"] == message["session_id"]
-                else None
-            )
-            turn = Turn(
-                key=f"cri:{message['message_id']}",
-                user_id=user_id,
-                text=with_context(context, message["content"]),
-                said_at=datetime.fromisoformat(message["timestamp"]).replace(tzinfo=UTC),
-                language="en",
-            )
-            turns[message["message_id"]] = turn
-            sessions[message["session_id"]].append(turn)
-        previous = message
+            turns[message["message_id"]] = item
 
     def keys(ids: Iterable[int]) -> list[str]:
         return [turns[i].key for i in ids if i in turns]
@@ -220,22 +238,21 @@ def load_cri(user_id: str, max_messages: int | None) -> Dataset:
             ask(question, [quoted[0]["message_id"]])
 
     # Temporal facts: as of the middle of the validity window, within the conversation.
-    first = min(t.said_at for t in turns.values())
-    last = max(t.said_at for t in turns.values())
+    first = min(t.sent_at for t in turns.values())
+    last = max(t.sent_at for t in turns.values())
     for fact in truth["temporal_facts"]:
         mapping = ours["temporal_facts"].get(fact["fact_id"])
         if not mapping or not all(i in turns for i in mapping["evidence"]):
             continue
         start = max(first, window_edge(fact["valid_from"]) or first)
         end = min(last, window_edge(fact["valid_until"]) or last)
-        said = max(turns[i].said_at for i in mapping["evidence"]) + timedelta(minutes=1)
+        said = max(turns[i].sent_at for i in mapping["evidence"]) + timedelta(minutes=1)
         instant = max(start + (end - start) / 2, said)
         ask(mapping["q"], mapping["evidence"], mapping["other"], as_of=instant)
 
-    ordered = [
-        sessions[s] for s in dict.fromkeys(m["session_id"] for m in messages) if s in sessions
-    ]
-    return Dataset(list(turns.values()), questions, ordered)
+    dataset = Dataset(list(sessions.values()), questions)
+    dataset.ask_after_conversation()
+    return dataset
 
 
 def window_edge(value: str | None) -> datetime | None:
@@ -243,13 +260,13 @@ def window_edge(value: str | None) -> datetime | None:
 
 
 TURN_LINE = re.compile(r"^(?P<role>[UA])(?:#(?P<tag>\w+))?$")
+ROLES = {"U": "user", "A": "assistant"}
 
 
 def load_own(run: str) -> Dataset:
     data = yaml.safe_load((DATA_DIR / "conversations.yaml").read_text())
-    turns: list[Turn] = []
     questions: list[Question] = []
-    sessions: list[tuple[datetime, list[Turn]]] = []
+    sessions: list[Session] = []
     for user in data["users"]:
         user_id = f"{user['id']}-{run}"
         tagged: dict[str, str] = {}
@@ -257,34 +274,27 @@ def load_own(run: str) -> Dataset:
         filler = data["filler"][user["language"]]
         for s, session in enumerate(user["sessions"], 1):
             started = session["at"].replace(tzinfo=UTC)
-            batch: list[Turn] = []
-            assistant: str | None = None
             lines = session["turns"] + [
                 {f"U#filler{i}": text} for i, text in enumerate(filler) if i % count == s - 1
             ]
+            messages: list[Message] = []
             for n, line in enumerate(lines, 1):
                 ((head, text),) = line.items()
                 match = TURN_LINE.match(head)
                 if not match:
                     raise ValueError(f"{user['id']} session {s}: bad turn {head!r}")
-                if match["role"] == "A":
-                    assistant = text
-                    continue
                 tag = match["tag"] or f"s{s}.{n}"
                 if tag in tagged:
                     raise ValueError(f"{user['id']}: tag {tag!r} used twice")
-                turn = Turn(
+                message = Message(
                     key=f"own:{user['id']}:{tag}",
-                    user_id=user_id,
-                    text=with_context(assistant, text),
-                    said_at=started + timedelta(minutes=2 * n),
-                    language=user["language"],
+                    role=ROLES[match["role"]],
+                    content=text,
+                    sent_at=started + timedelta(minutes=2 * n),
                 )
-                tagged[tag] = turn.key
-                batch.append(turn)
-                assistant = None
-            turns += batch
-            sessions.append((started, batch))
+                tagged[tag] = message.key
+                messages.append(message)
+            sessions.append(Session(user_id, messages))
         for item in user["questions"]:
             evidence = [tagged[t] for t in item.get("evidence", [])]
             forgotten = [tagged[t] for t in item.get("forgotten", [])]
@@ -304,8 +314,135 @@ def load_own(run: str) -> Dataset:
                     kind=kind,
                 )
             )
-    ordered = [batch for _, batch in sorted(sessions, key=lambda pair: pair[0])]
-    return Dataset(turns, questions, ordered)
+    dataset = Dataset(sorted(sessions, key=lambda s: s.messages[0].sent_at), questions)
+    dataset.ask_after_conversation()
+    return dataset
+
+
+# --- Writing ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Stored:
+    """What the conversations became: per memory, the messages it came from."""
+
+    users: list[str]
+    sources: dict[str, frozenset[str]]  # memory id → the messages (keys) it was written from
+    # … and those of the near duplicates it superseded (it stands for them now)
+    stands_for: dict[str, frozenset[str]]
+    operations: dict[str, int]  # "<operation> <memory type>" → count
+    messages: int
+    seconds_write: float
+    seconds_embed: float
+    warnings: list[str]
+
+
+def store(datasets: list[Dataset]) -> Stored:
+    """Write the conversations through the service's conversation path, a session at a time
+    in time order; make the embeddings ready as the worker would; date the rows as a
+    historical import does (module docstring)."""
+    sessions = sorted(
+        (session for dataset in datasets for session in dataset.sessions if session.messages),
+        key=lambda session: session.messages[0].sent_at,
+    )
+    users = sorted({session.user_id for session in sessions})
+    message_keys: dict[str, str] = {}  # the stored message's id → its key
+    written: set[tuple[str, str]] = set()  # (memory id, message key): ADD and UPDATE
+    repeats: set[tuple[str, str]] = set()  # NOOP: the message said a memory again
+    expired_at: dict[str, datetime] = {}  # superseded or forgotten while a message was taken in
+    operations: dict[str, int] = defaultdict(int)
+    started = time.perf_counter()
+    for session in sessions:
+        opened = session_open(caller=SYSTEM, user_id=session.user_id)
+        for message in session.messages:
+            stored, results = session_message_add(
+                session=opened,
+                role=message.role,
+                content=message.content,
+                caller=SYSTEM,
+                sent_at=message.sent_at,
+            )
+            message_keys[str(stored.id)] = message.key
+            for result in results:
+                memory_id = str(result.memory.id)
+                operations[f"{result.operation.value} {result.memory.memory_type}"] += 1
+                if result.operation == Operation.DELETE:
+                    expired_at[memory_id] = message.sent_at
+                elif result.operation == Operation.NOOP:
+                    repeats.add((memory_id, message.key))
+                else:
+                    written.add((memory_id, message.key))
+                if result.superseded is not None:
+                    expired_at[str(result.superseded.id)] = message.sent_at
+        session_end(session=opened, caller=SYSTEM)
+    seconds_write = time.perf_counter() - started
+
+    started = time.perf_counter()
+    pending = [
+        str(memory_id)
+        for memory_id in Memory.objects.filter(
+            user_id__in=users, embedding_status=EmbeddingStatus.PENDING
+        )
+        .order_by("created_at")
+        .values_list("id", flat=True)
+    ]
+    for start in range(0, len(pending), EMBED_TASK_SIZE):
+        memories_embed(memory_ids=pending[start : start + EMBED_TASK_SIZE])
+    seconds_embed = time.perf_counter() - started
+
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE memories SET created_at = valid_at WHERE user_id = ANY(%s)", [users])
+        cursor.execute(
+            """
+            UPDATE memories m SET expired_at = u.at
+            FROM unnest(%s::uuid[], %s::timestamptz[]) AS u(id, at) WHERE m.id = u.id
+            """,
+            [list(expired_at), list(expired_at.values())],
+        )
+
+    warnings: list[str] = []
+    rows = list(
+        Memory.objects.filter(user_id__in=users).values_list(
+            "id", "superseded_by", "invalid_at", "expired_at"
+        )
+    )
+    undated = [str(m) for m, _, _, expired in rows if expired and str(m) not in expired_at]
+    if undated:
+        warnings.append(f"{len(undated)} memories expired by no message of the run: {undated[:3]}")
+    sources: dict[str, set[str]] = defaultdict(set)
+    for memory_id, message_id in MemorySource.objects.filter(
+        memory_id__in=[m for m, *_ in rows]
+    ).values_list("memory_id", "conversation_id"):
+        if str(message_id) in message_keys:
+            sources[str(memory_id)].add(message_keys[str(message_id)])
+    missing = [pair for pair in written if pair[1] not in sources[pair[0]]]
+    if missing:
+        warnings.append(f"{len(missing)} memories written without their message as a source")
+    for memory_id, key in written | repeats:
+        sources[memory_id].add(key)
+    # A near duplicate's successor stands for it; a slot's new value (invalid_at set on the
+    # old one) does not.
+    predecessors: dict[str, list[str]] = defaultdict(list)
+    for memory_id, successor, invalid_at, _ in rows:
+        if successor is not None and invalid_at is None:
+            predecessors[str(successor)].append(str(memory_id))
+
+    def lineage(memory_id: str) -> set[str]:
+        keys = set(sources.get(memory_id, ()))
+        for older in predecessors.get(memory_id, ()):
+            keys |= lineage(older)
+        return keys
+
+    return Stored(
+        users=users,
+        sources={m: frozenset(keys) for m, keys in sources.items()},
+        stands_for={str(m): frozenset(lineage(str(m))) for m, *_ in rows},
+        operations=dict(operations),
+        messages=len(message_keys),
+        seconds_write=seconds_write,
+        seconds_embed=seconds_embed,
+        warnings=warnings,
+    )
 
 
 # --- Systems ---------------------------------------------------------------------------------
@@ -313,9 +450,8 @@ def load_own(run: str) -> Dataset:
 
 @dataclass(frozen=True)
 class Hit:
-    """One recalled item, as turns: those written as it (a NOOP repeat is written as the
-    memory it repeats), and those it stands for now (also the turns of the memories it
-    superseded as a near duplicate)."""
+    """One recalled memory, as messages: those it was written from (`own`), and those it
+    stands for now (also the messages of the near duplicates it superseded)."""
 
     own: frozenset[str]
     stands_for: frozenset[str]
@@ -324,83 +460,14 @@ class Hit:
 Ranking = list[Hit]  # best first
 
 
-@dataclass
-class Stored:
-    """Which memory each turn ended up as."""
-
-    written: dict[str, str]  # turn → the memory its write returned (ADD, UPDATE or NOOP)
-    current: dict[str, str]  # turn → that memory's current successor
-    operations: dict[str, int]
-    seconds_write: float
-    seconds_embed: float
-
-
-def store(datasets: list[Dataset]) -> Stored:
-    """Write every turn as an episodic memory, a session a batch, in time order, then make the
-    embeddings ready as the worker would, and date the rows by their messages."""
-    sessions = sorted(
-        (batch for dataset in datasets for batch in dataset.sessions if batch),
-        key=lambda batch: batch[0].said_at,
-    )
-    written: dict[str, str] = {}
-    successor: dict[str, str] = {}
-    operations: dict[str, int] = defaultdict(int)
-    started = time.perf_counter()
-    for batch in sessions:
-        results = memory_add_many(
-            items=[
-                MemoryInput(
-                    user_id=turn.user_id,
-                    content=turn.text,
-                    memory_type="episodic",
-                    valid_at=turn.said_at,
-                )
-                for turn in batch
-            ],
-            caller=SYSTEM,
-        )
-        for turn, result in zip(batch, results, strict=True):
-            if isinstance(result, DomainError):
-                raise result
-            operations[result.operation.value] += 1
-            written[turn.key] = str(result.memory.id)
-            if result.superseded is not None:
-                successor[str(result.superseded.id)] = str(result.memory.id)
-    seconds_write = time.perf_counter() - started
-
-    def current(memory_id: str) -> str:
-        while memory_id in successor:
-            memory_id = successor[memory_id]
-        return memory_id
-
-    started = time.perf_counter()
-    ids = sorted(set(written.values()))
-    for start in range(0, len(ids), EMBED_TASK_SIZE):
-        memories_embed(memory_ids=ids[start : start + EMBED_TASK_SIZE])
-    seconds_embed = time.perf_counter() - started
-    with connection.cursor() as cursor:
-        # As if each turn had been written when it was said: `as_of` recall asks what was
-        # known then (created_at not after the instant).
-        cursor.execute(
-            "UPDATE memories SET created_at = valid_at WHERE id = ANY(%s::uuid[])", [ids]
-        )
-    return Stored(
-        written=written,
-        current={key: current(memory_id) for key, memory_id in written.items()},
-        operations=dict(operations),
-        seconds_write=seconds_write,
-        seconds_embed=seconds_embed,
+def hit_of(stored: Stored, memory_id: str) -> Hit:
+    return Hit(
+        stored.sources.get(memory_id, frozenset()),
+        stored.stands_for.get(memory_id, frozenset()),
     )
 
 
 def hybrid_system(stored: Stored) -> Callable[[Question], Ranking]:
-    own: dict[str, set[str]] = defaultdict(set)
-    stands_for: dict[str, set[str]] = defaultdict(set)
-    for key in stored.written:
-        own[stored.written[key]].add(key)
-        stands_for[stored.written[key]].add(key)
-        stands_for[stored.current[key]].add(key)
-
     def rank(question: Question) -> Ranking:
         hits = memories_recall(
             caller=SYSTEM,
@@ -408,19 +475,16 @@ def hybrid_system(stored: Stored) -> Callable[[Question], Ranking]:
                 user_id=question.user_id,
                 query=question.text,
                 limit=TOP_K,
-                as_of=question.as_of,
+                as_of=question.asked_at,
             ),
         )
-        return [
-            Hit(frozenset(own[str(h.memory.id)]), frozenset(stands_for[str(h.memory.id)]))
-            for h in hits
-        ]
+        return [hit_of(stored, str(h.memory.id)) for h in hits]
 
     return rank
 
 
-# BM25's English stop words: function words, and "user", which the questions say and the
-# user's own turns never do.
+# BM25's English stop words: function words, and "user" and "assistant", which the questions
+# and the stored texts say about everyone ("The user …", "Assistant: … → User: …").
 ENGLISH_STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
@@ -429,13 +493,15 @@ ENGLISH_STOP_WORDS = frozenset(
     ourselves out over own same she should so some such than that the their theirs them
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself
-    yourselves user user's""".split()  # noqa: SIM905
+    yourselves user user's assistant""".split()  # noqa: SIM905
 )
+# Their Chinese twins ("用户：…", "助手：…"), taken out before the bigrams.
+CHINESE_STOP_WORDS = re.compile("用户|助手")
 
 
 def tokens(text: str) -> list[str]:
     """Latin words (lower case, no stop words) and Han bigrams (a lone character as itself)."""
-    lowered = text.lower()
+    lowered = CHINESE_STOP_WORDS.sub(" ", text.lower())
     words = [w for w in LATIN_WORD.findall(lowered) if w not in ENGLISH_STOP_WORDS]
     for run in HAN_RUN.findall(lowered):
         words += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
@@ -444,35 +510,82 @@ def tokens(text: str) -> list[str]:
 
 @dataclass
 class UserCorpus:
-    keys: list[str]
-    said_at: np.ndarray  # epoch seconds
+    memory_ids: list[str]
     bm25: bm25s.BM25
     vectors: np.ndarray  # unit rows
 
 
-def baseline_corpora(turns: list[Turn], stored: Stored) -> dict[str, UserCorpus]:
-    """Per user: a BM25 index of the stored texts, and their vectors as the worker stored them
-    (same model, same half precision as the hybrid's vector side)."""
-    with vector_cursor() as cursor:
-        cursor.execute(
-            "SELECT id::text, embedding FROM memories WHERE id = ANY(%s::uuid[])",
-            [sorted(set(stored.written.values()))],
+class Baselines:
+    """Per question, the user's memories recall may see at its instant (the visibility rule of
+    memories/meaning.py: valid, not invalidated, not expired, recorded by then), indexed for
+    BM25 and as the worker's vectors (same model, same half precision as the hybrid's vector
+    side). Most questions of a user see the same memories: one index serves them."""
+
+    def __init__(self, stored: Stored) -> None:
+        self.stored = stored
+        self.rows: dict[str, dict[str, Any]] = {}
+        with vector_cursor() as cursor:
+            cursor.execute(
+                """
+                SELECT user_id, id::text, content, embedding,
+                       extract(epoch FROM valid_at), extract(epoch FROM invalid_at),
+                       extract(epoch FROM expired_at), extract(epoch FROM created_at)
+                FROM memories WHERE user_id = ANY(%s) ORDER BY created_at, id
+                """,
+                [stored.users],
+            )
+            by_user: dict[str, list[tuple]] = defaultdict(list)
+            for user_id, *row in cursor:
+                by_user[user_id].append(row)
+        dimensions = embedding_provider().dimensions
+        for user_id, rows in by_user.items():
+
+            def seconds(column: int, missing: float, rows: list[tuple] = rows) -> np.ndarray:
+                return np.array([missing if r[column] is None else float(r[column]) for r in rows])
+
+            self.rows[user_id] = {
+                "ids": [r[0] for r in rows],
+                "texts": [r[1] for r in rows],
+                "vectors": unit_rows(
+                    np.stack(
+                        [np.zeros(dimensions) if r[2] is None else r[2].to_numpy() for r in rows]
+                    )
+                ),
+                "valid_at": seconds(3, -np.inf),
+                "invalid_at": seconds(4, np.inf),
+                "expired_at": seconds(5, np.inf),
+                "created_at": seconds(6, -np.inf),
+            }
+        self.corpora: dict[tuple[str, bytes], UserCorpus] = {}
+
+    def corpus(self, question: Question) -> UserCorpus:
+        rows = self.rows[question.user_id]
+        at = question.asked_at.timestamp()
+        visible = (
+            (rows["valid_at"] <= at)
+            & (rows["invalid_at"] > at)
+            & (rows["expired_at"] > at)
+            & (rows["created_at"] <= at)
         )
-        vectors = {memory_id: np.asarray(v.to_numpy(), np.float32) for memory_id, v in cursor}
-    by_user: dict[str, list[Turn]] = defaultdict(list)
-    for turn in turns:
-        by_user[turn.user_id].append(turn)
-    corpora = {}
-    for user_id, user_turns in by_user.items():
-        retriever = bm25s.BM25()
-        retriever.index([tokens(t.text) for t in user_turns], show_progress=False)
-        corpora[user_id] = UserCorpus(
-            keys=[t.key for t in user_turns],
-            said_at=np.array([t.said_at.timestamp() for t in user_turns]),
-            bm25=retriever,
-            vectors=unit_rows(np.stack([vectors[stored.written[t.key]] for t in user_turns])),
-        )
-    return corpora
+        cache_key = (question.user_id, np.packbits(visible).tobytes())
+        if cache_key not in self.corpora:
+            chosen = np.flatnonzero(visible)
+            retriever = bm25s.BM25()
+            retriever.index([tokens(rows["texts"][i]) for i in chosen], show_progress=False)
+            self.corpora[cache_key] = UserCorpus(
+                memory_ids=[rows["ids"][i] for i in chosen],
+                bm25=retriever,
+                vectors=rows["vectors"][chosen],
+            )
+        return self.corpora[cache_key]
+
+    def top_k(self, corpus: UserCorpus, scores: np.ndarray, floor: float | None) -> Ranking:
+        """The best TOP_K memories; `floor`: a score a hit must exceed."""
+        scores = scores.astype(np.float64)
+        if floor is not None:
+            scores[scores <= floor] = -np.inf
+        order = np.argsort(-scores, kind="stable")[:TOP_K]
+        return [hit_of(self.stored, corpus.memory_ids[i]) for i in order if np.isfinite(scores[i])]
 
 
 def unit_rows(matrix: np.ndarray) -> np.ndarray:
@@ -481,36 +594,24 @@ def unit_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.where(norms == 0, 1, norms)
 
 
-def top_k(
-    corpus: UserCorpus, scores: np.ndarray, question: Question, floor: float | None
-) -> Ranking:
-    """The best TOP_K turns said by the question's instant; `floor`: a score a hit must exceed."""
-    scores = scores.astype(np.float64)
-    if question.as_of is not None:
-        scores[corpus.said_at > question.as_of.timestamp()] = -np.inf
-    if floor is not None:
-        scores[scores <= floor] = -np.inf
-    order = np.argsort(-scores, kind="stable")[:TOP_K]
-    hits = [frozenset([corpus.keys[i]]) for i in order if np.isfinite(scores[i])]
-    return [Hit(hit, hit) for hit in hits]
-
-
-def bm25_system(corpora: dict[str, UserCorpus]) -> Callable[[Question], Ranking]:
+def bm25_system(baselines: Baselines) -> Callable[[Question], Ranking]:
     def rank(question: Question) -> Ranking:
-        corpus = corpora[question.user_id]
-        # Score 0: no query word in the turn. Not a hit, so BM25 can answer "nothing".
-        return top_k(corpus, corpus.bm25.get_scores(tokens(question.text)), question, floor=0.0)
+        corpus = baselines.corpus(question)
+        if not corpus.memory_ids:
+            return []
+        # Score 0: no query word in the memory. Not a hit, so BM25 can answer "nothing".
+        return baselines.top_k(corpus, corpus.bm25.get_scores(tokens(question.text)), floor=0.0)
 
     return rank
 
 
-def dense_system(corpora: dict[str, UserCorpus]) -> Callable[[Question], Ranking]:
+def dense_system(baselines: Baselines) -> Callable[[Question], Ranking]:
     provider = embedding_provider()
 
     def rank(question: Question) -> Ranking:
-        corpus = corpora[question.user_id]
+        corpus = baselines.corpus(question)
         query = unit_rows(provider.embed_query(question.text)[None, :])[0]
-        return top_k(corpus, corpus.vectors @ query, question, floor=None)
+        return baselines.top_k(corpus, corpus.vectors @ query, floor=None)
 
     return rank
 
@@ -519,8 +620,8 @@ def dense_system(corpora: dict[str, UserCorpus]) -> Callable[[Question], Ranking
 
 
 def first_rank(ranking: Ranking, keys: Iterable[str], *, own: bool = False) -> float:
-    """The rank of the first hit standing for one of the turns (`own`: written as one of
-    them; a superseded turn is no longer found through its successor)."""
+    """The rank of the first hit standing for one of the messages (`own`: written from one
+    of them; a superseded memory is no longer found through its successor)."""
     wanted = set(keys)
     return next(
         (n for n, hit in enumerate(ranking, 1) if (hit.own if own else hit.stands_for) & wanted),
@@ -662,12 +763,14 @@ def report(results: dict[str, list[Score]], header: dict[str, Any]) -> tuple[str
             "",
             *lines,
             "",
-            "recall@k: share of a question's evidence turns in the top k; MRR: 1 / rank of the "
-            "first one (0 beyond 10). current > old: the new value's turn ranks above every "
-            "turn stating the replaced one; as_of correct: the same, recalled as of an instant "
-            "(the baselines see only the turns said by then). never-said empty: hybrid answers "
-            "no hit; BM25 counts no turn sharing a query word as empty; dense always answers "
-            "10 (n/a). forgotten kept out: no turn the user asked to forget in the top 10.",
+            "recall@k: share of a question's evidence messages with a memory from them (the "
+            "episode, or a fact extracted from it) in the top k; MRR: 1 / rank of the first "
+            "one (0 beyond 10). current > old: the new value's first memory ranks above every "
+            "memory written from a message stating the replaced one (a superseded fact not "
+            "recalled at all counts as below); as_of correct: the same, recalled as of an "
+            "instant. never-said empty: hybrid answers no hit; BM25 counts no memory sharing a "
+            "query word as empty; dense always answers 10 (n/a). forgotten kept out: no memory "
+            "of a message the user asked to forget in the top 10.",
             "",
             *ratios,
         ]
@@ -689,32 +792,38 @@ def header_for(
             if question.old:
                 kinds["as_of" if question.as_of else "current vs old"] += 1
         counts[name] = {
-            "turns": len(dataset.turns),
-            "users": len({t.user_id for t in dataset.turns}),
+            "messages": len(dataset.messages()),
+            "user turns": len(dataset.messages("user")),
+            "sessions": len(dataset.sessions),
+            "users": len({s.user_id for s in dataset.sessions}),
             "questions": len(dataset.questions),
             "kinds": dict(kinds),
             "categories": dict(categories),
         }
     info = {
+        "commit": source_commit(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}",
         "provider": settings.EMBEDDING_PROVIDER,
         "model_id": provider.model_id,
         "dimensions": provider.dimensions,
+        "extractor": settings.EXTRACTOR,
         "settings": {
             name: getattr(settings, name)
             for name in (
-                "RECALL_MIN_SIMILARITY",
                 "RECALL_NOISE_QUANTILE",
+                "RECALL_AGREEMENT_QUANTILE",
                 "RECALL_RELEVANCE_MARGIN",
+                "RECALL_MIN_SIMILARITY",
                 "RECALL_MIN_TEXT_COVERAGE",
                 "RECALL_BRANCH_LIMIT",
                 "DEDUP_SIMILARITY",
             )
-            if hasattr(settings, name)  # the relevance settings are newer than the benchmark
+            if hasattr(settings, name)
         },
         "datasets": counts,
         "writes": stored.operations,
+        "warnings": stored.warnings,
         "seconds": seconds,
     }
 
@@ -723,7 +832,8 @@ def header_for(
         k = defaultdict(int, c["kinds"])
         categories = ", ".join(f"{v} {k}" for k, v in c["categories"].items())
         return (
-            f"{c['turns']:,} user turns of {c['users']} users; {c['questions']} questions: "
+            f"{c['messages']:,} messages ({c['user turns']:,} user turns) in {c['sessions']} "
+            f"sessions of {c['users']} users; {c['questions']} questions: "
             f"{k['evidence']} with evidence (of which {k['current vs old']} current vs old, "
             f"{k['as_of']} as_of), {k['never']} never said, {k['forget']} after a forget "
             f"request; by language {categories}"
@@ -732,50 +842,92 @@ def header_for(
     info["markdown"] = "\n".join(
         [
             f"Provider `{info['provider']}` (`{info['model_id']}`, {info['dimensions']} "
-            f"dimensions) on {info['machine']}. "
+            f"dimensions), extractor `{info['extractor']}`, commit {info['commit']}, on "
+            f"{info['machine']}. "
             + ", ".join(f"{k} {v}" for k, v in info["settings"].items())
             + ".",
             "",
             f"- cri-benchmark `{CRI_DATASET}`: {describe('cri')}" if "cri" in counts else "",
             f"- own bilingual set: {describe('own')}" if "own" in counts else "",
-            f"- writes: {', '.join(f'{v} {k}' for k, v in sorted(stored.operations.items()))}; "
-            f"write {seconds['write']:.1f} s, worker embedding {seconds['embed']:.1f} s, "
+            "- written through the conversation path, in process: `session_open`, then "
+            "`session_message_add` for every message, user and assistant, with `sent_at` = "
+            f"its time ({stored.messages:,} messages); the worker's `memories_embed` after. "
+            "Dated as a historical import: `created_at` := `valid_at`, a memory superseded "
+            "or forgotten expires at the time of the message that did it.",
+            f"- memories: {', '.join(f'{v} {k}' for k, v in sorted(stored.operations.items()))}"
+            f"; write {seconds['write']:.1f} s, worker embedding {seconds['embed']:.1f} s, "
             f"baseline indexing {seconds['baselines']:.1f} s, questions "
             + ", ".join(f"{s} {seconds[s]:.1f} s" for s in SYSTEMS),
+            "- every question is asked as of one second after its user's last message "
+            "(recency is relative to it), an as_of question as of its instant; BM25 and "
+            "dense rank the same stored memories (facts and episodes) recall may see then.",
+            *(f"- warning: {w}" for w in stored.warnings),
         ]
     )
     return info
 
 
+def source_commit() -> str:
+    """The code measured: HEAD, "+" when the working tree differs from it."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=BASE_DIR, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=BASE_DIR,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{head}{'+' if dirty else ''}" if head else "unknown"
+
+
 def sweep(
     specs: list[str], hybrid: Callable[[Question], Ranking], questions: list[Question]
 ) -> str:
-    """Hybrid again under other values of recall settings (read at each recall), one at a
-    time: what each value buys, without writing and embedding again."""
+    """Hybrid again under other values of recall settings (read at each recall), without
+    writing and embedding again: one --sweep setting at a time, or several in one --sweep
+    ("A=1,2 B=3,4"), their grid."""
     columns = [(d, c) for d in ("cri", "own") for c in ("all", *CATEGORIES)]
     present = {(q.dataset, q.category) for q in questions} | {(q.dataset, "all") for q in questions}
     columns = [c for c in columns if c in present]
     lines = [
         "| setting | "
         + " | ".join(f"{d} {c} R@10" for d, c in columns)
-        + " | current > old | as_of | never-said empty |",
-        "|---|" + "---|" * (len(columns) + 3),
+        + " | current > old | as_of | never-said empty | forgotten kept out |",
+        "|---|" + "---|" * (len(columns) + 4),
     ]
+    best: tuple[float, str] | None = None
     for spec in specs:
-        name, _, values = spec.partition("=")
-        for raw in values.split(","):
-            value = type(getattr(settings, name))(raw)
-            with override_settings(**{name: value}):
+        axes = []
+        for part in shlex.split(spec):
+            name, _, values = part.partition("=")
+            axes.append([(name, type(getattr(settings, name))(raw)) for raw in values.split(",")])
+        for combination in itertools.product(*axes):
+            with override_settings(**dict(combination)):
                 scores = [score(q, hybrid(q)) for q in questions]
             grouped = groups(scores)
             overall = summarise(scores)
+            label = ", ".join(f"{name}={value}" for name, value in combination)
             recalls = [number(summarise(grouped[column]).recall10) for column in columns]
             lines.append(
-                f"| {name}={value} | "
+                f"| {label} | "
                 + " | ".join(recalls)
                 + f" | {share(overall.current_first)} | {share(overall.as_of)} "
-                f"| {share(overall.empty)} |"
+                f"| {share(overall.empty)} | {share(overall.forgotten_out)} |"
             )
+            empty, cases = overall.empty
+            target = summarise(grouped[("own", "all")] or grouped[("cri", "all")]).recall10
+            if target is not None and (not cases or empty / cases >= NEVER_SAID_EMPTY_TARGET):
+                best = max(best or (target, label), (target, label))
+    target_set = "own" if ("own", "all") in present else "cri"
+    lines += [
+        "",
+        f"Best {target_set} recall@10 with never-said empty ≥ {NEVER_SAID_EMPTY_TARGET:.0%}: "
+        + (f"{best[1]} ({best[0]:.3f})." if best else "none of these settings gets there."),
+    ]
     return "\n".join(lines)
 
 
@@ -810,7 +962,7 @@ def main() -> None:
             own.questions, min(args.limit, len(own.questions))
         )
     print(
-        f"  {sum(len(d.turns) for d in datasets.values()):,} turns, "
+        f"  {sum(len(d.messages()) for d in datasets.values()):,} messages, "
         f"{sum(len(d.questions) for d in datasets.values())} questions",
         file=sys.stderr,
     )
@@ -820,13 +972,13 @@ def main() -> None:
     seconds["write"], seconds["embed"] = stored.seconds_write, stored.seconds_embed
     print(f"  stored {stored.operations}", file=sys.stderr)
     started = time.perf_counter()
-    corpora = baseline_corpora([t for d in datasets.values() for t in d.turns], stored)
+    baselines = Baselines(stored)
     seconds["baselines"] = time.perf_counter() - started
 
     systems = {
         "hybrid": hybrid_system(stored),
-        "BM25": bm25_system(corpora),
-        "dense": dense_system(corpora),
+        "BM25": bm25_system(baselines),
+        "dense": dense_system(baselines),
     }
     questions = [q for d in datasets.values() for q in d.questions]
     results: dict[str, list[Score]] = {}
