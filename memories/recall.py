@@ -152,9 +152,6 @@ def recall_sql(
         if vector
         else "SELECT NULL::uuid AS id, NULL::text AS memory_type, NULL::float8 AS distance LIMIT 0"
     )
-    # Whether a vector hit holds any of the query's words: the two sides agree, and a lower
-    # similarity floor applies (memories/relevance.py).
-    shares_word = "ts_match_vq(m.search_vector, %(tsquery)s::tsquery)" if text else "false"
     text_branches = (
         " UNION ALL ".join(
             text_branch_sql(memory_type, visible, own_index=memory_type in text_indexed_types)
@@ -170,7 +167,7 @@ def recall_sql(
         -- A zero vector has no cosine: NaN, which PostgreSQL sorts above every number.
         SELECT h.id, h.memory_type, 1 - nullif(h.distance, 'NaN') AS similarity,
                row_number() OVER (ORDER BY h.distance, h.id) AS vector_rank,
-               {shares_word} AS shares_word, m.content ~ '[{CJK_CHARACTERS}]' AS cjk
+               m.content ~ '[{CJK_CHARACTERS}]' AS cjk
         FROM vector_hits h JOIN memories m ON m.id = h.id AND m.memory_type = h.memory_type
     ),
     text_side AS (
@@ -196,11 +193,9 @@ def recall_sql(
                coalesce(1.0 / ({RRF_K} + v.vector_rank), 0)
                  + coalesce(1.0 / ({RRF_K} + t.text_rank), 0) AS rrf_score
         FROM vector_side v FULL JOIN text_side t ON t.id = v.id
-        -- The floors are per language of the memory (memories/relevance.py).
-        WHERE v.similarity >= CASE WHEN v.cjk THEN %(alone_cjk)s::float8
-                                   ELSE %(alone_latin)s::float8 END
-           OR (v.shares_word AND v.similarity >= CASE WHEN v.cjk THEN %(agreeing_cjk)s::float8
-                                                      ELSE %(agreeing_latin)s::float8 END)
+        -- The floor is per language of the memory (memories/relevance.py).
+        WHERE v.similarity >= CASE WHEN v.cjk THEN %(floor_cjk)s::float8
+                                   ELSE %(floor_latin)s::float8 END
            OR coalesce(t.coverage, 0) >= %(min_coverage)s
     ),
     boosted AS (

@@ -5,10 +5,9 @@ model scores every "the user …" fact high for any "What … the user …?" que
 not, and a Chinese question scores everything higher than an English one. A fixed floor cannot
 separate them. So each query is first compared with a fixed set of background memories that
 answer nothing in particular (memories/data/relevance_background.txt: facts about a user,
-remarks and requests, in English and Chinese). A stored memory found by its vector alone is
-recalled only if it is more similar to the query than the RECALL_NOISE_QUANTILE of those;
-one that also holds a word of the query (the text side agrees) needs only the lower
-RECALL_AGREEMENT_QUANTILE; both plus RECALL_RELEVANCE_MARGIN. The settings come from the
+remarks and requests, in English and Chinese, compared with memories of the same language). A
+stored memory is recalled by its vector only if it is more similar to the query than the
+RECALL_NOISE_QUANTILE of those, plus RECALL_RELEVANCE_MARGIN. The settings come from the
 quality benchmark (docs/recall.md).
 """
 
@@ -54,18 +53,15 @@ def _background(model_id: str, provider: EmbeddingProvider) -> Background:
 
 @dataclass(frozen=True)
 class SimilarityFloors:
-    """Per language of the memory: for a memory found by its vector alone, and for one that
-    also holds a word of the query."""
+    """Per language of the memory."""
 
-    alone_latin: float
-    alone_cjk: float
-    agreeing_latin: float
-    agreeing_cjk: float
+    floor_latin: float
+    floor_cjk: float
 
 
 def similarity_floors(query_vector: np.ndarray) -> SimilarityFloors | None:
-    """The cosine similarities a memory must reach to be recalled by its vector for this
-    query; None when the provider cannot embed the background (recall goes by text alone)."""
+    """The cosine similarity a memory must reach to be recalled by its vector for this query;
+    None when the provider cannot embed the background (recall goes by text alone)."""
     provider = embedding_provider()
     try:
         background = _background(provider.model_id, provider)
@@ -73,18 +69,9 @@ def similarity_floors(query_vector: np.ndarray) -> SimilarityFloors | None:
         log.warning("recall without the vector side: no background to calibrate", exc_info=True)
         return None
     query = np.asarray(query_vector, dtype=np.float32)
-    quantiles = [settings.RECALL_NOISE_QUANTILE, settings.RECALL_AGREEMENT_QUANTILE]
-    (alone_latin, agreeing_latin), (alone_cjk, agreeing_cjk) = (
-        np.quantile(background.latin @ query, quantiles),
-        np.quantile(background.cjk @ query, quantiles),
-    )
 
-    def floor(noise: float) -> float:
-        return max(float(noise) + settings.RECALL_RELEVANCE_MARGIN, settings.RECALL_MIN_SIMILARITY)
+    def floor(sentences: np.ndarray) -> float:
+        noise = float(np.quantile(sentences @ query, settings.RECALL_NOISE_QUANTILE))
+        return max(noise + settings.RECALL_RELEVANCE_MARGIN, settings.RECALL_MIN_SIMILARITY)
 
-    return SimilarityFloors(
-        alone_latin=floor(alone_latin),
-        alone_cjk=floor(alone_cjk),
-        agreeing_latin=floor(agreeing_latin),
-        agreeing_cjk=floor(agreeing_cjk),
-    )
+    return SimilarityFloors(floor_latin=floor(background.latin), floor_cjk=floor(background.cjk))

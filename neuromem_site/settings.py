@@ -236,13 +236,11 @@ RECALL_EF_SEARCH = env.int("RECALL_EF_SEARCH", default=100)
 # A user with this many memories of one type gets an HNSW graph and a text index of their own.
 USER_INDEX_MIN_MEMORIES = env.int("USER_INDEX_MIN_MEMORIES", default=2000)
 # The relevance floor: a memory is recalled only if its cosine similarity to the query beats
-# the query's similarity to background memories (memories/relevance.py: this quantile of them
-# for a memory found by its vector alone, the lower agreement quantile for one that holds a
-# word of the query, plus the margin), or it holds RECALL_MIN_TEXT_COVERAGE of the query's words.
-# RECALL_MIN_SIMILARITY is an absolute floor under that: 0.6 suits the lexical hashing
-# embeddings (unrelated English sentences reach ~0.5); semantic models need none.
-RECALL_NOISE_QUANTILE = env.float("RECALL_NOISE_QUANTILE", default=0.9)
-RECALL_AGREEMENT_QUANTILE = env.float("RECALL_AGREEMENT_QUANTILE", default=0.5)
+# this quantile of the query's similarities to background memories (memories/relevance.py)
+# plus the margin, or it holds RECALL_MIN_TEXT_COVERAGE of the query's words. The quantile is
+# the quality benchmark's (docs/recall.md). RECALL_MIN_SIMILARITY is an absolute floor under
+# it: 0.6 suits the lexical hashing embeddings (unrelated English sentences reach ~0.5).
+RECALL_NOISE_QUANTILE = env.float("RECALL_NOISE_QUANTILE", default=0.85)
 RECALL_RELEVANCE_MARGIN = env.float("RECALL_RELEVANCE_MARGIN", default=0.0)
 RECALL_MIN_SIMILARITY = env.float(
     "RECALL_MIN_SIMILARITY", default=0.6 if EMBEDDING_PROVIDER == "hashing" else -1.0
