@@ -32,6 +32,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "neuromem_site.settings")
 django.setup()
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
+from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from memories.models import EmbeddingStatus, Memory  # noqa: E402
@@ -219,9 +220,9 @@ def main() -> None:
 | {http_seconds:.1f} | {args.count / http_seconds:,.0f} | {http_embedded:.1f} |
 
 Service runs: `memory_add_many`, 1,000 a call. Rows written: {rows:,} (the rest were exact
-duplicates: NOOP). Embeddings by the default `hashing` provider in a Celery worker
-(concurrency 2). Machine: {platform.machine()}, {os.cpu_count()} cores, Python \
-{platform.python_version()}.
+duplicates: NOOP). Embeddings by `{settings.EMBEDDING_PROVIDER}` in a Celery worker
+(concurrency 2); near duplicates by the write's lexical vector. Machine: \
+{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.
 """
     )
 
