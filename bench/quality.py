@@ -7,7 +7,7 @@ over the same stored memories (issue #14 item 8).
     RECALL_NOISE_QUANTILE=0.95 make bench-quality        # recall settings come from the env
     make bench-quality ARGS="--sweep RECALL_RELEVANCE_MARGIN=0,0.02"   # or are swept, one
     # setting at a time, or several in one --sweep, over their grid:
-    make bench-quality ARGS="--sweep 'RECALL_NOISE_QUANTILE=0.9,0.95 RECALL_AGREEMENT_QUANTILE=0.5'"
+    make bench-quality ARGS="--sweep 'RECALL_NOISE_QUANTILE=0.9,0.95 RECALL_BRANCH_LIMIT=20,50'"
 
 Two datasets, both offline:
 - the `cri-benchmark` package's persona dataset (cri/datasets/persona-1-base, MIT): one user,
@@ -25,11 +25,10 @@ past conversations would: one session (`session_open`) per session of the datase
 message, the user's and the assistant's, in order (`session_message_add` with `sent_at`, the
 message's time). The service extracts the facts (a slot's new value supersedes the old one,
 which gets `invalid_at`), keeps each user turn with content as an episode, honours forget
-requests, and dates it all by `sent_at`. The embeddings are then made ready in process
-(`memories_embed`, the worker's job, in its batches). The rows are dated as a historical
-import dates them: `created_at` := `valid_at`, and a memory superseded or forgotten while a
-message was taken in expires at that message's time (what `as_of` reads; without it, "as of"
-the conversation's end every row written later in real time would be unknown).
+requests, and dates it all by `sent_at`: a memory is recorded (`created_at`), and expires
+when superseded or forgotten, at its message's time, which is what `as_of` reads. The
+embeddings are then made ready in process (`memories_embed`, the worker's job, in its
+batches).
 
 A question's evidence is a message: a recalled memory counts for it when it came from that
 message (memory_sources: the message's episode, or a fact extracted from it; a near duplicate
@@ -82,7 +81,6 @@ logging.getLogger("httpx").setLevel(logging.WARNING)
 import bm25s  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from django.db import connection  # noqa: E402
 from django.test import override_settings  # noqa: E402
 
 from memories.embeddings import embedding_provider  # noqa: E402
@@ -339,8 +337,8 @@ class Stored:
 
 def store(datasets: list[Dataset]) -> Stored:
     """Write the conversations through the service's conversation path, a session at a time
-    in time order; make the embeddings ready as the worker would; date the rows as a
-    historical import does (module docstring)."""
+    in time order (the service dates what each message does by its `sent_at`); make the
+    embeddings ready as the worker would."""
     sessions = sorted(
         (session for dataset in datasets for session in dataset.sessions if session.messages),
         key=lambda session: session.messages[0].sent_at,
@@ -390,25 +388,20 @@ def store(datasets: list[Dataset]) -> Stored:
         memories_embed(memory_ids=pending[start : start + EMBED_TASK_SIZE])
     seconds_embed = time.perf_counter() - started
 
-    with connection.cursor() as cursor:
-        cursor.execute("UPDATE memories SET created_at = valid_at WHERE user_id = ANY(%s)", [users])
-        cursor.execute(
-            """
-            UPDATE memories m SET expired_at = u.at
-            FROM unnest(%s::uuid[], %s::timestamptz[]) AS u(id, at) WHERE m.id = u.id
-            """,
-            [list(expired_at), list(expired_at.values())],
-        )
-
     warnings: list[str] = []
     rows = list(
         Memory.objects.filter(user_id__in=users).values_list(
             "id", "superseded_by", "invalid_at", "expired_at"
         )
     )
-    undated = [str(m) for m, _, _, expired in rows if expired and str(m) not in expired_at]
-    if undated:
-        warnings.append(f"{len(undated)} memories expired by no message of the run: {undated[:3]}")
+    # The service dates an imported message's changes by its time (what `as_of` reads).
+    misdated = [
+        str(m)
+        for m, _, _, expired in rows
+        if expired and (str(m) not in expired_at or expired != expired_at[str(m)])
+    ]
+    if misdated:
+        warnings.append(f"{len(misdated)} memories not expired at their message's time")
     sources: dict[str, set[str]] = defaultdict(set)
     for memory_id, message_id in MemorySource.objects.filter(
         memory_id__in=[m for m, *_ in rows]
@@ -812,7 +805,6 @@ def header_for(
             name: getattr(settings, name)
             for name in (
                 "RECALL_NOISE_QUANTILE",
-                "RECALL_AGREEMENT_QUANTILE",
                 "RECALL_RELEVANCE_MARGIN",
                 "RECALL_MIN_SIMILARITY",
                 "RECALL_MIN_TEXT_COVERAGE",
@@ -852,8 +844,8 @@ def header_for(
             "- written through the conversation path, in process: `session_open`, then "
             "`session_message_add` for every message, user and assistant, with `sent_at` = "
             f"its time ({stored.messages:,} messages); the worker's `memories_embed` after. "
-            "Dated as a historical import: `created_at` := `valid_at`, a memory superseded "
-            "or forgotten expires at the time of the message that did it.",
+            "The service records each memory, and expires a superseded or forgotten one, "
+            "at the time of the message that did it.",
             f"- memories: {', '.join(f'{v} {k}' for k, v in sorted(stored.operations.items()))}"
             f"; write {seconds['write']:.1f} s, worker embedding {seconds['embed']:.1f} s, "
             f"baseline indexing {seconds['baselines']:.1f} s, questions "

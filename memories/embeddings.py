@@ -9,7 +9,7 @@ committed; recall embeds its query with the same provider (docs/embeddings.md).
   magnitude and weaker on our quality benchmark (docs/benchmarks.md); kept as an option.
 - `hashing`: lexical, deterministic, no model at all. Character n-grams (1–3) hashed into
   signed buckets, L2-normalised. It also gives the write path its near-duplicate vector
-  (`lexical_vectors`), whichever provider embeds for recall.
+  (`lexical_provider`), whichever provider embeds for recall.
 - `openai`: any OpenAI-compatible `/embeddings` endpoint (base URL, key, model, timeout,
   retries).
 """
@@ -17,7 +17,7 @@ committed; recall embeds its query with the same provider (docs/embeddings.md).
 import re
 import zlib
 from collections.abc import Iterator
-from functools import cache, lru_cache
+from functools import cache
 from typing import Protocol
 
 import numpy as np
@@ -57,9 +57,6 @@ class HashingEmbeddingProvider:
             return np.empty((0, self.dimensions), dtype=np.float32)
         return np.stack([self._embed_one(text) for text in texts])
 
-    # The write path compares new memories with those still waiting for the worker, which
-    # it embeds again batch after batch: remember recent texts (10,000 vectors, ~40 MB).
-    @lru_cache(maxsize=10_000)  # noqa: B019 (one provider per process, see embedding_provider)
     def _embed_one(self, text: str) -> np.ndarray:
         # CRC-32 of each n-gram: its low bits pick the bucket, its top bit the sign. Stable
         # across processes (unlike hash()), so the worker and the write path agree.
@@ -117,7 +114,8 @@ class OpenAIEmbeddingProvider:
                 f"embedding provider answered {len(vectors)} vectors for {len(texts)} texts, "
                 f"expected {self.dimensions} dimensions each"
             )
-        return np.asarray(vectors, dtype=np.float32)
+        # Unit length, as the local models': recall's floor compares dot products.
+        return normalised(vectors)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text])[0]

@@ -134,7 +134,10 @@ def session_message_add(
         for extraction in extractions:
             if extraction.action == "forget":
                 results += memories_forget(
-                    user_id=session.user_id, extraction=extraction, caller=caller
+                    user_id=session.user_id,
+                    extraction=extraction,
+                    caller=caller,
+                    at=message.created_at,
                 )
             else:
                 results.append(
@@ -172,6 +175,7 @@ def episode_add(
             memory_type=MemoryType.EPISODIC,
             importance=EPISODE_IMPORTANCE,
             valid_at=message.created_at,
+            recorded_at=message.created_at,
             session_id=session.id,
             conversation_id=message.id,
         ),
@@ -206,6 +210,7 @@ def remember(
             conversation_id=message.id,
             valid_at=message.created_at,
             invalid_at=message.created_at,  # the old value stopped being true then
+            recorded_at=message.created_at,
         )
         current.refresh_from_db()
         return WriteResult(Operation.UPDATE, successor, superseded=current)
@@ -216,6 +221,7 @@ def remember(
             memory_type=MemoryType.FACT,
             importance=extraction.importance,
             valid_at=message.created_at,
+            recorded_at=message.created_at,
             key=extraction.slot,
             session_id=session.id,
             conversation_id=message.id,
@@ -224,7 +230,9 @@ def remember(
     )
 
 
-def memories_forget(*, user_id: str, extraction: Extraction, caller: Caller) -> list[WriteResult]:
+def memories_forget(
+    *, user_id: str, extraction: Extraction, caller: Caller, at: datetime | None = None
+) -> list[WriteResult]:
     """Soft-delete the user's current memories about what `extraction` asks to forget.
 
     With a slot: the slot's facts, the episodes of the messages any version of them came
@@ -249,6 +257,6 @@ def memories_forget(*, user_id: str, extraction: Extraction, caller: Caller) -> 
     else:
         return []
     return [
-        WriteResult(Operation.DELETE, memory_delete(memory=memory, caller=caller))
+        WriteResult(Operation.DELETE, memory_delete(memory=memory, caller=caller, at=at))
         for memory in Memory.objects.current().filter(matching, user_id=user_id)
     ]

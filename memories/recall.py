@@ -123,11 +123,11 @@ def text_branch_sql(memory_type: str, visible: str, *, own_index: bool) -> str:
         WHERE {_branch_filters(memory_type)} AND {match} AND {visible})"""
 
 
-# What a hit carries of its memory: every column but the two that are only for searching.
+# What a hit carries of its memory: every column but those only for searching.
 RECALLED_FIELDS = [
     field
     for field in Memory._meta.concrete_fields
-    if field.attname not in ("embedding", "search_vector")
+    if field.attname not in ("embedding", "search_vector", "lexical_vector")
 ]
 
 

@@ -186,7 +186,13 @@ if EMBEDDING_PROVIDER not in PROVIDER_DIMENSIONS:
     raise ImproperlyConfigured(
         f"EMBEDDING_PROVIDER must be one of {', '.join(PROVIDER_DIMENSIONS)}."
     )
-EMBEDDING_DIM = env.int("EMBEDDING_DIM", default=PROVIDER_DIMENSIONS[EMBEDDING_PROVIDER])
+# Empty counts as unset (docker-compose passes it through either way).
+EMBEDDING_DIM = int(env.str("EMBEDDING_DIM", default="") or PROVIDER_DIMENSIONS[EMBEDDING_PROVIDER])
+if EMBEDDING_PROVIDER in ("use", "e5") and PROVIDER_DIMENSIONS[EMBEDDING_PROVIDER] != EMBEDDING_DIM:
+    raise ImproperlyConfigured(
+        f"EMBEDDING_PROVIDER={EMBEDDING_PROVIDER} embeds into "
+        f"{PROVIDER_DIMENSIONS[EMBEDDING_PROVIDER]} dimensions; unset EMBEDDING_DIM or set it so."
+    )
 # The OpenAI-compatible provider (EMBEDDING_PROVIDER=openai).
 EMBEDDING_API_BASE = env.str("EMBEDDING_API_BASE", default="")
 if EMBEDDING_PROVIDER == "openai" and not EMBEDDING_API_BASE:

@@ -60,10 +60,24 @@ class Migration(migrations.Migration):
     dependencies = [("memories", "0006_search_candidates")]
 
     operations = [
-        migrations.AddField(
-            model_name="memory",
-            name="lexical_vector",
-            field=pgvector.django.halfvec.HalfVectorField(blank=True, dimensions=512, null=True),
+        # IF NOT EXISTS: the migration is not atomic, so a run interrupted in the backfill
+        # added the column already; running it again resumes.
+        migrations.SeparateDatabaseAndState(
+            database_operations=[
+                migrations.RunSQL(
+                    "ALTER TABLE memories ADD COLUMN IF NOT EXISTS lexical_vector halfvec(512);",
+                    "ALTER TABLE memories DROP COLUMN IF EXISTS lexical_vector;",
+                )
+            ],
+            state_operations=[
+                migrations.AddField(
+                    model_name="memory",
+                    name="lexical_vector",
+                    field=pgvector.django.halfvec.HalfVectorField(
+                        blank=True, dimensions=512, null=True
+                    ),
+                )
+            ],
         ),
         migrations.RunPython(backfill_lexical_vectors, migrations.RunPython.noop),
         migrations.RunSQL(RECENT_INDEX_SQL, "DROP INDEX IF EXISTS idx_memories_recent;"),

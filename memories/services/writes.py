@@ -62,6 +62,8 @@ class MemoryInput:
     metadata: dict[str, Any] = field(default_factory=dict)
     importance: float | None = None
     valid_at: datetime | None = None
+    # When the service learnt it (`created_at`): now, or an imported message's time.
+    recorded_at: datetime | None = None
     key: str | None = None
     embedding: list[float] | None = None
     session_id: uuid.UUID | None = None
@@ -144,6 +146,7 @@ def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version:
         metadata=metadata,
         importance=0.5 if item.importance is None else item.importance,
         valid_at=item.valid_at or timezone.now(),
+        created_at=item.recorded_at or timezone.now(),
         key=item.key,
         version=version,
         embedding=item.embedding,
@@ -195,6 +198,7 @@ def _supersede(
     successor: Memory,
     expected_version: int | None = None,
     invalid_at: datetime | None = None,
+    expired_at: datetime | None = None,
 ) -> None:
     """Stamp a current memory replaced by `successor` (optimistically: a stale version is a
     Conflict). It keeps its version number: the successor carries the next one, and an expired
@@ -204,7 +208,9 @@ def _supersede(
         current = current.filter(version=expected_version)
     now = timezone.now()
     stamps = {"invalid_at": invalid_at} if invalid_at is not None else {}
-    if not current.update(expired_at=now, updated_at=now, superseded_by=successor.id, **stamps):
+    if not current.update(
+        expired_at=expired_at or now, updated_at=now, superseded_by=successor.id, **stamps
+    ):
         raise stale(memory)
 
 
@@ -283,16 +289,19 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
     in_batch = near_duplicates_in_batch(candidates)
     stored = Memory.objects.in_bulk(set(stored_ids.values()))
     replaces: dict[int, Memory] = {}  # new item's index → the memory it supersedes
+    replaced: set[uuid.UUID] = set()
     for index in new:  # in order, so a chain within the batch gets consecutive versions
-        if index in in_batch:
-            older = new[in_batch[index]]
-        elif index in stored_ids:
-            older = stored[stored_ids[index]]
-        else:
+        # The nearest earlier item of the batch, else the stored memory, unless an earlier
+        # item superseded it already.
+        candidates = [
+            *([new[in_batch[index]]] if index in in_batch else []),
+            *([stored[stored_ids[index]]] if index in stored_ids else []),
+        ]
+        older = next((c for c in candidates if c.id not in replaced), None)
+        if older is None:
             continue
-        if any(replaced.id == older.id for replaced in replaces.values()):
-            continue  # already superseded by an earlier item: this one is an ADD
         replaces[index] = older
+        replaced.add(older.id)
         new[index].version = older.version + 1
 
     _save_new([(memory, items[index]) for index, memory in new.items()])
@@ -318,11 +327,14 @@ def memory_supersede(
     conversation_id: uuid.UUID | None = None,
     valid_at: datetime | None = None,
     invalid_at: datetime | None = None,
+    recorded_at: datetime | None = None,
 ) -> Memory:
     """A new version with new content; the old one gets expired_at and superseded_by. A new
     value that replaces the old one in the world (a slot's: "I moved to Denver") passes
     `invalid_at`, when the old value stopped being true, and `valid_at` for the new one: "as
-    of" an instant before it, the old value is still found."""
+    of" an instant before it, the old value is still found. `recorded_at` dates the change
+    itself (an imported message's time: the successor's created_at, the old row's
+    expired_at); default now."""
     with audit_actor(caller.name):
         return _supersede_with(
             _write_target(memory, caller),
@@ -333,6 +345,7 @@ def memory_supersede(
             conversation_id=conversation_id,
             valid_at=valid_at,
             invalid_at=invalid_at,
+            recorded_at=recorded_at,
         )
 
 
@@ -346,6 +359,7 @@ def _supersede_with(
     conversation_id: uuid.UUID | None,
     valid_at: datetime | None = None,
     invalid_at: datetime | None = None,
+    recorded_at: datetime | None = None,
 ) -> Memory:
     metadata = memory.metadata if metadata is None else metadata
     item = MemoryInput(
@@ -359,13 +373,18 @@ def _supersede_with(
         session_id=session_id,
         conversation_id=conversation_id,
         valid_at=valid_at,
+        recorded_at=recorded_at,
     )
     successor = _memory_row(
         item=item, memory_type=memory.memory_type, metadata=metadata, version=memory.version + 1
     )
     _save_new([(successor, item)])
     _supersede(
-        memory, successor=successor, expected_version=expected_version, invalid_at=invalid_at
+        memory,
+        successor=successor,
+        expected_version=expected_version,
+        invalid_at=invalid_at,
+        expired_at=recorded_at,
     )
     return successor
 
@@ -417,12 +436,14 @@ def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -
     return Memory.objects.get(pk=memory.pk)
 
 
-def memory_delete(*, memory: Memory, caller: Caller) -> Memory:
-    """Soft delete: the row and its history stay; recall no longer sees it."""
+def memory_delete(*, memory: Memory, caller: Caller, at: datetime | None = None) -> Memory:
+    """Soft delete: the row and its history stay; recall no longer sees it. `at` dates the
+    deletion (an imported "forget" message's time); default now."""
     with audit_actor(caller.name):
         memory = _write_target(memory, caller)
+        now = timezone.now()
         Memory.objects.filter(pk=memory.pk, expired_at__isnull=True).update(
-            expired_at=timezone.now(), updated_at=timezone.now(), version=F("version") + 1
+            expired_at=at or now, updated_at=now, version=F("version") + 1
         )
         return Memory.objects.get(pk=memory.pk)
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -109,7 +110,10 @@ def test_worker_embeds_after_commit(worker):
     assert memory.embedding_status == EmbeddingStatus.PENDING and memory.embedding is None
     memory = wait_for_status(memory, EmbeddingStatus.READY)
     assert len(memory.embedding) == settings.EMBEDDING_DIM
-    assert list(memory.embedding[:3]) == pytest.approx([1 / 7, 2 / 7, 3 / 7], abs=1e-3)
+    # The provider's vector, scaled to unit length (recall's floor compares dot products).
+    sent = np.array([(n % 7 + 1) / 7 for n in range(settings.EMBEDDING_DIM)])
+    expected = sent / np.linalg.norm(sent)
+    assert list(memory.embedding[:3]) == pytest.approx(list(expected[:3]), abs=1e-3)
 
 
 def test_provider_outage_keeps_the_write_and_marks_it_failed(worker):

@@ -36,7 +36,7 @@ def current(memory_type: str) -> list[str]:
     return list(
         Memory.objects.current()
         .filter(user_id="agent:alice", memory_type=memory_type)
-        .order_by("created_at")
+        .order_by("created_at", "content")  # one message's memories share its time
         .values_list("content", flat=True)
     )
 
@@ -383,3 +383,26 @@ def test_a_message_cannot_be_dated_in_the_future_or_before_the_last_one(agent, s
     assert response.json()["error"]["field"] == "sent_at"
     assert ConversationMessage.objects.count() == 1
     assert not Memory.objects.filter(content__contains="Berlin").exists()
+
+
+def test_an_imported_change_reads_as_of_the_time_it_was_said(agent, session):
+    """Imported with sent_at, a conversation is recorded as of its messages: `as_of` between
+    two of them finds what was current then."""
+    url = f"/api/v1/sessions/{session}/messages/"
+    for content, said in [
+        ("I live in Berlin.", "2025-03-01T09:00:00Z"),
+        ("I moved to Austin.", "2025-06-01T09:00:00Z"),
+    ]:
+        body = {"role": "user", "content": content, "sent_at": said}
+        assert agent.post(url, body, format="json").status_code == 201
+
+    def recalled(as_of: str) -> list[str]:
+        body = {"user_id": "agent:alice", "query": "Where does the user live?", "as_of": as_of}
+        data = agent.post("/api/v1/recall/", body, format="json").json()["data"]
+        return [hit["content"] for hit in data["merged"] if hit["memory_type"] == "fact"]
+
+    assert recalled("2025-04-01T00:00:00Z") == ["The user lives in Berlin"]
+    assert recalled("2025-06-15T00:00:00Z") == ["The user lives in Austin"]
+    old = Memory.objects.get(content="The user lives in Berlin")
+    assert old.created_at.isoformat() == "2025-03-01T09:00:00+00:00"
+    assert old.expired_at.isoformat() == "2025-06-01T09:00:00+00:00"
