@@ -436,7 +436,8 @@ FORGET_MY = [
     re.compile(r"^(?:forget|delete|erase|remove)(?: about)? (?:all )?my (?P<topic>[\w ]+)$", re.I),
     re.compile(r"^(?:忘记|忘掉|删除|删掉)我的(?P<topic>\w+?)(?:吧|了)*$"),
 ]
-# "forget that I love spicy food", "忘掉我喜欢吃辣这件事", "把我喜欢吃辣这件事忘掉吧".
+# "forget that I love spicy food", "忘掉我喜欢吃辣这件事", "把我喜欢吃辣这件事忘掉吧",
+# "帮我把我爱吃辣这件事忘了吧", "把我前男友的事都忘掉吧".
 ZH_THAT = r"(?:这件事|这回事|这事|的事情?|这一点|这个)?"
 FORGET_THAT = [
     re.compile(
@@ -447,7 +448,10 @@ FORGET_THAT = [
     re.compile(
         rf"^(?:忘记|忘掉|删除|删掉|别记着|不要记着|别记住|不要记住)(?P<topic>.+?){ZH_THAT}(?:吧|了)*$"
     ),
-    re.compile(rf"^把(?P<topic>.+?){ZH_THAT}(?:给)?(?:忘记|忘掉|删除|删掉)(?:吧|了)*$"),
+    re.compile(
+        rf"^(?:帮我|请你?|麻烦你?)?把(?P<topic>.+?){ZH_THAT}(?:都|全|全部)?(?:给)?"
+        r"(?:忘记|忘掉|忘|删除|删掉)(?:吧|了)*(?:[，,].*)?$"  # a reason may follow
+    ),
 ]
 # Words that say nothing about which memories a topic is: pronouns, articles, and how the
 # user felt about it ("forget that I love spicy food" is about spicy food).

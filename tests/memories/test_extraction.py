@@ -115,6 +115,8 @@ def test_rule_based_facts(text, expected):
         ("Forget about my trip to Tokyo.", None, ("trip", "tokyo")),
         ("忘掉我喜欢吃辣这件事", None, ("吃辣",)),
         ("把我喜欢吃辣这件事忘掉吧", None, ("吃辣",)),
+        ("帮我把我爱吃辣这件事忘了吧，最近胃不好。", None, ("吃辣",)),
+        ("把我前男友的事都忘掉吧，不想再提他了。", None, ("前男友",)),
     ],
 )
 def test_forget_requests_are_never_facts(text, slot, words):
