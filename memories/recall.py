@@ -2,13 +2,15 @@
 
 One query does it all:
 - the vector side, per memory type, on the partition's HNSW index (pgvector 0.8 iterative
-  scan, so the `user_id` filter still yields k rows); ranks are given after the LIMIT, never
-  by a window over the whole partition, which would force a sequential scan;
+  scan, so the `user_id` filter still yields k rows); ranks are given after the LIMIT, over
+  all types' candidates together, never by a window over a whole partition, which would
+  force a sequential scan; the query's vector is cached in Redis by model and text;
 - the text side on `search_vector` (CJK-aware, migration 0003): the memories holding at
   least the floor's share of the query's words (prefiltered by migration 0006's tsquery, on
   the user's own GIN index when they have one), ranked by that share, then by `ts_rank`;
-- a relevance floor: a memory comes back only when its vector similarity or its text
-  coverage reaches the configured floor, so an unrelated question returns nothing;
+- a relevance floor: a memory comes back only when its vector similarity reaches the query's
+  floor (calibrated per query and language, memories/relevance.py) or its text coverage
+  reaches RECALL_MIN_TEXT_COVERAGE;
 - RRF (k = 60) over both ranks, times (1 + recency + importance + trait stage).
 Rows still waiting for their embedding are found by text only.
 """
