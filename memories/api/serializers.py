@@ -305,6 +305,7 @@ class RecallHitOutput(MemoryOutput):
 
 
 class RecallOutput(serializers.Serializer):
+    fields = serializers.ChoiceField(["full"], help_text="What each hit holds: the request's.")
     merged = RecallHitOutput(many=True)
     traits = MemoryOutput(many=True)
 
@@ -327,6 +328,7 @@ class CompactTraitOutput(serializers.Serializer):
 class CompactRecallOutput(serializers.Serializer):
     """`fields=compact`."""
 
+    fields = serializers.ChoiceField(["compact"], help_text="What each hit holds: the request's.")
     merged = CompactHitOutput(many=True)
     traits = CompactTraitOutput(many=True)
 

@@ -415,8 +415,8 @@ class RecallApi(APIView):
         responses={
             200: PolymorphicProxySerializer(
                 component_name="RecallResult",
-                serializers=[RecallOutput, CompactRecallOutput],
-                resource_type_field_name=None,
+                serializers={"full": RecallOutput, "compact": CompactRecallOutput},
+                resource_type_field_name="fields",
             ),
             404: OpenApiResponse(description="user_id outside this client's prefixes"),
         },
@@ -437,7 +437,7 @@ class RecallApi(APIView):
             else []
         )
         output = CompactRecallOutput if data["fields"] == "compact" else RecallOutput
-        return Response(output({"merged": hits, "traits": traits}).data)
+        return Response(output({"fields": data["fields"], "merged": hits, "traits": traits}).data)
 
 
 def search_hits(request: Request) -> list[RecallHit]:

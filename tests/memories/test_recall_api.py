@@ -34,7 +34,7 @@ def test_recall_answers_merged_with_the_score_parts(agent):  # TC-C04
     response = recall(agent, query="green tea")
     assert response.status_code == 200, response.json()
     data = response.json()["data"]
-    assert set(data) == {"merged", "traits"}
+    assert set(data) == {"fields", "merged", "traits"} and data["fields"] == "full"
     [hit] = data["merged"]
     assert hit["content"] == "I like green tea"
     assert (hit["vector_rank"], hit["text_rank"]) == (1, 1)
@@ -50,6 +50,7 @@ def test_recall_answers_merged_with_the_score_parts(agent):  # TC-C04
 def test_recall_answers_compactly_for_prompts(agent):
     remember("agent:1", "I like green tea", "My brother lives in Oslo")
     data = recall(agent, query="green tea", fields="compact").json()["data"]
+    assert data["fields"] == "compact"
     [hit] = data["merged"]
     assert set(hit) == {"id", "content", "memory_type", "valid_at", "score"}
     assert (hit["content"], hit["memory_type"]) == ("I like green tea", "fact")
