@@ -43,8 +43,8 @@ class Background:
 
 
 @cache
-def _background(model_id: str, provider: EmbeddingProvider) -> Background:
-    """Embedded once per process and model (a few hundred ms for the slowest local model)."""
+def _background(provider: EmbeddingProvider) -> Background:
+    """Embedded once per provider (a few hundred ms for the slowest local model)."""
     sentences = background_sentences()
     vectors = np.asarray(provider.embed(sentences), dtype=np.float32)
     is_cjk = np.array([bool(CJK.search(sentence)) for sentence in sentences])
@@ -64,7 +64,7 @@ def similarity_floors(query_vector: np.ndarray) -> SimilarityFloors | None:
     None when the provider cannot embed the background (recall goes by text alone)."""
     provider = embedding_provider()
     try:
-        background = _background(provider.model_id, provider)
+        background = _background(provider)
     except EmbeddingError:
         log.warning("recall without the vector side: no background to calibrate", exc_info=True)
         return None
