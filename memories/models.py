@@ -3,8 +3,8 @@
 `memories` is LIST-partitioned by memory_type with PRIMARY KEY (id, memory_type) (see
 docs/schema.md): the table, partitions and indexes are created by hand-written SQL in the
 migrations, and Django's state keeps `id` as the primary key. Nothing holds a database foreign
-key to `memories`; references to memory ids are kept consistent by the services (a
-consistency job that checks them is planned).
+key to `memories`; references to memory ids are kept consistent by the services, and a daily
+consistency job reports dangling ones (reflection/services/maintenance.py).
 """
 
 import uuid
@@ -124,6 +124,7 @@ NOT_AUDITED = (
     "valid_from",  # V1's, kept as they were
     "valid_until",
     "extracted_timestamp",
+    "reflected_at",  # the reflection engine's scan mark
 )
 # "@" stands for OLD. or NEW.
 AUDITED_COLUMNS = ", ".join(f"@{column}" for column in AUDITED)
@@ -199,6 +200,10 @@ class Memory(models.Model):
     subject_entity_id = models.UUIDField(null=True, blank=True)
     object_entity_id = models.UUIDField(null=True, blank=True)
     source_episode_ids = ArrayField(models.UUIDField(), null=True, blank=True)
+    # When a reflection cycle scanned this fact or episode (NULL: not yet). A mark per memory,
+    # not a timestamp watermark: created_at can be backdated (imports) and commits land out of
+    # order, so a time cut-off would skip some memories and rescan others (docs/reflection.md).
+    reflected_at = models.DateTimeField(null=True, blank=True)
 
     # Full-text document, CJK-aware (migration 0003); the database derives it from content.
     search_vector = models.GeneratedField(
@@ -404,3 +409,38 @@ class MemorySource(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id} from session {self.session_id}"
+
+
+class JobStatus(models.TextChoices):
+    RUNNING = "running"
+    DONE = "done"
+    SKIPPED = "skipped"  # another run held the job's lock
+    FAILED = "failed"
+
+
+class JobRun(models.Model):
+    """One run of a scheduled job (beat), with what it touched: the admin dashboard and the
+    health endpoint read the last runs from here."""
+
+    id = models.BigAutoField(primary_key=True)
+    job = models.CharField(max_length=100)
+    status = models.CharField(max_length=10, choices=JobStatus, default=JobStatus.RUNNING)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    rows = models.IntegerField(null=True, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        db_table = "job_runs"
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["job", "-started_at"], name="idx_job_runs_job")]
+
+    def __str__(self) -> str:
+        return f"{self.job} {self.status} at {self.started_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()

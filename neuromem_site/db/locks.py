@@ -26,6 +26,13 @@ class LockNamespace(IntEnum):
     USER_INDEXES = 3  # beat (or a purge): per-user HNSW and text indexes
     EMBEDDING_REQUEUE = 4  # beat: re-queue stale pending embeddings
     EMBEDDING_REBUILD = 5  # manage.py embeddings_rebuild: one at a time
+    REFLECTION = 6  # one reflection cycle per end user at a time: "<user_id>"
+    REFLECTION_REQUESTS = 7  # queuing a cycle for an end user: "<user_id>"
+    REFLECTION_TRIGGERS = 8  # beat: which users are due a cycle
+    TRAIT_VIEW_REFRESH = 9  # beat (or after a cycle): REFRESH mv_trait_decayed
+    TRENDS_EXPIRE = 10  # beat: trends at their window's end
+    WEAK_TRAITS_DISSOLVE = 11  # beat: traits decayed below the floor
+    CONSISTENCY_CHECK = 12  # beat: dangling references between the tables
 
 
 def xact_lock(namespace: LockNamespace, keys: Iterable[str]) -> None:
