@@ -7,6 +7,7 @@ from functools import reduce
 from operator import and_, or_
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -38,6 +39,8 @@ from neuromem_site.access import Caller, user_access_check
 from neuromem_site.db.actor import audit_actor
 from neuromem_site.errors import Conflict, Invalid, NotFound
 from neuromem_site.validation import json_problem, user_id_problem, validated
+from reflection.models import ReflectionTrigger
+from reflection.services.cycles import reflection_cycle_request
 
 
 def session_open(
@@ -61,11 +64,17 @@ def session_get(*, caller: Caller, session_id: uuid.UUID) -> ConversationSession
 
 
 def session_end(*, session: ConversationSession, caller: Caller) -> ConversationSession:
-    """Close the session. (Reflection on `session_end` is planned, with the reflection engine.)"""
+    """Close the session and queue a reflection cycle for its user (`session_end`). Ending an
+    ended session changes nothing."""
     user_access_check(caller=caller, user_id=session.user_id, write=True)
-    ConversationSession.objects.filter(pk=session.pk, ended_at__isnull=True).update(
-        ended_at=timezone.now()
-    )
+    with transaction.atomic():
+        ended = ConversationSession.objects.filter(pk=session.pk, ended_at__isnull=True).update(
+            ended_at=timezone.now()
+        )
+        if ended:
+            reflection_cycle_request(
+                caller=caller, user_id=session.user_id, trigger_type=ReflectionTrigger.SESSION_END
+            )
     session.refresh_from_db()
     return session
 

@@ -63,9 +63,8 @@ RECENCY_SCALE = timedelta(days=30)
 AROUSAL_SLOWDOWN = 0.5
 IMPORTANCE_WEIGHT = 0.15
 STAGE_BOOSTS = {"core": 0.25, "established": 0.15, "emerging": 0.05}  # TraitStage values
-# Traits believed enough to be recalled and put in a prompt.
+# Trait stages recall ranks (their decayed confidence floor is a lifecycle rule).
 RECALLED_TRAIT_STAGES = tuple(STAGE_BOOSTS)
-MIN_TRAIT_CONFIDENCE = 0.3
 
 
 def score_params() -> dict[str, float]:

@@ -32,7 +32,6 @@ from pgvector import HalfVector
 
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.meaning import (
-    MIN_TRAIT_CONFIDENCE,
     RECALLED_TRAIT_STAGES,
     RRF_K,
     as_of_sql,
@@ -40,9 +39,8 @@ from memories.meaning import (
     score_params,
     trait_stage_sql,
 )
-from memories.models import Memory, MemoryType, TraitSubtype
+from memories.models import Memory, MemoryType
 from memories.relevance import CJK_CHARACTERS, SimilarityFloors, similarity_floors
-from memories.selectors import trait_field
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
 from neuromem_site.access import Caller, user_access_check
@@ -396,39 +394,3 @@ def memories_recall(*, caller: Caller, request: RecallQuery) -> list[RecallHit]:
             *memory,
         ) in _recall_rows(request)
     ]
-
-
-SUBTYPE_ORDER = {TraitSubtype.CORE: 1, TraitSubtype.PREFERENCE: 2, TraitSubtype.BEHAVIOR: 3}
-
-
-def traits_active(
-    *, caller: Caller, user_id: str, min_confidence: float = MIN_TRAIT_CONFIDENCE
-) -> list[Memory]:
-    """The user's believed traits for prompt building, grouped core, then preference, then
-    behavior; most confident first. Until the decayed view exists (traits issue), the
-    confidence is the stored one."""
-    user_access_check(caller=caller, user_id=user_id, write=False)
-    columns = ", ".join(f'"{field.column}"' for field in RECALLED_FIELDS)
-    with connection.cursor() as cursor:
-        # Raw, like the recall beside it on every request: the ORM spends ~1 ms compiling a
-        # forty-column SELECT.
-        cursor.execute(
-            f"SELECT {columns} FROM memories m WHERE memory_type = 'trait' AND user_id = %s"
-            f" AND {current_sql('m')}",
-            [user_id],
-        )
-        rows = cursor.fetchall()
-    load = memory_loader()
-    traits = [
-        trait
-        for trait in map(load, rows)
-        if trait_field(trait, "trait_stage") in RECALLED_TRAIT_STAGES
-        and (trait_field(trait, "confidence") or 0) > min_confidence
-    ]
-    return sorted(
-        traits,
-        key=lambda trait: (
-            SUBTYPE_ORDER.get(trait_field(trait, "trait_subtype"), len(SUBTYPE_ORDER) + 1),
-            -(trait_field(trait, "confidence") or 0),
-        ),
-    )

@@ -255,6 +255,43 @@ RECALL_MIN_TEXT_COVERAGE = env.float("RECALL_MIN_TEXT_COVERAGE", default=0.5)
 # Query vectors stay in Redis this long (seconds): a repeated question costs no model call.
 RECALL_QUERY_CACHE_TTL = env.int("RECALL_QUERY_CACHE_TTL", default=86_400)
 
+# Reflection (docs/reflection.md): traits from repeated observations. The lifecycle's numbers
+# are reflection/rules.py's defaults, any of them overridden by name in TRAIT_RULES (JSON).
+TRAIT_RULES = env.json("TRAIT_RULES", default={})
+# Pattern detection: "offline" (embedding clusters + cue rules) or "llm" (LLM_API_BASE).
+REFLECTION_DETECTOR = env.str("REFLECTION_DETECTOR", default="offline")
+if REFLECTION_DETECTOR not in ("offline", "llm"):
+    raise ImproperlyConfigured("REFLECTION_DETECTOR must be 'offline' or 'llm'.")
+if REFLECTION_DETECTOR == "llm" and not LLM_API_BASE:
+    raise ImproperlyConfigured("REFLECTION_DETECTOR=llm needs LLM_API_BASE.")
+# A cycle starts when a user's unreflected memories hold this much importance (0–1 each), a
+# day after their last cycle, when a session ends or has been quiet this long (seconds).
+REFLECTION_IMPORTANCE_THRESHOLD = env.float("REFLECTION_IMPORTANCE_THRESHOLD", default=3.0)
+REFLECTION_INTERVAL = env.int("REFLECTION_INTERVAL", default=86_400)
+REFLECTION_IDLE_AFTER = env.int("REFLECTION_IDLE_AFTER", default=1800)
+# A cycle reflects on at most this many memories (oldest first); the rest wait for the next.
+REFLECTION_MAX_MEMORIES = env.int("REFLECTION_MAX_MEMORIES", default=5000)
+# Cosine similarity at which memories form one pattern, a memory matches a trait, and traits
+# point the same way (a parent). Each model spreads similarities differently: the defaults are
+# per provider, measured for `use` (docs/reflection.md) and estimates for the others.
+_REFLECTION_SIMILARITY = {
+    "use": (0.36, 0.4, 0.45),
+    "e5": (0.86, 0.87, 0.85),
+    "hashing": (0.55, 0.6, 0.55),
+    "openai": (0.5, 0.55, 0.5),
+}[EMBEDDING_PROVIDER]
+REFLECTION_CLUSTER_SIMILARITY = env.float(
+    "REFLECTION_CLUSTER_SIMILARITY", default=_REFLECTION_SIMILARITY[0]
+)
+REFLECTION_MATCH_SIMILARITY = env.float(
+    "REFLECTION_MATCH_SIMILARITY", default=_REFLECTION_SIMILARITY[1]
+)
+REFLECTION_PARENT_SIMILARITY = env.float(
+    "REFLECTION_PARENT_SIMILARITY", default=_REFLECTION_SIMILARITY[2]
+)
+# /users/{id}/prompt-context/: the block's size, in estimated tokens.
+PROMPT_CONTEXT_MAX_TOKENS = env.int("PROMPT_CONTEXT_MAX_TOKENS", default=600)
+
 # --- REST API --------------------------------------------------------------------------------
 
 API_PAGE_SIZE = env.int("API_PAGE_SIZE", default=50)
@@ -294,6 +331,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MemoryTypeEnum": "memories.models.MemoryType",
         "MemoryTypeInputEnum": "memories.api.serializers.MEMORY_TYPE_CHOICES",
+        "StatusEnum": ["healthy", "degraded", "unhealthy"],
+        "ReflectionStatusEnum": "reflection.models.ReflectionStatus",
     },
     # Swagger UI's files are served from this server, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",

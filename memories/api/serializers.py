@@ -26,6 +26,7 @@ from neuromem_site.api.serializers import (
     is_number,
 )
 from neuromem_site.validation import embedding_problem
+from reflection.selectors import decayed_confidence
 
 MEMORY_TYPE_CHOICES = ["fact", "episodic", "trait", "document", *LEGACY_MEMORY_TYPES]
 
@@ -127,8 +128,10 @@ class TraitOutput(serializers.Serializer):
             column.removeprefix("trait_"): trait_field(memory, key)
             for key, (column, _) in TRAIT_METADATA.items()
         }
-        # Decay arrives with the reflection engine's mv_trait_decayed; until then, no decay.
-        trait["decayed_confidence"] = trait["confidence"]
+        # Believed traits carry the decay view's value; any other trait is decayed live.
+        trait["decayed_confidence"] = getattr(memory, "decayed_confidence", None)
+        if trait["decayed_confidence"] is None:
+            trait["decayed_confidence"] = decayed_confidence(memory)
         return trait
 
 

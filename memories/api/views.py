@@ -35,7 +35,7 @@ from memories.api.serializers import (
 )
 from memories.ingest import session_end, session_get, session_message_add, session_open
 from memories.models import MemoryType
-from memories.recall import RecallHit, RecallQuery, memories_recall, traits_active
+from memories.recall import RecallHit, RecallQuery, memories_recall
 from memories.selectors import (
     MEMORY_SORT_FIELDS,
     memory_get,
@@ -61,6 +61,7 @@ from neuromem_site.api.pagination import EnvelopeCursorPagination
 from neuromem_site.api.permissions import user_ids_agree
 from neuromem_site.api.views import validated
 from neuromem_site.errors import DomainError
+from reflection.selectors import traits_believed_memories
 
 
 def write_result(result: WriteResult) -> dict[str, Any]:
@@ -432,7 +433,7 @@ class RecallApi(APIView):
         )
         hits = recalled(request, query)
         traits = (
-            traits_active(caller=request.user.caller, user_id=query.user_id)
+            traits_believed_memories(caller=request.user.caller, user_id=query.user_id)
             if data["include_traits"]
             else []
         )

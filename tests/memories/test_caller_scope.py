@@ -6,7 +6,7 @@ import pytest
 
 from memories.ingest import session_get, session_open
 from memories.models import ConversationSession, Memory
-from memories.recall import RecallQuery, memories_recall, traits_active
+from memories.recall import RecallQuery, memories_recall
 from memories.selectors import (
     memory_get,
     memory_history,
@@ -24,6 +24,7 @@ from memories.services import (
 )
 from neuromem_site.access import SYSTEM, Caller
 from neuromem_site.errors import Forbidden, NotFound
+from reflection.selectors import traits_believed_memories
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +64,7 @@ def test_reads_of_another_callers_user_are_not_found(victims_memory):
         lambda: memory_list(caller=AGENT, filters={"user_id": VICTIM}),
         lambda: user_export(caller=AGENT, user_id=VICTIM),
         lambda: memories_recall(caller=AGENT, request=RecallQuery(user_id=VICTIM, query="tea")),
-        lambda: traits_active(caller=AGENT, user_id=VICTIM),
+        lambda: traits_believed_memories(caller=AGENT, user_id=VICTIM),
         lambda: session_get(caller=AGENT, session_id=session.id),
         lambda: memory_history(caller=AGENT, memory=victims_memory),
         lambda: memory_versions(caller=AGENT, memory=victims_memory),

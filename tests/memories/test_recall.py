@@ -20,7 +20,6 @@ from memories.recall import (
     RecallQuery,
     memories_recall,
     recall_plan,
-    traits_active,
 )
 from memories.selectors import trait_field
 from memories.services import (
@@ -32,6 +31,8 @@ from memories.services import (
     memory_supersede,
 )
 from neuromem_site.access import Caller
+from reflection.selectors import traits_believed_memories
+from reflection.services.maintenance import trait_view_refresh
 from tests.memories.bulk import insert_facts
 
 pytestmark = pytest.mark.django_db
@@ -379,7 +380,9 @@ def test_active_traits_are_grouped_for_the_prompt():
             memory_type="trait",
             metadata={"trait_subtype": subtype, "trait_stage": stage, "confidence": confidence},
         )
-    assert [trait.content for trait in traits_active(caller=TEST, user_id=USER)] == [
+    trait_view_refresh()  # believed traits come from the decay view
+    believed = traits_believed_memories(caller=TEST, user_id=USER)
+    assert [trait.content for trait in believed] == [
         "Values family",
         "Values honesty",
         "Prefers email",

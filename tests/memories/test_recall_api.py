@@ -5,6 +5,7 @@ import pytest
 from memories.models import Memory
 from memories.services import MemoryInput, memories_embed, memory_add_many
 from neuromem_site.access import Caller
+from reflection.services.maintenance import trait_view_refresh
 
 pytestmark = pytest.mark.django_db
 
@@ -76,9 +77,13 @@ def test_recall_lists_the_users_believed_traits(agent):
         ],
         caller=Caller(name="test", is_staff=True),
     )
+    # Believed traits come from the decay view: a trait appears once it is refreshed.
+    assert recall(agent, query="anything at all").json()["data"]["traits"] == []
+    trait_view_refresh()
     data = recall(agent, query="anything at all").json()["data"]
     assert [trait["content"] for trait in data["traits"]] == ["Prefers green tea in the afternoon"]
     assert data["traits"][0]["trait"]["stage"] == "established"
+    assert data["traits"][0]["trait"]["decayed_confidence"] == pytest.approx(0.9, abs=1e-4)
     assert recall(agent, query="x", include_traits=False).json()["data"]["traits"] == []
 
 

@@ -1,0 +1,124 @@
+"""The trait lifecycle's rules: numbers and pure functions, no database.
+
+Every number has the default of the trait classification design (docs/reflection.md) and can be
+overridden by name in the TRAIT_RULES setting (JSON), e.g. `{"behavior_min_memories": 4}`.
+"""
+
+import math
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime, timedelta
+from functools import cache
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from memories.models import TraitStage, TraitSubtype
+from reflection.models import EvidenceQuality
+
+
+@dataclass(frozen=True)
+class LifecycleRules:
+    # Creation: a pattern in this many memories is a behavior at this confidence; a smaller
+    # one is a trend, watched over a window (shorter when emotion drives it).
+    behavior_min_memories: int = 3
+    behavior_initial_confidence: float = 0.4
+    trend_window_days: int = 30
+    emotional_trend_window_days: int = 14
+    # A trend reinforced this often by its window's end becomes a candidate at this confidence.
+    trend_min_reinforcements: int = 2
+    candidate_initial_confidence: float = 0.3
+    # Promotion: this many children, each at least this confident, make a parent.
+    promotion_min_children: int = 2
+    preference_min_child_confidence: float = 0.5
+    core_min_child_confidence: float = 0.6
+    # Stage by confidence: below `emerging` a candidate, below `established` emerging, ...
+    emerging_from: float = 0.3
+    established_from: float = 0.6
+    core_above: float = 0.85
+    # Reinforcement c ← c + (1 − c)·f by evidence quality.
+    quality_factor: dict[str, float] = field(
+        default_factory=lambda: {"A": 0.25, "B": 0.20, "C": 0.15, "D": 0.05}
+    )
+    # Contradiction c ← c·(1 − f): f for one piece, growing by the step per further piece (or
+    # straight to the maximum for an explicit statement).
+    contradiction_factor: float = 0.2
+    contradiction_factor_step: float = 0.1
+    contradiction_factor_max: float = 0.4
+    # Above this share of contradicting evidence a trait is revised, split or dissolved.
+    contradiction_review_ratio: float = 0.3
+    # ... dissolved when contradictions are the majority (and no context explains them).
+    contradiction_dissolve_ratio: float = 0.5
+    # Decay per day: base / (1 + spacing × reinforcements).
+    decay_base: dict[str, float] = field(
+        default_factory=lambda: {"behavior": 0.005, "preference": 0.002, "core": 0.001}
+    )
+    decay_spacing: float = 0.1
+    # Decayed below this, a trait is dissolved (the weekly job, and each cycle for its user).
+    dissolve_below: float = 0.05
+    # Traits at least this decayed-confident are recalled and put in prompts.
+    recall_min_confidence: float = 0.3
+
+    def stage_for(self, confidence: float) -> str:
+        if confidence > self.core_above:
+            return TraitStage.CORE
+        if confidence >= self.established_from:
+            return TraitStage.ESTABLISHED
+        if confidence >= self.emerging_from:
+            return TraitStage.EMERGING
+        return TraitStage.CANDIDATE
+
+    def reinforced(self, confidence: float, quality: str) -> float:
+        return confidence + (1 - confidence) * self.quality_factor[quality]
+
+    def contradiction_f(self, pieces: int, *, strong: bool) -> float:
+        if strong:
+            return self.contradiction_factor_max
+        grown = self.contradiction_factor + self.contradiction_factor_step * (pieces - 1)
+        return min(self.contradiction_factor_max, grown)
+
+    def contradicted(self, confidence: float, pieces: int, *, strong: bool) -> float:
+        return confidence * (1 - self.contradiction_f(pieces, strong=strong))
+
+    def decay_lambda(self, subtype: str | None, reinforcements: int) -> float:
+        base = self.decay_base.get(subtype or "", self.decay_base[TraitSubtype.BEHAVIOR])
+        return base / (1 + self.decay_spacing * reinforcements)
+
+    def decayed(
+        self,
+        confidence: float,
+        *,
+        subtype: str | None,
+        reinforcements: int,
+        since: datetime,
+        now: datetime,
+    ) -> float:
+        days = max(0.0, (now - since).total_seconds() / 86400)
+        return confidence * math.exp(-self.decay_lambda(subtype, reinforcements) * days)
+
+    def trend_window(self, *, emotional: bool) -> timedelta:
+        return timedelta(
+            days=self.emotional_trend_window_days if emotional else self.trend_window_days
+        )
+
+
+QUALITIES = tuple(EvidenceQuality.values)
+
+
+@cache
+def lifecycle_rules() -> LifecycleRules:
+    """The defaults with TRAIT_RULES applied; a table (quality factors, decay bases) may be
+    given in part. Cached: settings do not change at run time (tests that override
+    TRAIT_RULES call `lifecycle_rules.cache_clear()`)."""
+    overrides = dict(getattr(settings, "TRAIT_RULES", {}) or {})
+    known = {f.name for f in fields(LifecycleRules)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ImproperlyConfigured(f"TRAIT_RULES: unknown rule(s) {', '.join(unknown)}")
+    defaults = LifecycleRules()
+    for name, value in overrides.items():
+        default = getattr(defaults, name)
+        if isinstance(default, dict):  # a partial table keeps the other entries
+            if not isinstance(value, dict):
+                raise ImproperlyConfigured(f"TRAIT_RULES: {name} must be an object")
+            overrides[name] = {**default, **value}
+    return replace(defaults, **overrides)

@@ -1,0 +1,413 @@
+"""The trait lifecycle's upkeep and the references between tables: what beat runs
+(reflection/tasks.py), and what a reflection cycle reuses for its own user.
+
+Every service is set-based SQL and idempotent: running it twice changes nothing more. Traits
+leave the lifecycle the way a veto dissolves them (reflection/services/traits.py): stage
+`dissolved`, `invalid_at` set, `version` + 1, the row kept, so the audit trigger logs a
+STAGE_CHANGE, here by the actor `reflection`.
+"""
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from memories.meaning import current_sql, trait_stage_sql
+from memories.models import TraitSubtype
+from neuromem_site.access import SYSTEM
+from neuromem_site.db.actor import audit_actor
+from neuromem_site.errors import DomainError
+from reflection.models import (
+    ConsistencyCheck,
+    ReflectionStatus,
+    ReflectionTrigger,
+    TraitDecayRate,
+)
+from reflection.rules import lifecycle_rules
+
+log = logging.getLogger("neuromem.reflection")
+
+ACTOR = "reflection"
+VIEW = "mv_trait_decayed"
+TREND_ENDED_REASON = "trend window ended without reinforcement"
+# Beat asks for at most this many cycles a run (every 5 minutes): the most pressing first.
+DUE_USERS_PER_RUN = 1000
+
+# --- Decay view ------------------------------------------------------------------------------
+
+
+def trait_decay_rates_sync() -> None:
+    """Make `trait_decay_rates` (read by the view) say what the lifecycle rules say: a row per
+    subtype, an unknown one at behavior's rate as `LifecycleRules.decay_lambda` has it."""
+    rules = lifecycle_rules()
+    subtypes = dict.fromkeys([*TraitSubtype.values, *rules.decay_base])
+    wanted = {
+        subtype: (rules.decay_lambda(subtype, 0), float(rules.decay_spacing))
+        for subtype in subtypes
+    }
+    stored = {
+        rate.trait_subtype: (rate.base_lambda, rate.spacing)
+        for rate in TraitDecayRate.objects.all()
+    }
+    if stored == wanted:
+        return
+    with transaction.atomic():
+        TraitDecayRate.objects.exclude(trait_subtype__in=list(wanted)).delete()
+        TraitDecayRate.objects.bulk_create(
+            [
+                TraitDecayRate(trait_subtype=subtype, base_lambda=base, spacing=spacing)
+                for subtype, (base, spacing) in wanted.items()
+            ],
+            update_conflicts=True,
+            unique_fields=["trait_subtype"],
+            update_fields=["base_lambda", "spacing"],
+        )
+
+
+def trait_view_refresh() -> int:
+    """Write the rules' decay rates, then refresh `mv_trait_decayed` (CONCURRENTLY: readers
+    never wait; it may run inside a transaction, where it holds the view's EXCLUSIVE lock,
+    which only other refreshes wait for, until commit). Answers the view's row count."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        trait_decay_rates_sync()
+        cursor.execute("SELECT ispopulated FROM pg_matviews WHERE matviewname = %s", [VIEW])
+        (populated,) = cursor.fetchone()
+        # CONCURRENTLY needs a populated view; only a view created WITH NO DATA is not.
+        cursor.execute(f"REFRESH MATERIALIZED VIEW {'CONCURRENTLY ' * populated}{VIEW}")
+        cursor.execute(f"SELECT count(*) FROM {VIEW}")
+        return cursor.fetchone()[0]
+
+
+# --- Trends and weak traits ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrendExpiry:
+    promoted: int
+    dissolved: int
+
+
+# Dissolving (as a veto does), with `metadata.dissolved` saying why; `%(reason)s` and `%(at)s`
+# are parameters, `{extra}` more jsonb_build_object arguments.
+DISSOLVE_SET = """
+    trait_stage = 'dissolved',
+    invalid_at = %(now)s,
+    updated_at = %(now)s,
+    version = t.version + 1,
+    metadata = CASE WHEN jsonb_typeof(t.metadata) = 'object'
+                    THEN t.metadata || jsonb_build_object('dissolved', jsonb_build_object(
+                        'reason', %(reason)s::text, 'at', %(at)s::text{extra}))
+                    ELSE t.metadata END
+"""
+
+# Trends at their window's end (the window index: `trait_stage = 'trend'` on the column).
+ENDED_TRENDS = f"""
+    t.memory_type = 'trait' AND t.trait_stage = 'trend' AND t.trait_window_end <= %(now)s
+    AND {current_sql("t")} {{user}}
+"""
+
+TRENDS_PROMOTE_SQL = f"""
+UPDATE memories t SET
+    trait_stage = 'candidate',
+    trait_confidence = %(confidence)s,
+    trait_window_start = NULL,
+    trait_window_end = NULL,
+    trait_derived_from = 'trend_promotion',
+    trait_last_reinforced = coalesce(t.trait_last_reinforced, %(now)s),
+    updated_at = %(now)s,
+    version = t.version + 1
+WHERE {ENDED_TRENDS}
+  AND coalesce(t.trait_reinforcement_count, 0) >= %(min_reinforcements)s
+"""
+
+TRENDS_DISSOLVE_SQL = f"""
+UPDATE memories t SET {DISSOLVE_SET.format(extra="")}
+WHERE {ENDED_TRENDS}
+  AND coalesce(t.trait_reinforcement_count, 0) < %(min_reinforcements)s
+"""
+
+
+def trends_expire(*, now: datetime, user_id: str | None = None) -> TrendExpiry:
+    """Trends whose window ended by `now` (of one user, or all): reinforced at least
+    `trend_min_reinforcements` times → candidates at `candidate_initial_confidence`, window
+    cleared; the others dissolved. One transaction (nested in the caller's, if any)."""
+    rules = lifecycle_rules()
+    params = {
+        "now": now,
+        "at": now.isoformat(),
+        "user_id": user_id,
+        "confidence": rules.candidate_initial_confidence,
+        "min_reinforcements": rules.trend_min_reinforcements,
+        "reason": TREND_ENDED_REASON,
+    }
+    user = "AND t.user_id = %(user_id)s" if user_id is not None else ""
+    with audit_actor(ACTOR), connection.cursor() as cursor:
+        cursor.execute(TRENDS_PROMOTE_SQL.format(user=user), params)
+        promoted = cursor.rowcount
+        cursor.execute(TRENDS_DISSOLVE_SQL.format(user=user), params)
+        dissolved = cursor.rowcount
+    return TrendExpiry(promoted=promoted, dissolved=dissolved)
+
+
+DISSOLVE_DECAYED_SET = DISSOLVE_SET.format(
+    extra=", 'decayed_confidence', round(d.confidence::numeric, 6)"
+)
+# The view's decay (migration 0002), computed live at %(now)s from the rules passed in:
+# c·exp(−(base[subtype] / (1 + spacing·reinforcements))·days since the last reinforcement),
+# behavior's base for a NULL or unknown subtype, no growth for a date in the future.
+WEAK_TRAITS_DISSOLVE_SQL = f"""
+WITH rates AS (
+    SELECT key AS trait_subtype, value::float8 AS base_lambda
+    FROM jsonb_each_text(%(bases)s::jsonb)
+), decayed AS (
+    SELECT t.id,
+           t.trait_confidence::float8 * exp(
+               -(coalesce(r.base_lambda, %(default_base)s)
+                 / (1 + %(spacing)s * coalesce(t.trait_reinforcement_count, 0)))
+               * greatest(0, extract(epoch FROM (
+                     %(now)s - coalesce(t.trait_last_reinforced, t.created_at)))::float8
+                 / 86400.0)
+           ) AS confidence
+    FROM memories t
+    LEFT JOIN rates r ON r.trait_subtype = t.trait_subtype
+    WHERE t.memory_type = 'trait'
+      AND {current_sql("t")}
+      AND coalesce({trait_stage_sql("t")}, '') NOT IN ('dissolved', 'trend')
+      AND t.trait_confidence IS NOT NULL
+      {{user}}
+)
+UPDATE memories t SET {DISSOLVE_DECAYED_SET}
+FROM decayed d
+WHERE t.memory_type = 'trait' AND t.id = d.id AND d.confidence < %(floor)s
+"""
+
+
+def traits_dissolve_weak(*, now: datetime, user_id: str | None = None) -> int:
+    """Dissolve the current traits (of one user, or all) whose confidence, decayed until
+    `now`, is below `dissolve_below`; trends are left to their window. Computed from the
+    traits themselves, not the view (which may be up to a refresh old). Answers how many."""
+    rules = lifecycle_rules()
+    params = {
+        "now": now,
+        "at": now.isoformat(),
+        "user_id": user_id,
+        "bases": json.dumps({subtype: float(base) for subtype, base in rules.decay_base.items()}),
+        "default_base": rules.decay_lambda(TraitSubtype.BEHAVIOR, 0),
+        "spacing": float(rules.decay_spacing),
+        "floor": rules.dissolve_below,
+        "reason": f"decayed below {rules.dissolve_below:g}",
+    }
+    user = "AND t.user_id = %(user_id)s" if user_id is not None else ""
+    with audit_actor(ACTOR), connection.cursor() as cursor:
+        cursor.execute(WEAK_TRAITS_DISSOLVE_SQL.format(user=user), params)
+        return cursor.rowcount
+
+
+# --- Consistency -----------------------------------------------------------------------------
+
+# Per check: the table holding the reference, and the rows whose reference dangles as
+# (row_id, missing_id, user_id) — anti-joins, the user where another row still names it.
+CHECKS: dict[str, tuple[str, str]] = {
+    ConsistencyCheck.EVIDENCE_TRAIT: (
+        "trait_evidence",
+        """SELECT e.id::text, e.trait_id::text,
+                  (SELECT m.user_id FROM memories m WHERE m.id = e.memory_id LIMIT 1)
+           FROM trait_evidence e
+           WHERE NOT EXISTS (
+               SELECT 1 FROM memories t WHERE t.memory_type = 'trait' AND t.id = e.trait_id)""",
+    ),
+    ConsistencyCheck.EVIDENCE_MEMORY: (
+        "trait_evidence",
+        """SELECT e.id::text, e.memory_id::text,
+                  (SELECT t.user_id FROM memories t
+                   WHERE t.memory_type = 'trait' AND t.id = e.trait_id LIMIT 1)
+           FROM trait_evidence e
+           WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = e.memory_id)""",
+    ),
+    ConsistencyCheck.HISTORY_MEMORY: (
+        "memory_history",
+        """SELECT h.id::text, h.memory_id::text, NULL::varchar
+           FROM memory_history h
+           WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id)""",
+    ),
+    ConsistencyCheck.SOURCE_MEMORY: (
+        "memory_sources",
+        """SELECT s.memory_id::text || '/' || s.session_id::text, s.memory_id::text,
+                  (SELECT c.user_id FROM conversation_sessions c WHERE c.id = s.session_id)
+           FROM memory_sources s
+           WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = s.memory_id)""",
+    ),
+    ConsistencyCheck.SOURCE_SESSION: (
+        "memory_sources",
+        """SELECT s.memory_id::text || '/' || s.session_id::text, s.session_id::text,
+                  (SELECT m.user_id FROM memories m WHERE m.id = s.memory_id LIMIT 1)
+           FROM memory_sources s
+           WHERE NOT EXISTS (SELECT 1 FROM conversation_sessions c WHERE c.id = s.session_id)""",
+    ),
+    ConsistencyCheck.SUPERSEDED_BY: (
+        "memories",
+        """SELECT m.id::text, m.superseded_by::text, m.user_id
+           FROM memories m
+           WHERE m.superseded_by IS NOT NULL
+             AND NOT EXISTS (SELECT 1 FROM memories n WHERE n.id = m.superseded_by)""",
+    ),
+    ConsistencyCheck.TRAIT_PARENT: (
+        "memories",
+        """SELECT m.id::text, m.trait_parent_id::text, m.user_id
+           FROM memories m
+           WHERE m.trait_parent_id IS NOT NULL
+             AND NOT EXISTS (
+                 SELECT 1 FROM memories p
+                 WHERE p.memory_type = 'trait' AND p.id = m.trait_parent_id)""",
+    ),
+}
+
+# One check in one statement: what dangles now is open (new, or seen again: last_seen_at),
+# open issues no longer found are resolved. The checked rows are only read.
+CONSISTENCY_SQL = """
+WITH found AS (
+    SELECT DISTINCT ON (row_id) row_id, missing_id, user_id
+    FROM ({select}) AS f (row_id, missing_id, user_id)
+    ORDER BY row_id
+), seen AS (
+    INSERT INTO consistency_issues AS i
+        (check_name, table_name, row_id, missing_id, user_id, first_seen_at, last_seen_at)
+    SELECT %(check)s, %(table)s, row_id, missing_id, user_id, %(now)s, %(now)s FROM found
+    ON CONFLICT (check_name, row_id) WHERE resolved_at IS NULL DO UPDATE
+        SET last_seen_at = EXCLUDED.last_seen_at,
+            missing_id = EXCLUDED.missing_id,
+            user_id = coalesce(EXCLUDED.user_id, i.user_id)
+    RETURNING (xmax = 0) AS inserted
+), resolved AS (
+    UPDATE consistency_issues i SET resolved_at = %(now)s
+    WHERE i.check_name = %(check)s AND i.resolved_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM found f WHERE f.row_id = i.row_id)
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM seen),
+       (SELECT count(*) FROM seen WHERE inserted),
+       (SELECT count(*) FROM resolved)
+"""
+
+
+def consistency_check(*, now: datetime) -> dict[str, int]:
+    """Look for dangling references (nothing holds a foreign key to the partitioned
+    `memories`) and keep `consistency_issues` in step: new ones opened, ones still there
+    seen again, ones gone resolved. Nothing checked is changed or deleted: staff decide.
+    Answers the open issues per check."""
+    open_issues = {}
+    with connection.cursor() as cursor:
+        for check, (table, select) in CHECKS.items():
+            cursor.execute(
+                CONSISTENCY_SQL.format(select=select),
+                {"check": str(check), "table": table, "now": now},
+            )
+            still_open, new, resolved = cursor.fetchone()
+            open_issues[str(check)] = still_open
+            if new or resolved:
+                log.warning(
+                    "consistency %s: %d open (%d new), %d resolved",
+                    check,
+                    still_open,
+                    new,
+                    resolved,
+                )
+    return open_issues
+
+
+# --- Reflection triggers ---------------------------------------------------------------------
+
+# Users with unreflected facts and episodes (idx_memories_unreflected, read index-only) and
+# no cycle in flight; per user: the unreflected importance, the quiet seconds of their most
+# recently quiet session not reflected on since (NULL: none), and whether a cycle started
+# within the interval.
+DUE_USERS_SQL = """
+WITH unreflected AS (
+    SELECT m.user_id, sum(m.importance)::float8 AS importance
+    FROM memories m
+    WHERE m.memory_type IN ('fact', 'episodic')
+      AND m.reflected_at IS NULL AND m.expired_at IS NULL
+    GROUP BY m.user_id
+)
+SELECT u.user_id,
+       u.importance,
+       (SELECT extract(epoch FROM (%(now)s - max(l.last_at)))::float8
+        FROM conversation_sessions s
+        CROSS JOIN LATERAL (
+            SELECT max(c.created_at) AS last_at FROM conversations c WHERE c.session_id = s.id
+        ) l
+        WHERE s.user_id = u.user_id
+          AND s.ended_at IS NULL
+          AND l.last_at < %(idle_before)s
+          AND (s.last_reflected_at IS NULL OR l.last_at > s.last_reflected_at)),
+       EXISTS (SELECT 1 FROM reflection_cycles c
+               WHERE c.user_id = u.user_id AND c.started_at > %(interval_start)s)
+FROM unreflected u
+WHERE NOT EXISTS (
+    SELECT 1 FROM reflection_cycles c
+    WHERE c.user_id = u.user_id
+      AND (c.status = %(queued)s OR (c.status = %(running)s AND c.started_at > %(stale_before)s))
+)
+"""
+TRIGGER_ORDER = (
+    ReflectionTrigger.IMPORTANCE_ACCUMULATED,
+    ReflectionTrigger.IDLE,
+    ReflectionTrigger.SCHEDULED,
+)
+
+
+def reflection_due_users(*, now: datetime, limit: int = DUE_USERS_PER_RUN) -> dict[str, int]:
+    """Queue a cycle for each user due one, by the first trigger that holds: unreflected
+    importance at REFLECTION_IMPORTANCE_THRESHOLD (`importance_accumulated`, the sum as its
+    value), a session quiet for REFLECTION_IDLE_AFTER with messages not reflected on (`idle`,
+    the quiet seconds), no cycle for REFLECTION_INTERVAL (`scheduled`); only users with
+    unreflected memories, none with a cycle queued or running. At most `limit` a run, in that
+    order. Answers how many were queued per trigger."""
+    # Imported here: cycles imports the engine, which imports this module.
+    from reflection.services.cycles import reflection_cycle_request
+
+    # A cycle runs under the task's hard limit (TASK_TIME_LIMIT): one `running` for twice
+    # that died with its worker and holds no one back.
+    stale_before = now - timedelta(seconds=2 * settings.TASK_TIME_LIMIT)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            DUE_USERS_SQL,
+            {
+                "now": now,
+                "idle_before": now - timedelta(seconds=settings.REFLECTION_IDLE_AFTER),
+                "interval_start": now - timedelta(seconds=settings.REFLECTION_INTERVAL),
+                "stale_before": stale_before,
+                "queued": ReflectionStatus.QUEUED,
+                "running": ReflectionStatus.RUNNING,
+            },
+        )
+        rows = cursor.fetchall()
+    due: dict[str, list[tuple[float, str, float | None]]] = {t: [] for t in TRIGGER_ORDER}
+    for user_id, importance, idle_seconds, recent in rows:
+        if importance >= settings.REFLECTION_IMPORTANCE_THRESHOLD:
+            due[ReflectionTrigger.IMPORTANCE_ACCUMULATED].append((importance, user_id, importance))
+        elif idle_seconds is not None:
+            due[ReflectionTrigger.IDLE].append((importance, user_id, idle_seconds))
+        elif not recent:
+            due[ReflectionTrigger.SCHEDULED].append((importance, user_id, None))
+    queued = {str(trigger): 0 for trigger in TRIGGER_ORDER}
+    budget = limit
+    for trigger in TRIGGER_ORDER:
+        # The most unreflected importance first within a trigger.
+        for _, user_id, value in sorted(due[trigger], key=lambda d: (-d[0], d[1]))[:budget]:
+            try:
+                _, created = reflection_cycle_request(
+                    caller=SYSTEM, user_id=user_id, trigger_type=trigger, trigger_value=value
+                )
+            except DomainError as error:  # a user_id no cycle can take (say, from V1)
+                log.warning("reflection for %r not queued: %s", user_id, error)
+                continue
+            queued[str(trigger)] += created
+        budget -= min(budget, len(due[trigger]))
+    deferred = sum(len(users) for users in due.values()) - limit
+    if deferred > 0:
+        log.info("reflection triggers: %d users due left for the next run", deferred)
+    return queued

@@ -1,0 +1,414 @@
+"""Reflection cycles on the real database with the default embeddings (the real USE weights):
+realistic conversations become the expected traits; the lifecycle's rules hold with
+hand-computed numbers; a cycle is all-or-nothing, one per user at a time, and never scans a
+memory twice nor skips one."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from memories.ingest import session_end, session_message_add, session_open
+from memories.models import ConversationSession, Memory, MemoryHistory
+from memories.services import MemoryInput, memory_add
+from neuromem_site.access import SYSTEM
+from reflection import engine
+from reflection.detection import detector
+from reflection.models import ReflectionCycle, TraitEvidence
+from reflection.services.cycles import (
+    reflection_cycle_request,
+    reflection_cycle_run,
+    reflection_cycles_recover,
+)
+from reflection.services.traits import trait_veto
+
+pytestmark = pytest.mark.django_db
+
+ENGLISH = [
+    [
+        (6, "I go running every morning before work."),
+        (6, "I usually drink way too much coffee when I code late."),
+        (6, "My sister lives in Berlin."),
+    ],
+    [
+        (4, "Went for a 5k run at 6am today, felt great."),
+        (4, "Had three espressos while debugging last night."),
+        (4, "I'm so stressed about deadlines lately."),
+    ],
+    [
+        (2, "I ran again this morning before the office."),
+        (2, "Coffee keeps me going during late coding sessions."),
+        (2, "I love reading sci-fi novels."),
+    ],
+]
+CHINESE = [
+    [(6, "我每天早上都去跑步。"), (6, "我写代码的时候离不开咖啡。"), (6, "我妹妹住在柏林。")],
+    [(4, "今天早上又去跑步了，跑了五公里。"), (4, "昨晚写代码又喝了三杯咖啡。")],
+    [
+        (2, "早上跑步的习惯坚持一年了。"),
+        (2, "咖啡是我熬夜写代码的必需品。"),
+        (2, "我喜欢看科幻小说。"),
+    ],
+]
+
+
+def converse(user_id: str, sessions: list[list[tuple[int, str]]]) -> None:
+    now = timezone.now()
+    for turns in sessions:
+        session = session_open(caller=SYSTEM, user_id=user_id)
+        for days_ago, text in turns:
+            session_message_add(
+                session=session,
+                role="user",
+                content=text,
+                caller=SYSTEM,
+                sent_at=now - timedelta(days=days_ago),
+            )
+
+
+def reflect(user_id: str) -> ReflectionCycle:
+    cycle, _ = reflection_cycle_request(caller=SYSTEM, user_id=user_id)
+    return reflection_cycle_run(cycle_id=cycle.id)
+
+
+def traits_of(user_id: str, **filters) -> list[Memory]:
+    return list(
+        Memory.objects.filter(user_id=user_id, memory_type="trait", **filters).order_by(
+            "created_at", "content"
+        )
+    )
+
+
+def trait_about(user_id: str, *words: str) -> Memory:
+    (trait,) = [t for t in traits_of(user_id) if any(w in t.content for w in words)]
+    return trait
+
+
+@pytest.mark.parametrize(
+    ("user_id", "sessions", "running", "coffee", "liked", "sister"),
+    [
+        ("en:1", ENGLISH, ("run", "ran"), ("offee", "espresso"), "sci-fi", "Berlin"),
+        ("zh:1", CHINESE, ("跑步",), ("咖啡",), "科幻", "柏林"),
+    ],
+)
+def test_a_realistic_conversation_gives_the_expected_traits(
+    user_id, sessions, running, coffee, liked, sister
+):
+    converse(user_id, sessions)
+    cycle = reflect(user_id)
+
+    assert cycle.status == "completed", cycle.error_message
+    assert (
+        cycle.memories_scanned
+        == Memory.objects.filter(user_id=user_id, memory_type__in=["fact", "episodic"]).count()
+    )
+    for words in (running, coffee):  # three mentions each: a behavior at 0.4, emerging
+        trait = trait_about(user_id, *words)
+        assert (trait.trait_subtype, trait.trait_stage) == ("behavior", "emerging")
+        assert trait.trait_confidence == pytest.approx(0.4)
+        assert (
+            TraitEvidence.objects.filter(trait_id=trait.id, evidence_type="supporting").count() == 3
+        )
+        assert trait.trait_derived_from == "reflection"
+    liked_trend = trait_about(user_id, liked)  # said once, outright: a trend for 30 days
+    assert liked_trend.trait_stage == "trend"
+    window = liked_trend.trait_window_end - liked_trend.trait_window_start
+    assert window == timedelta(days=30)
+    assert not [t for t in traits_of(user_id) if sister in t.content]  # a fact, not a trait
+    assert cycle.traits_created == len(traits_of(user_id))
+    history = MemoryHistory.objects.filter(memory_id=liked_trend.id).get()
+    assert (history.event, history.actor) == ("ADD", "reflection")
+
+
+def test_an_emotional_trend_is_watched_for_14_days():
+    converse("en:2", ENGLISH)
+    reflect("en:2")
+    stressed = trait_about("en:2", "stressed")
+    assert stressed.trait_stage == "trend"
+    assert stressed.trait_window_end - stressed.trait_window_start == timedelta(days=14)
+    assert stressed.metadata["emotional"] is True
+
+
+def test_nothing_is_scanned_twice_and_nothing_is_skipped():
+    converse("en:3", ENGLISH[:1])
+    first = reflect("en:3")
+    said = Memory.objects.filter(user_id="en:3", memory_type__in=["fact", "episodic"])
+    assert first.memories_scanned == said.count() >= 3
+    again = reflect("en:3")
+    assert again.memories_scanned == 0
+    # A memory dated before the last cycle (an imported conversation) is still reflected on.
+    memory_add(
+        item=MemoryInput(
+            user_id="en:3",
+            content="I go for a run most mornings.",
+            memory_type="episodic",
+            recorded_at=timezone.now() - timedelta(days=30),
+        ),
+        caller=SYSTEM,
+    )
+    late = reflect("en:3")
+    assert late.memories_scanned == 1
+    assert (
+        Memory.objects.filter(user_id="en:3", reflected_at__isnull=True)
+        .exclude(memory_type="trait")
+        .count()
+        == 0
+    )
+    sessions = ConversationSession.objects.filter(user_id="en:3")
+    assert all(s.last_reflected_at is not None for s in sessions)
+
+
+def test_reinforcement_follows_evidence_quality():
+    converse("en:4", ENGLISH)
+    reflect("en:4")
+    running = trait_about("en:4", "run", "ran")
+    # A fourth morning run, in a new conversation, no habit words: quality C (0.15).
+    converse("en:4", [[(1, "Did my morning run again, 7 km this time.")]])
+    reflect("en:4")
+    running.refresh_from_db()
+    evidence = TraitEvidence.objects.filter(trait_id=running.id).order_by("created_at").last()
+    assert evidence.quality == "C"
+    assert running.trait_confidence == pytest.approx(0.4 + 0.6 * 0.15)  # 0.49
+    assert running.trait_reinforcement_count == 1
+    assert running.version == 2
+
+
+def _trait(user_id: str, content: str, **fields) -> Memory:
+    defaults = {
+        "trait_subtype": "behavior",
+        "trait_stage": "emerging",
+        "trait_confidence": 0.5,
+        "trait_reinforcement_count": 0,
+        "trait_contradiction_count": 0,
+        "trait_last_reinforced": timezone.now(),
+    }
+    return Memory.objects.create(
+        user_id=user_id, memory_type="trait", content=content, **{**defaults, **fields}
+    )
+
+
+def test_full_lifecycle_trend_to_core_and_dissolved():
+    user = "life:1"
+    now = timezone.now()
+    # A trend whose window ended after two reinforcements becomes a candidate at 0.3.
+    trend = _trait(
+        user,
+        "The user reads science fiction",
+        trait_stage="trend",
+        trait_confidence=None,
+        trait_reinforcement_count=2,
+        trait_window_start=now - timedelta(days=31),
+        trait_window_end=now - timedelta(minutes=1),
+    )
+    lonely = _trait(
+        user,
+        "The user paints on weekends",
+        trait_stage="trend",
+        trait_confidence=None,
+        trait_reinforcement_count=1,
+        trait_window_start=now - timedelta(days=31),
+        trait_window_end=now - timedelta(minutes=1),
+    )
+    # Two confident behaviors pointing the same way make a preference; two confident
+    # preferences a core.
+    runs = _trait(user, "The user goes running every morning", trait_confidence=0.55)
+    jogs = _trait(user, "The user jogs every morning before work", trait_confidence=0.7)
+    tea = _trait(
+        user,
+        "The user prefers green tea",
+        trait_subtype="preference",
+        trait_confidence=0.65,
+        trait_stage="established",
+    )
+    matcha = _trait(
+        user,
+        "The user loves matcha tea",
+        trait_subtype="preference",
+        trait_confidence=0.8,
+        trait_stage="established",
+    )
+    cycle = reflect(user)
+    assert cycle.status == "completed", cycle.error_message
+
+    trend.refresh_from_db()
+    assert (trend.trait_stage, trend.trait_confidence) == ("candidate", pytest.approx(0.3))
+    assert trend.trait_window_end is None and trend.trait_derived_from == "trend_promotion"
+    lonely.refresh_from_db()
+    assert lonely.trait_stage == "dissolved" and lonely.invalid_at is not None
+    assert MemoryHistory.objects.filter(
+        memory_id=lonely.id, event="STAGE_CHANGE", actor="reflection"
+    ).exists()
+
+    runs.refresh_from_db()
+    jogs.refresh_from_db()
+    assert runs.trait_parent_id is not None and runs.trait_parent_id == jogs.trait_parent_id
+    preference = Memory.objects.get(pk=runs.trait_parent_id)
+    assert preference.trait_subtype == "preference"
+    assert preference.trait_confidence == pytest.approx(0.55)  # the least of its children
+    assert preference.trait_stage == "emerging"
+    tea.refresh_from_db()
+    matcha.refresh_from_db()
+    assert tea.trait_parent_id is not None and tea.trait_parent_id == matcha.trait_parent_id
+    core = Memory.objects.get(pk=tea.trait_parent_id)
+    assert (core.trait_subtype, core.trait_confidence) == ("core", pytest.approx(0.65))
+    assert core.trait_stage == "established"
+    assert cycle.traits_created == 2 and cycle.traits_dissolved == 1
+
+    # Decay: a behavior left alone for 500 days has 0.4·e^(−2.5) ≈ 0.033 < 0.05: dissolved.
+    old = _trait(
+        user,
+        "The user collects stamps",
+        trait_confidence=0.4,
+        trait_last_reinforced=now - timedelta(days=500),
+    )
+    reflect(user)
+    old.refresh_from_db()
+    assert old.trait_stage == "dissolved"
+
+
+def test_contradictions_split_a_trait_by_context():
+    user = "split:1"
+    trait = _trait(
+        user,
+        "The user likes to talk a lot",
+        trait_confidence=0.6,
+        trait_stage="established",
+    )
+    for text in (
+        "I like to talk a lot in meetings at work.",
+        "At the office I like to talk in meetings with colleagues.",
+    ):
+        supporting = Memory.objects.create(
+            user_id=user,
+            memory_type="episodic",
+            content=f"User: {text}",
+            reflected_at=timezone.now(),
+        )
+        TraitEvidence.objects.create(
+            trait_id=trait.id, memory_id=supporting.id, evidence_type="supporting", quality="B"
+        )
+    for text in (
+        "I don't like to talk much when I'm with friends.",
+        "With friends at dinner I don't like to talk a lot.",
+    ):
+        memory_add(
+            item=MemoryInput(user_id=user, content=f"User: {text}", memory_type="episodic"),
+            caller=SYSTEM,
+        )
+    cycle = reflect(user)
+    assert cycle.status == "completed", cycle.error_message
+    trait.refresh_from_db()
+    # Two contradictions in one cycle, stated outright ("I don't like…"): strong, so f is the
+    # maximum 0.4 (two implicit ones would be 0.3): c = 0.6 × (1 − 0.4) = 0.36, emerging.
+    assert trait.trait_contradiction_count == 2
+    assert trait.trait_confidence == pytest.approx(0.36)
+    assert trait.trait_stage == "emerging"
+    assert trait.trait_context == "contextual"
+    assert trait.trait_derived_from == "contradiction_split"
+    assert trait.metadata["contexts"]["work"]["tendency"] == "holds"
+    assert trait.metadata["contexts"]["social"]["tendency"] == "does not hold"
+
+
+def test_a_failed_cycle_changes_nothing(monkeypatch):
+    converse("fail:1", ENGLISH)
+
+    def broken(plan):
+        raise RuntimeError("disk full")
+
+    before = Memory.objects.filter(user_id="fail:1").count()
+    monkeypatch.setattr("reflection.services.cycles.cycle_apply", broken)
+    cycle = reflect("fail:1")
+    assert cycle.status == "failed" and "disk full" in cycle.error_message
+    assert Memory.objects.filter(user_id="fail:1").count() == before
+    assert not Memory.objects.filter(user_id="fail:1", reflected_at__isnull=False).exists()
+
+
+def test_a_trait_changed_during_planning_is_read_again_not_overwritten(monkeypatch):
+    user = "race:1"
+    trait = _trait(user, "The user drinks coffee when coding late", trait_confidence=0.5)
+    converse(user, [[(1, "Coffee keeps me going during late coding sessions.")]])
+    plans = []
+    real_plan = engine.cycle_plan
+
+    def plan_then_veto(state, *, now):
+        plan = real_plan(state, now=now)
+        if not plans:
+            trait_veto(caller=SYSTEM, trait_id=trait.id, reason="wrong")  # lands mid-cycle
+        plans.append(plan)
+        return plan
+
+    monkeypatch.setattr("reflection.services.cycles.cycle_plan", plan_then_veto)
+    cycle = reflect(user)
+    assert cycle.status == "completed", cycle.error_message
+    assert len(plans) == 2
+    trait.refresh_from_db()
+    assert trait.trait_stage == "dissolved"  # the veto stands
+    assert trait.metadata["veto"]["reason"] == "wrong"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_cycles_for_one_user_run_one_at_a_time(monkeypatch):
+    converse("lock:1", ENGLISH[:1])
+    first, _ = reflection_cycle_request(caller=SYSTEM, user_id="lock:1")
+    second = ReflectionCycle.objects.create(
+        user_id="lock:1", trigger_type="manual", status="queued"
+    )
+    loading, release = threading.Event(), threading.Event()
+    real_load = engine.cycle_state_load
+
+    def slow_load(**kwargs):
+        loading.set()  # the first cycle holds the user's lock from here
+        release.wait(timeout=30)
+        return real_load(**kwargs)
+
+    monkeypatch.setattr("reflection.services.cycles.cycle_state_load", slow_load)
+    results = {}
+
+    def run_first():
+        try:
+            results["first"] = reflection_cycle_run(cycle_id=first.pk).status
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run_first)
+    thread.start()
+    assert loading.wait(timeout=30)
+    results["second"] = reflection_cycle_run(cycle_id=second.pk).status
+    release.set()
+    thread.join(timeout=60)
+    assert results == {"first": "completed", "second": "skipped"}
+    second.refresh_from_db()
+    assert "in flight" in second.error_message
+
+
+def test_ending_a_session_queues_a_cycle():
+    session = session_open(caller=SYSTEM, user_id="end:1")
+    session_end(session=session, caller=SYSTEM)
+    cycle = ReflectionCycle.objects.get(user_id="end:1")
+    assert (cycle.trigger_type, cycle.status) == ("session_end", "queued")
+    session_end(session=session, caller=SYSTEM)  # already ended: no second cycle
+    assert ReflectionCycle.objects.filter(user_id="end:1").count() == 1
+
+
+def test_detector_is_the_offline_one_by_default():
+    assert type(detector()).__name__ == "OfflineDetector"
+
+
+def test_cycles_whose_task_or_worker_was_lost_are_recovered(settings):
+    long_ago = timezone.now() - timedelta(hours=2)
+    waiting = ReflectionCycle.objects.create(
+        user_id="lost:1", trigger_type="manual", status="queued", started_at=long_ago
+    )
+    dead = ReflectionCycle.objects.create(
+        user_id="lost:2", trigger_type="manual", status="running", started_at=long_ago
+    )
+    fresh = ReflectionCycle.objects.create(
+        user_id="lost:3", trigger_type="manual", status="running"
+    )
+    assert reflection_cycles_recover(now=timezone.now()) == {"failed": 1, "republished": 1}
+    dead.refresh_from_db()
+    fresh.refresh_from_db()
+    waiting.refresh_from_db()
+    assert (dead.status, fresh.status, waiting.status) == ("failed", "running", "queued")
