@@ -122,7 +122,9 @@ TAGS = [
     {"name": "memories", "description": "Write, read, change, supersede and delete memories."},
     {"name": "recall & search", "description": "Hybrid vector + full-text recall."},
     {"name": "conversations", "description": "Sessions and their messages; memories mined."},
-    {"name": "users", "description": "An end user's data: export and purge."},
+    {"name": "users", "description": "An end user's data: export, purge, traits, prompt."},
+    {"name": "traits", "description": "One trait: its evidence, parents, children; veto."},
+    {"name": "reflection", "description": "Reflection cycles: request one, read them."},
     {"name": "auth", "description": "The API client a bearer token belongs to."},
     {"name": "health", "description": "Database, Redis, worker and beat checks (no auth)."},
 ]
@@ -133,6 +135,8 @@ TAG_BY_SEGMENT = {
     "search": "recall & search",
     "sessions": "conversations",
     "users": "users",
+    "traits": "traits",
+    "reflection": "reflection",
     "auth": "auth",
     "health": "health",
 }

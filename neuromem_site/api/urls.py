@@ -6,4 +6,5 @@ urlpatterns = [
     path("health/", views.HealthApi.as_view(), name="health"),
     path("auth/whoami/", views.WhoAmIApi.as_view(), name="whoami"),
     path("", include("memories.api.urls")),
+    path("", include("reflection.api.urls")),
 ]

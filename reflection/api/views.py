@@ -1,0 +1,156 @@
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories.api.serializers import MemoryOutput
+from neuromem_site.api.pagination import EnvelopeCursorPagination
+from neuromem_site.api.permissions import user_ids_agree
+from neuromem_site.api.views import validated
+from reflection.api.serializers import (
+    TRAIT_GROUPS,
+    BelievedTraitOutput,
+    PromptContextInput,
+    PromptContextOutput,
+    ReflectionCycleListInput,
+    ReflectionCycleOutput,
+    ReflectionCycleRequestInput,
+    TraitDetailOutput,
+    TraitVetoInput,
+    UserTraitsOutput,
+)
+from reflection.selectors import (
+    prompt_context,
+    reflection_cycle_get,
+    reflection_cycles,
+    trait_detail,
+    traits_believed,
+)
+from reflection.services.cycles import reflection_cycle_request
+from reflection.services.traits import trait_veto
+
+NOT_VISIBLE = OpenApiResponse(description="user_id outside this client's prefixes")
+
+# POST /reflection/cycles/: the cycle and whether this request queued it.
+CycleRequestedOutput = {
+    "allOf": [
+        {"$ref": "#/components/schemas/ReflectionCycleOutput"},
+        {
+            "type": "object",
+            "required": ["created"],
+            "properties": {
+                "created": {
+                    "type": "boolean",
+                    "description": "false: a cycle already queued for the user, answered "
+                    "instead of a second one.",
+                }
+            },
+        },
+    ]
+}
+
+
+class UserTraitsApi(APIView):
+    """The user's believed traits (emerging, established or core, decayed confidence above the
+    recall minimum) by subtype, from the decay view (refreshed every 30 minutes and after each
+    cycle)."""
+
+    @extend_schema(responses={200: UserTraitsOutput, 404: NOT_VISIBLE})
+    def get(self, request: Request, user_id: str) -> Response:
+        user_ids_agree(request, user_id)
+        groups: dict[str, list] = {group: [] for group in (*TRAIT_GROUPS, "other")}
+        for trait in traits_believed(caller=request.user.caller, user_id=user_id):
+            groups.get(trait.trait_subtype, groups["other"]).append(trait)
+        return Response(
+            {group: BelievedTraitOutput(traits, many=True).data for group, traits in groups.items()}
+        )
+
+
+class PromptContextApi(APIView):
+    """A markdown block for an agent's system prompt: the user's established and core traits,
+    then their most important facts, within `max_tokens`."""
+
+    @extend_schema(
+        parameters=[PromptContextInput],
+        responses={200: PromptContextOutput, 404: NOT_VISIBLE},
+    )
+    def get(self, request: Request, user_id: str) -> Response:
+        user_ids_agree(request, user_id)
+        params = validated(PromptContextInput, request.query_params)
+        context = prompt_context(
+            caller=request.user.caller, user_id=user_id, max_tokens=params["max_tokens"]
+        )
+        return Response(PromptContextOutput(context).data)
+
+
+class TraitDetailApi(APIView):
+    @extend_schema(responses=TraitDetailOutput)
+    def get(self, request: Request, trait_id: str) -> Response:
+        detail = trait_detail(caller=request.user.caller, trait_id=trait_id)
+        return Response(TraitDetailOutput(detail).data)
+
+
+class TraitVetoApi(APIView):
+    @extend_schema(
+        request=TraitVetoInput,
+        responses={
+            200: OpenApiResponse(MemoryOutput, "The trait, now dissolved"),
+            403: OpenApiResponse(description="Not a staff client (FORBIDDEN)"),
+            409: OpenApiResponse(description="The trait is already dissolved or no longer current"),
+        },
+    )
+    def post(self, request: Request, trait_id: str) -> Response:
+        data = validated(TraitVetoInput, request.data)
+        trait = trait_veto(caller=request.user.caller, trait_id=trait_id, reason=data["reason"])
+        return Response(MemoryOutput(trait).data)
+
+
+class ReflectionCycleListCreateApi(APIView):
+    pagination_class = EnvelopeCursorPagination  # also what the schema reads
+
+    @extend_schema(
+        request=ReflectionCycleRequestInput,
+        responses={
+            202: OpenApiResponse(CycleRequestedOutput, "Queued (or already queued)"),
+            403: NOT_VISIBLE,
+        },
+    )
+    def post(self, request: Request) -> Response:
+        data = validated(ReflectionCycleRequestInput, request.data)
+        user_ids_agree(request, data["user_id"])
+        cycle, created = reflection_cycle_request(
+            caller=request.user.caller,
+            user_id=data["user_id"],
+            trigger_type=data["trigger_type"],
+        )
+        return Response(
+            {**ReflectionCycleOutput(cycle).data, "created": created},
+            status=status.HTTP_202_ACCEPTED,
+        )
+
+    @extend_schema(
+        parameters=[ReflectionCycleListInput],
+        responses={200: ReflectionCycleOutput(many=True), 404: NOT_VISIBLE},
+    )
+    def get(self, request: Request) -> Response:
+        filters = validated(ReflectionCycleListInput, request.query_params)
+        if filters.get("user_id") is not None:
+            user_ids_agree(request, filters["user_id"])
+        elif not request.user.is_staff:
+            raise serializers.ValidationError({"user_id": ["This filter is required."]})
+        paginator = self.pagination_class()
+        paginator.ordering = ("-started_at", "-id")
+        page = paginator.paginate_queryset(
+            reflection_cycles(caller=request.user.caller, user_id=filters.get("user_id")),
+            request,
+            view=self,
+        )
+        return paginator.get_paginated_response(ReflectionCycleOutput(page, many=True).data)
+
+
+class ReflectionCycleDetailApi(APIView):
+    @extend_schema(responses=ReflectionCycleOutput)
+    def get(self, request: Request, cycle_id: str) -> Response:
+        cycle = reflection_cycle_get(caller=request.user.caller, cycle_id=cycle_id)
+        return Response(ReflectionCycleOutput(cycle).data)
