@@ -149,7 +149,7 @@ class TraitDecayed(models.Model):
     user_id = models.CharField(max_length=255)
     content = models.TextField()
     trait_subtype = models.CharField(max_length=20, null=True)
-    trait_stage = models.CharField(max_length=20, null=True)
+    trait_stage = models.TextField(null=True)  # the column, or V1's metadata value
     trait_context = models.CharField(max_length=20, null=True)
     trait_parent_id = models.UUIDField(null=True)
     raw_confidence = models.FloatField(null=True)

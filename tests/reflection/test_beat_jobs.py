@@ -182,7 +182,13 @@ def test_the_trigger_job_queues_a_cycle_the_worker_then_runs(run):
             user_id="u1", memory_type="fact", content=f"went running, day {n}", importance=0.8
         )
     queued = run("reflection.tasks.reflect_due_users")
-    assert queued == {"importance_accumulated": 1, "idle": 0, "scheduled": 0}
+    assert queued == {
+        "failed": 0,
+        "republished": 0,
+        "importance_accumulated": 1,
+        "idle": 0,
+        "scheduled": 0,
+    }
     job = last_run("reflection-triggers")
     assert (job.status, job.rows, job.detail) == (JobStatus.DONE, 1, queued)
     cycle = ReflectionCycle.objects.get(user_id="u1")
