@@ -15,7 +15,7 @@ from memories.models import ConversationSession, Memory, MemoryHistory
 from memories.services import MemoryInput, memory_add
 from neuromem_site.access import SYSTEM
 from reflection import engine
-from reflection.detection import detector
+from reflection.detection import Detection, Match, Review, detector
 from reflection.models import ReflectionCycle, TraitEvidence
 from reflection.services.cycles import (
     reflection_cycle_request,
@@ -412,3 +412,90 @@ def test_cycles_whose_task_or_worker_was_lost_are_recovered(settings):
     fresh.refresh_from_db()
     waiting.refresh_from_db()
     assert (dead.status, fresh.status, waiting.status) == ("failed", "running", "queued")
+
+
+class ScriptedDetector:
+    """Every new memory is evidence for one trait (supporting or not): the lifecycle's
+    arithmetic, without the model's judgement in the way."""
+
+    def __init__(self, trait_id, *, supports: bool = True) -> None:
+        self.trait_id, self.supports = trait_id, supports
+
+    def detect(self, *, observations, traits):
+        return Detection(
+            [Match(o.id, self.trait_id, self.supports) for o in observations if o.new], []
+        )
+
+    def group(self, *, children, parents):
+        return []
+
+    def review(self, *, trait, evidence):
+        return Review("revise")
+
+
+def test_one_trait_lives_from_trend_to_core_and_is_dissolved(monkeypatch):
+    user = "journey:1"
+    now = timezone.now()
+    trait = _trait(
+        user,
+        "The user keeps a journal",
+        trait_stage="trend",
+        trait_confidence=None,
+        trait_window_start=now,
+        trait_window_end=now + timedelta(days=30),
+    )
+    scripted = ScriptedDetector(trait.id)
+    monkeypatch.setattr("reflection.engine.detector", lambda: scripted)
+
+    def observe(*texts: str) -> ReflectionCycle:
+        for text in texts:
+            memory_add(
+                item=MemoryInput(user_id=user, content=f"User: {text}", memory_type="episodic"),
+                caller=SYSTEM,
+            )
+        cycle = reflect(user)
+        assert cycle.status == "completed", cycle.error_message
+        trait.refresh_from_db()
+        return cycle
+
+    observe("Wrote a page tonight.", "Another page written.")  # plain mentions: D, D
+    assert (trait.trait_stage, trait.trait_reinforcement_count) == ("trend", 2)
+    assert trait.trait_confidence is None  # a trend is counted, not believed
+    # The window ends (as 30 days passing would): reinforced twice → candidate at 0.3.
+    Memory.objects.filter(pk=trait.pk).update(trait_window_end=timezone.now())
+    observe()
+    assert (trait.trait_stage, trait.trait_confidence) == ("candidate", pytest.approx(0.3))
+    observe("I always write before bed.")  # explicit: B, 0.3 + 0.7 × 0.2
+    assert (trait.trait_stage, trait.trait_confidence) == ("emerging", pytest.approx(0.44))
+    # Six explicit statements: 0.552, 0.6416, 0.71328, 0.770624, 0.8164992, 0.85319936.
+    observe(
+        "I always write before breakfast.",
+        "On the train home I always journal.",
+        "Sundays are for my notebook, always.",
+        "I always carry a pen for my diary.",
+        "Every evening I usually fill two pages.",
+        "I prefer paper notebooks for journaling.",
+    )
+    assert (trait.trait_stage, trait.trait_confidence) == ("core", pytest.approx(0.85319936))
+    scripted.supports = False  # one implicit contradiction: f 0.2
+    observe("Skipped writing tonight.")
+    assert trait.trait_confidence == pytest.approx(0.85319936 * 0.8)
+    assert (trait.trait_stage, trait.trait_contradiction_count) == ("established", 1)
+    qualities = list(
+        TraitEvidence.objects.filter(trait_id=trait.id)
+        .order_by("created_at", "id")
+        .values_list("evidence_type", "quality")
+    )
+    assert [q for _, q in qualities] == ["D", "D", "B", "B", "B", "B", "B", "B", "B", "D"]
+    assert qualities[-1][0] == "contradicting"
+    # Left alone for 3,000 days: λ = 0.005 / (1 + 0.1 × 9), so 0.68 · e^(−7.9) < 0.05: dissolved.
+    Memory.objects.filter(pk=trait.pk).update(
+        trait_last_reinforced=timezone.now() - timedelta(days=3000)
+    )
+    cycle = observe()
+    assert cycle.traits_dissolved == 1
+    assert trait.trait_stage == "dissolved" and trait.invalid_at is not None
+    stage_changes = MemoryHistory.objects.filter(memory_id=trait.id, event="STAGE_CHANGE")
+    # trend→candidate, candidate→emerging, emerging→core, core→established, →dissolved
+    assert stage_changes.count() == 5
+    assert set(stage_changes.values_list("actor", flat=True)) == {"reflection"}
