@@ -14,7 +14,7 @@ from memories.models import (
 )
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.jobs import enqueue_on_commit
-from reflection.models import ReflectionCycle, TraitEvidence
+from reflection.models import ConsistencyIssue, ReflectionCycle, TraitEvidence
 
 
 @transaction.atomic
@@ -47,7 +47,11 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
                 id__in=session_ids
             ).delete()[0],
             "reflection_cycles": ReflectionCycle.objects.filter(user_id=user_id).delete()[0],
+            "consistency_issues": ConsistencyIssue.objects.filter(user_id=user_id).delete()[0],
         }
+    # The decay view holds a copy of the user's traits until its next refresh: now, not in
+    # half an hour (readers already skip traits gone from `memories`).
+    enqueue_on_commit("reflection.tasks.refresh_trait_view", [])
     if counts["memories"] >= settings.USER_INDEX_MIN_MEMORIES // 2:
         # The user's own indexes name them in their predicate: beat's refresh drops them
         # (CONCURRENTLY, so not in this transaction), now rather than within the hour.

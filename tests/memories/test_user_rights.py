@@ -15,7 +15,7 @@ from memories.models import (
 )
 from memories.services import MemoryInput, memory_add, memory_supersede
 from neuromem_site.access import SYSTEM, Caller
-from reflection.models import ReflectionCycle, TraitEvidence
+from reflection.models import ConsistencyIssue, ReflectionCycle, TraitEvidence
 
 pytestmark = pytest.mark.django_db
 TABLES = [
@@ -26,6 +26,7 @@ TABLES = [
     "conversations",
     "conversation_sessions",
     "reflection_cycles",
+    "consistency_issues",
 ]
 
 
@@ -59,6 +60,13 @@ def populate(user_id: str) -> None:
         trait_id=trait.id, memory_id=fact.id, evidence_type="supporting", quality="B"
     )
     ReflectionCycle.objects.create(user_id=user_id, trigger_type="scheduled")
+    ConsistencyIssue.objects.create(
+        check_name="trait_parent",
+        table_name="memories",
+        row_id=str(trait.id),
+        missing_id=str(fact.id),
+        user_id=user_id,
+    )
 
 
 def counts() -> dict[str, int]:
@@ -105,6 +113,7 @@ def test_purge_removes_every_row_of_one_user_and_no_other(agent):
         "conversations": 2,
         "conversation_sessions": 1,
         "reflection_cycles": 1,
+        "consistency_issues": 1,
     }
     assert not Memory.objects.filter(user_id="agent:1").exists()
     assert not ConversationSession.objects.filter(user_id="agent:1").exists()
