@@ -16,8 +16,10 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
@@ -63,6 +65,10 @@ def job_run(job: str, namespace: LockNamespace) -> Iterator[JobRunRecord | None]
             _finish(record, JobStatus.FAILED, error=_last_line(error))
             raise
         _finish(record, JobStatus.DONE)
+        # The record is for operations, not history: runs older than JOB_RUNS_KEEP_DAYS go.
+        JobRun.objects.filter(
+            job=job, started_at__lt=timezone.now() - timedelta(days=settings.JOB_RUNS_KEEP_DAYS)
+        ).delete()
 
 
 def _finish(record: JobRunRecord, status: str, *, error: str = "") -> None:

@@ -168,6 +168,13 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# Scheduled jobs' runs (`job_runs`, in the admin) are kept this many days.
+JOB_RUNS_KEEP_DAYS = env.int("JOB_RUNS_KEEP_DAYS", default=30)
+# A refresh of the decay view asked for after a change (a cycle, a veto) that finds another
+# refresh in flight tries again this many seconds later, as often as this.
+TRAIT_VIEW_REFRESH_RETRY = env.int("TRAIT_VIEW_REFRESH_RETRY", default=15)
+TRAIT_VIEW_REFRESH_MAX_RETRIES = env.int("TRAIT_VIEW_REFRESH_MAX_RETRIES", default=20)
+
 # The health endpoint calls beat dead when its heartbeat is older than this.
 BEAT_HEARTBEAT_MAX_AGE = env.int("BEAT_HEARTBEAT_MAX_AGE", default=60)
 HEALTH_WORKER_PING_TIMEOUT = env.float("HEALTH_WORKER_PING_TIMEOUT", default=1.0)

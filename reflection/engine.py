@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, OuterRef, QuerySet
 
 from memories.models import (
     ConversationSession,
@@ -44,8 +44,11 @@ from reflection.rules import LifecycleRules, lifecycle_rules
 from reflection.services.maintenance import traits_dissolve_weak, trends_expire
 
 ACTOR = "reflection"
-# Earlier memories no trait cites are looked at again, with new ones, for this long.
+# Earlier memories no trait cites are looked at again, with new ones (at most this many,
+# from the last trend window).
 PRIOR_LIMIT = 500
+# behavior → preference → core
+CHAIN_LEVELS = 3
 
 
 class StaleTrait(Exception):
@@ -164,6 +167,16 @@ def _observations(rows: list[Memory], *, new: bool) -> list[Observation]:
     ]
 
 
+def unreflected_memories(*, user_id: str) -> QuerySet[Memory]:
+    """The user's current facts and episodes no cycle has scanned yet (idx_memories_unreflected)."""
+    return Memory.objects.filter(
+        user_id=user_id,
+        memory_type__in=[MemoryType.FACT, MemoryType.EPISODIC],
+        expired_at__isnull=True,
+        reflected_at__isnull=True,
+    )
+
+
 def cycle_state_load(*, user_id: str, now: datetime) -> CycleState:
     """What the cycle reflects on: the user's unreflected facts and episodes (oldest first, at
     most REFLECTION_MAX_MEMORIES), earlier ones within a trend window that no trait cites, and
@@ -175,7 +188,7 @@ def cycle_state_load(*, user_id: str, now: datetime) -> CycleState:
         expired_at__isnull=True,
     )
     new = list(
-        reflectable.filter(reflected_at__isnull=True).order_by("created_at", "id")[
+        unreflected_memories(user_id=user_id).order_by("created_at", "id")[
             : settings.REFLECTION_MAX_MEMORIES
         ]
     )
@@ -329,17 +342,19 @@ def cycle_plan(state: CycleState, *, now: datetime) -> CyclePlan:
         traits=[t.view() for t in state.traits if t.open],
     )
     # Evidence on existing traits: trends count reinforcements, the others change confidence.
+    # Evidence for a behavior is evidence for its preference and core too (its chain).
     contradicting: dict[uuid.UUID, list[Observation]] = {}
     for match in sorted(detection.matches, key=lambda m: observations[m.memory_id].created_at):
-        trait, observation = traits[match.trait_id], observations[match.memory_id]
-        if not match.supports:
-            contradicting.setdefault(trait.id, []).append(observation)
-            continue
-        quality = _observe(trait, observation, supports=True)
-        trait.reinforcements += 1
-        trait.last_reinforced = max(trait.last_reinforced or now, observation.created_at)
-        if trait.stage != TraitStage.TREND and trait.confidence is not None:
-            _set_confidence(trait, rules.reinforced(trait.confidence, quality), rules)
+        observation = observations[match.memory_id]
+        for trait in _chain(traits[match.trait_id], traits):
+            if not match.supports:
+                contradicting.setdefault(trait.id, []).append(observation)
+                continue
+            quality = _observe(trait, observation, supports=True)
+            trait.reinforcements += 1
+            trait.last_reinforced = max(trait.last_reinforced or now, observation.created_at)
+            if trait.stage != TraitStage.TREND and trait.confidence is not None:
+                _set_confidence(trait, rules.reinforced(trait.confidence, quality), rules)
     # New patterns: enough memories make a behavior, fewer a trend watched over a window.
     for pattern in detection.patterns:
         members = [observations[i] for i in pattern.memory_ids]
@@ -406,6 +421,23 @@ def cycle_plan(state: CycleState, *, now: datetime) -> CyclePlan:
     )
 
 
+def _chain(trait: TraitState, traits: dict[uuid.UUID, TraitState]) -> list[TraitState]:
+    """The trait and its open ancestors, nearest first (chains have at most three levels)."""
+    chain = [trait]
+    while len(chain) < CHAIN_LEVELS:
+        parent = traits.get(chain[-1].parent_id) if chain[-1].parent_id else None
+        if parent is None or not parent.open:
+            break
+        chain.append(parent)
+    return chain
+
+
+def _has_parent(trait: TraitState, traits: dict[uuid.UUID, TraitState]) -> bool:
+    """A parent that is gone (dissolved, vetoed) counts as none: the child may join another."""
+    parent = traits.get(trait.parent_id) if trait.parent_id else None
+    return parent is not None and parent.open
+
+
 def _promote(
     traits: dict[uuid.UUID, TraitState],
     child_subtype: str,
@@ -422,7 +454,7 @@ def _promote(
         if t.open
         and t.subtype == child_subtype
         and t.stage != TraitStage.TREND
-        and t.parent_id is None
+        and not _has_parent(t, traits)
         and (t.confidence or 0) >= floor
     ]
     parents = [t for t in traits.values() if t.open and t.subtype == parent_subtype]
@@ -446,6 +478,9 @@ def _promote(
             traits[parent.id] = parent
         else:
             continue
+        # The parent is written too, so the optimistic lock also covers it (a parent vetoed
+        # meanwhile makes the cycle plan again rather than attach children to it).
+        parent.changed = True
         for member in members:
             member.parent_id, member.changed = parent.id, True
             parent.contexts |= member.contexts

@@ -6,6 +6,7 @@ another in flight answers SKIPPED and is recorded as skipped."""
 from dataclasses import asdict
 
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
 
 from memories.job_runs import job_run
@@ -41,15 +42,22 @@ def reflect_due_users() -> dict[str, int] | str:
         return queued
 
 
-@shared_task(acks_late=True, **LATE_ACK_LIMITS)
-def refresh_trait_view() -> int | str:
-    """Beat, every 30 minutes, and after a cycle or veto that changed traits: the decay view
-    with the configured rates. Answers its row count."""
+@shared_task(bind=True, acks_late=True, **LATE_ACK_LIMITS)
+def refresh_trait_view(self, after_change: bool = False) -> int | str:
+    """Beat, every 30 minutes, and after a cycle, veto or purge that changed traits
+    (`after_change`): the decay view with the configured rates. Answers its row count. A
+    refresh in flight may have read the traits before the change committed, so one asked for
+    after a change waits its turn (retries) instead of being skipped."""
     with job_run("refresh-trait-decay-view", LockNamespace.TRAIT_VIEW_REFRESH) as run:
-        if run is None:
-            return SKIPPED
-        run.rows = trait_view_refresh()
-        return run.rows
+        if run is not None:
+            run.rows = trait_view_refresh()
+            return run.rows
+    if after_change:
+        raise self.retry(
+            countdown=settings.TRAIT_VIEW_REFRESH_RETRY,
+            max_retries=settings.TRAIT_VIEW_REFRESH_MAX_RETRIES,
+        )
+    return SKIPPED
 
 
 @shared_task(acks_late=True, **LATE_ACK_LIMITS)

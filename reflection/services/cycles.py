@@ -12,15 +12,22 @@ import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.utils import timezone
+from psycopg.errors import DeadlockDetected
 
-from neuromem_site.access import Caller, user_access_check
+from neuromem_site.access import SYSTEM, Caller, user_access_check
 from neuromem_site.db.locks import LockNamespace, single_flight, xact_lock
 from neuromem_site.errors import Conflict, Invalid
 from neuromem_site.jobs import enqueue_on_commit
 from neuromem_site.validation import user_id_problem, validated
-from reflection.engine import CyclePlan, StaleTrait, cycle_apply, cycle_plan, cycle_state_load
+from reflection.engine import (
+    StaleTrait,
+    cycle_apply,
+    cycle_plan,
+    cycle_state_load,
+    unreflected_memories,
+)
 from reflection.models import ReflectionCycle, ReflectionStatus, ReflectionTrigger
 
 log = logging.getLogger("neuromem.reflection")
@@ -68,7 +75,8 @@ def reflection_cycle_request(
 
 def reflection_cycle_run(*, cycle_id: uuid.UUID | str) -> ReflectionCycle:
     """Run a queued cycle (the worker's task). Another cycle of the same user in flight: this
-    one is `skipped`. Running a cycle that is no longer queued changes nothing."""
+    one is `skipped` (the one in flight queues a follow-up for whatever it did not see).
+    Running a cycle that is no longer queued changes nothing."""
     claimed = ReflectionCycle.objects.filter(pk=cycle_id, status=ReflectionStatus.QUEUED)
     cycle = claimed.first()
     if cycle is None:
@@ -84,7 +92,7 @@ def reflection_cycle_run(*, cycle_id: uuid.UUID | str) -> ReflectionCycle:
         if not claimed.update(status=ReflectionStatus.RUNNING, started_at=timezone.now()):
             return ReflectionCycle.objects.get(pk=cycle_id)  # taken by another worker
         try:
-            plan = _plan_and_apply(cycle.user_id)
+            _plan_and_apply(cycle)
         except Exception as error:
             log.exception("reflection cycle %s for %s failed", cycle_id, cycle.user_id)
             ReflectionCycle.objects.filter(pk=cycle_id).update(
@@ -93,30 +101,42 @@ def reflection_cycle_run(*, cycle_id: uuid.UUID | str) -> ReflectionCycle:
                 error_message=f"{type(error).__name__}: {error}"[:2000],
             )
             return ReflectionCycle.objects.get(pk=cycle_id)
-    ReflectionCycle.objects.filter(pk=cycle_id).update(
-        status=ReflectionStatus.COMPLETED,
-        completed_at=timezone.now(),
-        memories_scanned=plan.memories_scanned,
-        traits_created=plan.traits_created,
-        traits_updated=plan.traits_updated,
-        traits_dissolved=plan.traits_dissolved,
-    )
+    if unreflected_memories(user_id=cycle.user_id).exists():
+        # Written while the cycle ran, or beyond its REFLECTION_MAX_MEMORIES: next cycle.
+        reflection_cycle_request(
+            caller=SYSTEM, user_id=cycle.user_id, trigger_type=cycle.trigger_type
+        )
     return ReflectionCycle.objects.get(pk=cycle_id)
 
 
-def _plan_and_apply(user_id: str) -> CyclePlan:
+def _plan_and_apply(cycle: ReflectionCycle) -> None:
+    """Plan and write the cycle, and record it `completed` in the same transaction (a cycle
+    whose writes committed is never left looking failed). A trait changed meanwhile, or a
+    deadlock with a beat job's update, means planning again from what is stored."""
     for _ in range(PLAN_ATTEMPTS):
         now = timezone.now()
-        plan = cycle_plan(cycle_state_load(user_id=user_id, now=now), now=now)
+        plan = cycle_plan(cycle_state_load(user_id=cycle.user_id, now=now), now=now)
         try:
             with transaction.atomic():
                 cycle_apply(plan)
+                ReflectionCycle.objects.filter(pk=cycle.pk).update(
+                    status=ReflectionStatus.COMPLETED,
+                    completed_at=timezone.now(),
+                    memories_scanned=plan.memories_scanned,
+                    traits_created=plan.traits_created,
+                    traits_updated=plan.traits_updated,
+                    traits_dissolved=plan.traits_dissolved,
+                )
                 if plan.changes_traits:
-                    enqueue_on_commit(REFRESH_TASK, [])
-            return plan
+                    enqueue_on_commit(REFRESH_TASK, [True])  # after_change
+            return
         except StaleTrait as stale:
-            log.info("reflection for %s: %s; planning again", user_id, stale)
-    raise Conflict(f"Traits of '{user_id}' kept changing during the cycle; try again later.")
+            log.info("reflection for %s: %s; planning again", cycle.user_id, stale)
+        except OperationalError as error:
+            if not isinstance(error.__cause__, DeadlockDetected):
+                raise
+            log.info("reflection for %s: deadlock; planning again", cycle.user_id)
+    raise Conflict(f"Traits of '{cycle.user_id}' kept changing during the cycle; try again.")
 
 
 def reflection_cycles_recover(*, now: datetime) -> dict[str, int]:
@@ -131,13 +151,13 @@ def reflection_cycles_recover(*, now: datetime) -> dict[str, int]:
         completed_at=now,
         error_message="the worker running this cycle stopped before it ended",
     )
-    waiting = [
-        [str(cycle_id)]
-        for cycle_id in ReflectionCycle.objects.filter(
-            status=ReflectionStatus.QUEUED,
-            started_at__lt=now - timedelta(seconds=settings.EMBEDDING_REQUEUE_AFTER),
-        ).values_list("id", flat=True)[:1000]
-    ]
+    stale = ReflectionCycle.objects.filter(
+        status=ReflectionStatus.QUEUED,
+        started_at__lt=now - timedelta(seconds=settings.EMBEDDING_REQUEUE_AFTER),
+    )
+    waiting = [[str(cycle_id)] for cycle_id in stale.values_list("id", flat=True)[:1000]]
     with transaction.atomic():
+        # Stamped, so each is published again once per EMBEDDING_REQUEUE_AFTER, not every run.
+        ReflectionCycle.objects.filter(pk__in=[ids[0] for ids in waiting]).update(started_at=now)
         enqueue_on_commit(RUN_TASK, *waiting)
     return {"failed": lost, "republished": len(waiting)}

@@ -163,7 +163,7 @@ WITH rates AS (
     SELECT key AS trait_subtype, value::float8 AS base_lambda
     FROM jsonb_each_text(%(bases)s::jsonb)
 ), decayed AS (
-    SELECT t.id,
+    SELECT t.id, t.version,
            t.trait_confidence::float8 * exp(
                -(coalesce(r.base_lambda, %(default_base)s)
                  / (1 + %(spacing)s * coalesce(t.trait_reinforcement_count, 0)))
@@ -182,6 +182,9 @@ WITH rates AS (
 UPDATE memories t SET {DISSOLVE_DECAYED_SET}
 FROM decayed d
 WHERE t.memory_type = 'trait' AND t.id = d.id AND d.confidence < %(floor)s
+  -- Re-checked on the row as it is when locked: a trait reinforced or vetoed while this
+  -- statement waited for it (its version moved on) is left alone, not overwritten.
+  AND t.version = d.version AND {current_sql("t")}
 """
 
 

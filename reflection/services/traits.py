@@ -65,7 +65,7 @@ def traits_veto(*, caller: Caller, trait_ids: Sequence[uuid.UUID], reason: str) 
                 raise Conflict(
                     f"Trait '{trait_id}' changed while it was vetoed; try again.", field="version"
                 )
-        enqueue_on_commit(REFRESH_TASK, [])
+        enqueue_on_commit(REFRESH_TASK, [True])  # after_change
         return list(Memory.objects.filter(memory_type=MemoryType.TRAIT, pk__in=ids))
 
 

@@ -7,7 +7,8 @@ import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from memories.ingest import session_end, session_message_add, session_open
@@ -499,3 +500,77 @@ def test_one_trait_lives_from_trend_to_core_and_is_dissolved(monkeypatch):
     # trend→candidate, candidate→emerging, emerging→core, core→established, →dissolved
     assert stage_changes.count() == 5
     assert set(stage_changes.values_list("actor", flat=True)) == {"reflection"}
+
+
+def test_evidence_for_a_behavior_reinforces_its_parents(monkeypatch):
+    user = "chain:1"
+    preference = _trait(
+        user, "The user likes quiet mornings", trait_subtype="preference", trait_confidence=0.55
+    )
+    behavior = _trait(
+        user, "The user reads at dawn", trait_confidence=0.5, trait_parent_id=preference.id
+    )
+    monkeypatch.setattr("reflection.engine.detector", lambda: ScriptedDetector(behavior.id))
+    memory_add(
+        item=MemoryInput(
+            user_id=user, content="User: I always read at dawn.", memory_type="episodic"
+        ),
+        caller=SYSTEM,
+    )
+    assert reflect(user).traits_updated == 2
+    behavior.refresh_from_db()
+    preference.refresh_from_db()
+    assert behavior.trait_confidence == pytest.approx(0.5 + 0.5 * 0.2)  # B: 0.6
+    assert preference.trait_confidence == pytest.approx(0.55 + 0.45 * 0.2)  # B: 0.64
+    assert (preference.trait_stage, preference.trait_reinforcement_count) == ("established", 1)
+    assert TraitEvidence.objects.filter(trait_id=preference.id).count() == 1
+
+
+def test_children_of_a_vetoed_parent_can_join_another(monkeypatch):
+    user = "orphan:1"
+    gone = _trait(user, "The user likes tea", trait_subtype="preference", trait_confidence=0.6)
+    children = [
+        _trait(user, content, trait_confidence=0.7, trait_parent_id=gone.id)
+        for content in ("The user drinks green tea daily", "The user drinks matcha every day")
+    ]
+    trait_veto(caller=SYSTEM, trait_id=gone.id, reason="wrong")
+    cycle = reflect(user)
+    assert cycle.traits_created == 1
+    parents = {Memory.objects.get(pk=child.pk).trait_parent_id for child in children}
+    (parent_id,) = parents
+    assert parent_id != gone.id
+    assert Memory.objects.get(pk=parent_id).trait_subtype == "preference"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_weak_trait_job_leaves_a_trait_reinforced_while_it_waited():
+    from reflection.services.maintenance import traits_dissolve_weak
+
+    stale = timezone.now() - timedelta(days=500)  # 0.4 · e^(−2.5) ≈ 0.033: weak
+    trait = _trait(
+        "race:2", "The user collects stamps", trait_confidence=0.4, trait_last_reinforced=stale
+    )
+    locked, done = threading.Event(), threading.Event()
+
+    def reinforce():
+        try:
+            with transaction.atomic():
+                Memory.objects.filter(pk=trait.pk).update(
+                    trait_confidence=0.55,
+                    trait_last_reinforced=timezone.now(),
+                    version=F("version") + 1,
+                )
+                locked.set()
+                done.wait(timeout=30)  # the job is now waiting for this row
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=reinforce)
+    thread.start()
+    assert locked.wait(timeout=30)
+    timer = threading.Timer(1.0, done.set)  # commit while the job waits on the row lock
+    timer.start()
+    assert traits_dissolve_weak(now=timezone.now()) == 0
+    thread.join(timeout=30)
+    trait.refresh_from_db()
+    assert (trait.trait_stage, trait.trait_confidence) == ("emerging", pytest.approx(0.55))
