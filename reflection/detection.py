@@ -373,14 +373,20 @@ class OfflineDetector:
 
 # --- LLM ---------------------------------------------------------------------------------------
 
+# New memories per request, and earlier ones (no trait cites them) sent along as context.
+LLM_BATCH = 100
+LLM_EARLIER = 50
+
 LLM_DETECT_PROMPT = """You maintain long-term traits (habits, preferences, values) of one user.
-Given the user's new memories and their current traits, answer a JSON object:
+Given the user's new memories, earlier memories no trait explains yet, and their current traits,
+answer a JSON object:
 {"matches": [{"memory_id": "...", "trait_id": "...", "supports": true|false}],
  "patterns": [{"memory_ids": ["...", ...], "statement": "..."}]}
 - A match: the memory is evidence for (supports=true) or against (false) an existing trait.
-- A pattern: new memories (not matched) that together show a habit or preference; the
-  statement describes the user in the third person, in the memories' language. A single memory
-  is a pattern only when it states a habit or preference outright.
+- A pattern: memories (not matched; at least one new, earlier ones may join) that together
+  show a habit or preference; the statement describes the user in the third person, in the
+  memories' language. A single memory is a pattern only when it states a habit or preference
+  outright.
 - Use only the ids given. Nothing fits: empty lists."""
 
 LLM_GROUP_PROMPT = """You organise a user's traits into a hierarchy. Given child traits and
@@ -423,32 +429,61 @@ class LLMDetector:
     def detect(
         self, *, observations: Sequence[Observation], traits: Sequence[TraitView]
     ) -> Detection:
-        new = {str(o.id): o for o in observations if o.new}
+        """One request per LLM_BATCH new memories (a cycle may hold thousands: one prompt
+        would overflow the model's context), each with the traits and the most recent earlier
+        memories no trait cites (they may join a pattern, as offline)."""
+        new = [o for o in observations if o.new]
+        earlier = sorted(
+            (o for o in observations if not o.new), key=lambda o: o.created_at, reverse=True
+        )[:LLM_EARLIER]
+        matches: list[Match] = []
+        patterns: list[Pattern] = []
+        for start in range(0, len(new), LLM_BATCH):
+            found = self._detect_batch(new[start : start + LLM_BATCH], earlier, traits)
+            matches += found.matches
+            patterns += found.patterns
+        return Detection(matches, patterns)
+
+    def _detect_batch(
+        self,
+        new: Sequence[Observation],
+        earlier: Sequence[Observation],
+        traits: Sequence[TraitView],
+    ) -> Detection:
+        fresh = {str(o.id): o for o in new}
+        usable = fresh | {str(o.id): o for o in earlier}
         known = {str(t.id) for t in traits}
         answer = self._ask(
             LLM_DETECT_PROMPT,
             {
-                "memories": [{"id": i, "text": o.text} for i, o in new.items()],
+                "memories": [{"id": i, "text": o.text} for i, o in fresh.items()],
+                "earlier_memories": [{"id": str(o.id), "text": o.text} for o in earlier],
                 "traits": [{"id": str(t.id), "statement": t.content} for t in traits],
             },
         )
         matches, matched = [], set()
         for item in _items(answer, "matches"):
             memory_id, trait_id = str(item.get("memory_id")), str(item.get("trait_id"))
-            if memory_id in new and trait_id in known and memory_id not in matched:
+            supports = item.get("supports")
+            if (
+                memory_id in fresh
+                and trait_id in known
+                and memory_id not in matched
+                and isinstance(supports, bool)
+            ):
                 matched.add(memory_id)
-                matches.append(
-                    Match(new[memory_id].id, uuid.UUID(trait_id), bool(item["supports"]))
-                )
+                matches.append(Match(fresh[memory_id].id, uuid.UUID(trait_id), supports))
         patterns = []
         for item in _items(answer, "patterns"):
             ids = [
-                i for i in map(str, item.get("memory_ids") or ()) if i in new and i not in matched
+                i
+                for i in dict.fromkeys(map(str, item.get("memory_ids") or ()))
+                if i in usable and i not in matched
             ]
             statement = str(item.get("statement") or "").strip()
-            if ids and statement:
+            if statement and any(i in fresh for i in ids):
                 matched.update(ids)
-                ordered = sorted((new[i] for i in ids), key=lambda o: o.created_at)
+                ordered = sorted((usable[i] for i in ids), key=lambda o: o.created_at)
                 patterns.append(Pattern(tuple(o.id for o in ordered), statement))
         return Detection(matches, patterns)
 

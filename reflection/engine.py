@@ -9,7 +9,7 @@ marks. The lifecycle's numbers are reflection/rules.py's.
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -82,6 +82,7 @@ class TraitState:
     importance: float = 0.5
     changed: bool = False
     dissolved: bool = False
+    reworded: bool = False  # new content: new hash, lexical vector and embedding
 
     @property
     def created(self) -> bool:
@@ -369,6 +370,11 @@ def cycle_plan(state: CycleState, *, now: datetime) -> CyclePlan:
                 first_observed=first,
             )
         else:
+            last = max(o.created_at for o in members)
+            emotional = any(o.emotional for o in members)
+            window_end = first + rules.trend_window(emotional=emotional)
+            if last - first >= timedelta(days=rules.trend_max_span_days) or window_end <= now:
+                continue  # too spread out for a trend, or its window is already over
             trait = _new_trait(
                 content=pattern.content,
                 subtype=TraitSubtype.BEHAVIOR,
@@ -377,9 +383,7 @@ def cycle_plan(state: CycleState, *, now: datetime) -> CyclePlan:
                 now=now,
                 first_observed=first,
             )
-            emotional = any(o.emotional for o in members)
-            trait.window_start = now
-            trait.window_end = now + rules.trend_window(emotional=emotional)
+            trait.window_start, trait.window_end = first, window_end
             trait.metadata["emotional"] = emotional
         for observation in sorted(members, key=lambda o: o.created_at):
             _observe(trait, observation, supports=True)
@@ -499,8 +503,8 @@ def _apply_review(trait: TraitState, review: Review, now: datetime) -> None:
         trait.context = TraitContext.CONTEXTUAL
         trait.derived_from = TraitDerivedFrom.CONTRADICTION_SPLIT
         trait.metadata["contexts"] = review.contexts or {}
-    elif review.content:
-        trait.content = review.content
+    elif review.content and review.content != trait.content:
+        trait.content, trait.reworded = review.content, True
 
 
 # --- Apply -------------------------------------------------------------------------------------
@@ -550,16 +554,27 @@ def cycle_apply(plan: CyclePlan) -> None:
         ]
         with_lexical_vectors(created)
         copy_memories(created)
+        reworded = [_reworded(trait) for trait in plan.traits if trait.reworded]
+        with_lexical_vectors(reworded)
+        wording = {memory.id: memory for memory in reworded}
         for trait in plan.traits:
             if trait.created:
                 continue
+            columns = _trait_columns(trait, now)
+            if trait.id in wording:  # a revised trait is re-embedded, like any new content
+                columns.update(
+                    content_hash=wording[trait.id].content_hash,
+                    lexical_vector=wording[trait.id].lexical_vector,
+                    embedding=None,
+                    embedding_status=EmbeddingStatus.PENDING,
+                )
             updated = Memory.objects.filter(
                 memory_type=MemoryType.TRAIT,
                 pk=trait.id,
                 version=trait.version,
                 expired_at__isnull=True,
                 invalid_at__isnull=True,
-            ).update(**_trait_columns(trait, now), updated_at=now, version=F("version") + 1)
+            ).update(**columns, updated_at=now, version=F("version") + 1)
             if not updated:
                 raise StaleTrait(f"trait {trait.id} changed since the cycle read it")
         TraitEvidence.objects.bulk_create(
@@ -579,4 +594,8 @@ def cycle_apply(plan: CyclePlan) -> None:
             memory_type__in=[MemoryType.FACT, MemoryType.EPISODIC], pk__in=plan.scanned_ids
         ).update(reflected_at=now)
         ConversationSession.objects.filter(pk__in=plan.session_ids).update(last_reflected_at=now)
-    embeddings_schedule(memory_ids=[memory.id for memory in created])
+    embeddings_schedule(memory_ids=[memory.id for memory in created + reworded])
+
+
+def _reworded(trait: TraitState) -> Memory:
+    return Memory(id=trait.id, content=trait.content, content_hash=content_md5(trait.content))

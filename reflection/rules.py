@@ -19,9 +19,11 @@ from reflection.models import EvidenceQuality
 @dataclass(frozen=True)
 class LifecycleRules:
     # Creation: a pattern in this many memories is a behavior at this confidence; a smaller
-    # one is a trend, watched over a window (shorter when emotion drives it).
+    # one seen within a short span is a trend, watched over a window from its first
+    # observation (shorter when emotion drives it).
     behavior_min_memories: int = 3
     behavior_initial_confidence: float = 0.4
+    trend_max_span_days: int = 14
     trend_window_days: int = 30
     emotional_trend_window_days: int = 14
     # A trend reinforced this often by its window's end becomes a candidate at this confidence.

@@ -13,10 +13,10 @@ from django.utils import timezone
 
 from memories.ingest import session_end, session_message_add, session_open
 from memories.models import ConversationSession, Memory, MemoryHistory
-from memories.services import MemoryInput, memory_add
+from memories.services import MemoryInput, content_md5, memory_add
 from neuromem_site.access import SYSTEM
 from reflection import engine
-from reflection.detection import Detection, Match, Review, detector
+from reflection.detection import Detection, Match, Pattern, Review, detector
 from reflection.models import ReflectionCycle, TraitEvidence
 from reflection.services.cycles import (
     reflection_cycle_request,
@@ -574,3 +574,70 @@ def test_the_weak_trait_job_leaves_a_trait_reinforced_while_it_waited():
     thread.join(timeout=30)
     trait.refresh_from_db()
     assert (trait.trait_stage, trait.trait_confidence) == ("emerging", pytest.approx(0.55))
+
+
+def test_a_revised_wording_gets_a_new_hash_and_embedding(monkeypatch):
+    user = "revise:1"
+    trait = _trait(user, "The user likes to talk", trait_confidence=0.6)
+    Memory.objects.filter(pk=trait.pk).update(embedding_status="ready")
+    supporting = Memory.objects.create(
+        user_id=user,
+        memory_type="episodic",
+        content="User: I talk a lot",
+        reflected_at=timezone.now(),
+    )
+    TraitEvidence.objects.create(
+        trait_id=trait.id, memory_id=supporting.id, evidence_type="supporting", quality="D"
+    )
+    scripted = ScriptedDetector(trait.id, supports=False)
+    scripted.review = lambda *, trait, evidence: Review("revise", content="The user talks at work")
+    monkeypatch.setattr("reflection.engine.detector", lambda: scripted)
+    memory_add(
+        item=MemoryInput(user_id=user, content="User: Quiet with friends.", memory_type="episodic"),
+        caller=SYSTEM,
+    )
+    assert reflect(user).status == "completed"
+    trait.refresh_from_db()
+    assert trait.content == "The user talks at work"
+    assert trait.content_hash == content_md5("The user talks at work")
+    assert (trait.embedding_status, trait.trait_stage) == ("pending", "emerging")  # 0.6 × 0.8
+    assert trait.metadata["review"]["decision"] == "revise"
+
+
+class PatternDetector(ScriptedDetector):
+    """Every new memory (and earlier unattached one) forms one pattern."""
+
+    def detect(self, *, observations, traits):
+        ids = tuple(o.id for o in sorted(observations, key=lambda o: o.created_at))
+        return Detection([], [Pattern(ids, "The user climbs")] if ids else [])
+
+
+@pytest.mark.parametrize(
+    ("days_ago", "trend"),
+    [
+        ((3, 1), True),  # two mentions two days apart: a trend, its window from the first
+        ((20, 1), False),  # 19 days apart: too spread out for a trend
+        ((40,), False),  # an imported mention whose 30-day window is long over
+    ],
+)
+def test_a_trend_needs_a_short_span_and_a_window_still_open(monkeypatch, days_ago, trend):
+    user = f"span:{len(days_ago)}:{days_ago[0]}"
+    monkeypatch.setattr("reflection.engine.detector", lambda: PatternDetector(None))
+    for n, days in enumerate(days_ago):
+        memory_add(
+            item=MemoryInput(
+                user_id=user,
+                content=f"User: climbing session number {n}, {'great' if n else 'tiring'}",
+                memory_type="episodic",
+                recorded_at=timezone.now() - timedelta(days=days),
+            ),
+            caller=SYSTEM,
+        )
+    reflect(user)
+    traits = traits_of(user)
+    assert bool(traits) == trend
+    if trend:
+        (made,) = traits
+        assert made.trait_stage == "trend"
+        assert made.trait_window_start == made.trait_first_observed
+        assert made.trait_window_end == made.trait_window_start + timedelta(days=30)

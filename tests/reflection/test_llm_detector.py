@@ -16,8 +16,11 @@ TRAIT = uuid.uuid4()
 
 class FakeChat(FakeOpenAIHandler):
     reply: dict | None = None
+    batches: list[int] = []
 
     def answer(self, path: str, body: dict) -> tuple[int, dict | None]:
+        asked = json.loads(body["messages"][-1]["content"])
+        type(self).batches.append(len(asked.get("memories", ())))
         if self.reply is None:
             return 503, None
         content = json.dumps(self.reply)
@@ -76,3 +79,24 @@ def test_llm_review_must_name_valid_contexts_to_split():
         LLMDetector(base_url=base_url, api_key="", model="m", timeout=5).review(
             trait=trait, evidence=[]
         )
+
+
+def test_many_memories_are_asked_in_batches_and_a_non_boolean_support_is_dropped():
+    at = datetime(2026, 11, 1, tzinfo=UTC)
+    many = [
+        Observation(
+            id=uuid.uuid4(), content=f"User: note {n}", created_at=at, session_id=None, new=True
+        )
+        for n in range(250)
+    ]
+    FakeChat.reply = {
+        "matches": [{"memory_id": str(many[0].id), "trait_id": str(TRAIT), "supports": "false"}]
+    }
+    FakeChat.batches = []
+    trait = TraitView(TRAIT, "Takes notes", "behavior", "emerging", None)
+    with serving(FakeChat) as base_url:
+        detection = LLMDetector(base_url=base_url, api_key="", model="m", timeout=5).detect(
+            observations=many, traits=[trait]
+        )
+    assert FakeChat.batches == [100, 100, 50]
+    assert detection.matches == []  # "false" is not a boolean: no guess either way
