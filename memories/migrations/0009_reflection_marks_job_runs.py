@@ -3,31 +3,77 @@
 `reflected_at` is NULL on every memory stored so far: the first cycles reflect on the backlog
 (REFLECTION_MAX_MEMORIES at a time). The partial index finds a user's unreflected facts and
 episodes, and sums their importance for the trigger, without reading the rest.
+
+At first that index covers every fact and episode, so it is built without blocking writes:
+on the parent only (invalid until complete), then CONCURRENTLY on each partition, each
+attached to it. Not atomic, so an interrupted run resumes: an invalid partition index left by
+a failed build is dropped and built again, one already attached is kept.
 """
 
 import django.utils.timezone
 from django.db import migrations, models
 
+PARTITIONS = ("fact", "episodic", "trait", "document")
+COLUMNS = "(user_id, created_at) INCLUDE (importance)"
+PREDICATE = (
+    "reflected_at IS NULL AND expired_at IS NULL AND memory_type IN ('fact', 'episodic')"
+)
+
+
+def unreflected_index_build(apps, schema_editor) -> None:
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE INDEX IF NOT EXISTS idx_memories_unreflected ON ONLY memories {COLUMNS}"
+            f" WHERE {PREDICATE}"
+        )
+        for partition in PARTITIONS:
+            name = f"idx_memories_{partition}_unreflected"
+            cursor.execute(
+                "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
+                [name],
+            )
+            found = cursor.fetchone()
+            if found and not found[0]:
+                cursor.execute(f"DROP INDEX CONCURRENTLY {name}")
+            if not found or not found[0]:
+                cursor.execute(
+                    f"CREATE INDEX CONCURRENTLY {name} ON memories_{partition} {COLUMNS}"
+                    f" WHERE {PREDICATE}"
+                )
+            cursor.execute("SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass(%s)", [name])
+            if cursor.fetchone() is None:
+                cursor.execute(f"ALTER INDEX idx_memories_unreflected ATTACH PARTITION {name}")
+
+
+def unreflected_index_drop(apps, schema_editor) -> None:
+    schema_editor.execute("DROP INDEX IF EXISTS idx_memories_unreflected")
+
 
 class Migration(migrations.Migration):
+    atomic = False  # CREATE INDEX CONCURRENTLY
 
     dependencies = [
         ('memories', '0008_query_subject_words'),
     ]
 
     operations = [
-        migrations.AddField(
-            model_name='memory',
-            name='reflected_at',
-            field=models.DateTimeField(blank=True, null=True),
+        # IF NOT EXISTS: a run interrupted in the index build added the column already.
+        migrations.SeparateDatabaseAndState(
+            database_operations=[
+                migrations.RunSQL(
+                    "ALTER TABLE memories ADD COLUMN IF NOT EXISTS reflected_at timestamptz;",
+                    "ALTER TABLE memories DROP COLUMN IF EXISTS reflected_at;",
+                )
+            ],
+            state_operations=[
+                migrations.AddField(
+                    model_name='memory',
+                    name='reflected_at',
+                    field=models.DateTimeField(blank=True, null=True),
+                ),
+            ],
         ),
-        migrations.RunSQL(
-            "CREATE INDEX IF NOT EXISTS idx_memories_unreflected ON memories"
-            " (user_id, created_at) INCLUDE (importance)"
-            " WHERE reflected_at IS NULL AND expired_at IS NULL"
-            " AND memory_type IN ('fact', 'episodic');",
-            "DROP INDEX IF EXISTS idx_memories_unreflected;",
-        ),
+        migrations.RunPython(unreflected_index_build, unreflected_index_drop),
         migrations.CreateModel(
             name='JobRun',
             fields=[

@@ -52,6 +52,12 @@ CREATE INDEX IF NOT EXISTS idx_mv_trait_stage ON mv_trait_decayed (user_id, trai
 """
 
 
+def cycle_statuses_back(apps, schema_editor) -> None:
+    apps.get_model("reflection", "ReflectionCycle").objects.filter(
+        status__in=["queued", "skipped"]
+    ).update(status="failed", error_message="not run (migrated back)")
+
+
 def decay_rates_seed(apps, schema_editor) -> None:
     rates = apps.get_model("reflection", "TraitDecayRate")
     for subtype, base in DEFAULT_DECAY.items():
@@ -130,6 +136,8 @@ class Migration(migrations.Migration):
             model_name='reflectioncycle',
             name='chk_reflection_status',
         ),
+        # Backwards, before the old constraint returns: it knows no queued or skipped cycle.
+        migrations.RunPython(migrations.RunPython.noop, cycle_statuses_back),
         migrations.AddField(
             model_name='reflectioncycle',
             name='requested_by',

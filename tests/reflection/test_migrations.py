@@ -1,10 +1,14 @@
 """The reflection migrations, forward on a database that already holds memories and traits,
 backward, and forward again."""
 
+import importlib
+
 import psycopg
 import pytest
 
 from tests.memories.scratch import migrate, scratch_database
+
+marks = importlib.import_module("memories.migrations.0009_reflection_marks_job_runs")
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
@@ -54,6 +58,10 @@ def test_forward_on_data_backward_and_forward_again():
                 "dissolve-weak-traits",
                 "consistency-check",
             }
+            conn.execute(
+                "INSERT INTO reflection_cycles (id, user_id, trigger_type, status)"
+                " VALUES (gen_random_uuid(), 'u:1', 'manual', 'queued')"
+            )
         result = migrate(url, "reflection", "0001")
         assert result.returncode == 0, result.stderr
         with psycopg.connect(url, autocommit=True) as conn:
@@ -64,8 +72,23 @@ def test_forward_on_data_backward_and_forward_again():
                 " WHERE task LIKE 'reflection.%'"
             ).fetchone()
             assert entries == (0,)
+            statuses = conn.execute("SELECT status FROM reflection_cycles").fetchall()
+            assert statuses == [("failed",)]  # the old constraint knows no queued cycle
+        result = migrate(url, "memories", "0008")
+        assert result.returncode == 0, result.stderr
+        with psycopg.connect(url, autocommit=True) as conn:
+            # As an interrupted 0009 leaves it: the column, the parent's index, one partition's.
+            conn.execute("ALTER TABLE memories ADD COLUMN reflected_at timestamptz")
+            index = f"{marks.COLUMNS} WHERE {marks.PREDICATE}"
+            conn.execute(f"CREATE INDEX idx_memories_unreflected ON ONLY memories {index}")
+            conn.execute(f"CREATE INDEX idx_memories_fact_unreflected ON memories_fact {index}")
         result = migrate(url)
         assert result.returncode == 0, result.stderr
         with psycopg.connect(url, autocommit=True) as conn:
             count = conn.execute("SELECT count(*) FROM mv_trait_decayed").fetchone()
             assert count == (1,)
+            valid = conn.execute(
+                "SELECT indisvalid FROM pg_index"
+                " WHERE indexrelid = 'idx_memories_unreflected'::regclass"
+            ).fetchone()
+            assert valid == (True,)  # every partition's index built and attached
