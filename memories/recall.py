@@ -45,6 +45,7 @@ from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.redis_client import app_redis
+from reflection.rules import decayed_sql, lifecycle_rules
 
 log = logging.getLogger("neuromem.recall")
 
@@ -91,7 +92,14 @@ def _branch_filters(memory_type: str) -> str:
     # planner prunes to one partition and can use that partition's indexes.
     if memory_type not in MemoryType.values:
         raise ValueError(f"unknown memory type {memory_type!r}")
-    trait_filter = f" AND {TRAIT_STAGE} = ANY(%(trait_stages)s)" if memory_type == "trait" else ""
+    # Traits: at a recalled stage and still believed (decayed until %(now)s above the
+    # minimum; a trait written with no confidence has nothing to decay).
+    trait_filter = (
+        f" AND {TRAIT_STAGE} = ANY(%(trait_stages)s) AND (m.trait_confidence IS NULL"
+        f" OR {decayed_sql('m')} > %(min_trait_confidence)s)"
+        if memory_type == "trait"
+        else ""
+    )
     return f"m.memory_type = '{memory_type}' AND m.user_id = %(user_id)s{trait_filter}"
 
 
@@ -307,6 +315,7 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
     floors = None if vector is None else similarity_floors(vector)
     if floors is None:
         vector = None
+    rules = lifecycle_rules()
     with transaction.atomic(), vector_cursor() as cursor:
         terms, text_indexed_types = _recall_prepare(cursor, request)
         sql = recall_sql(
@@ -323,6 +332,8 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             "tsquery": terms.tsquery,
             "candidates": terms.candidates,
             "trait_stages": list(RECALLED_TRAIT_STAGES),
+            **rules.decay_params(),
+            "min_trait_confidence": rules.recall_min_confidence,
             **score_params(),
             "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
             **(asdict(floors) if floors else dict.fromkeys(FLOOR_PARAMS)),

@@ -4,10 +4,12 @@ Every number has the default of the trait classification design (docs/reflection
 overridden by name in the TRAIT_RULES setting (JSON), e.g. `{"behavior_min_memories": 4}`.
 """
 
+import json
 import math
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from functools import cache
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -97,6 +99,14 @@ class LifecycleRules:
         days = max(0.0, (now - since).total_seconds() / 86400)
         return confidence * math.exp(-self.decay_lambda(subtype, reinforcements) * days)
 
+    def decay_params(self) -> dict[str, Any]:
+        """The parameters `decayed_sql` reads."""
+        return {
+            "decay_bases": json.dumps({k: float(v) for k, v in self.decay_base.items()}),
+            "decay_default": float(self.decay_base[TraitSubtype.BEHAVIOR]),
+            "decay_spacing": float(self.decay_spacing),
+        }
+
     def trend_window(self, *, emotional: bool) -> timedelta:
         return timedelta(
             days=self.emotional_trend_window_days if emotional else self.trend_window_days
@@ -104,6 +114,21 @@ class LifecycleRules:
 
 
 QUALITIES = tuple(EvidenceQuality.values)
+
+
+def decayed_sql(alias: str) -> str:
+    """The SQL twin of `LifecycleRules.decayed`: the trait's confidence decayed until the
+    parameter %(now)s, with the rates of `decay_params()` (a NULL or unknown subtype decays as a
+    behavior, a future date not at all). (The decay view reads its rates from a table.)"""
+    base = (
+        f"coalesce((%(decay_bases)s::jsonb ->> {alias}.trait_subtype)::float8, %(decay_default)s)"
+    )
+    since = f"coalesce({alias}.trait_last_reinforced, {alias}.created_at)"
+    return (
+        f"({alias}.trait_confidence * exp("
+        f"-({base} / (1 + %(decay_spacing)s * coalesce({alias}.trait_reinforcement_count, 0)))"
+        f" * greatest(0, extract(epoch FROM (%(now)s - {since}))::float8 / 86400.0)))"
+    )
 
 
 @cache

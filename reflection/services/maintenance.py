@@ -7,7 +7,6 @@ leave the lifecycle the way a veto dissolves them (reflection/services/traits.py
 STAGE_CHANGE, here by the actor `reflection`.
 """
 
-import json
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,7 +25,7 @@ from reflection.models import (
     ReflectionTrigger,
     TraitDecayRate,
 )
-from reflection.rules import lifecycle_rules
+from reflection.rules import decayed_sql, lifecycle_rules
 
 log = logging.getLogger("neuromem.reflection")
 
@@ -155,24 +154,11 @@ def trends_expire(*, now: datetime, user_id: str | None = None) -> TrendExpiry:
 DISSOLVE_DECAYED_SET = DISSOLVE_SET.format(
     extra=", 'decayed_confidence', round(d.confidence::numeric, 6)"
 )
-# The view's decay (migration 0002), computed live at %(now)s from the rules passed in:
-# c·exp(−(base[subtype] / (1 + spacing·reinforcements))·days since the last reinforcement),
-# behavior's base for a NULL or unknown subtype, no growth for a date in the future.
+# The rules' decay, computed live at %(now)s (not the view's, which may be a refresh old).
 WEAK_TRAITS_DISSOLVE_SQL = f"""
-WITH rates AS (
-    SELECT key AS trait_subtype, value::float8 AS base_lambda
-    FROM jsonb_each_text(%(bases)s::jsonb)
-), decayed AS (
-    SELECT t.id, t.version,
-           t.trait_confidence::float8 * exp(
-               -(coalesce(r.base_lambda, %(default_base)s)
-                 / (1 + %(spacing)s * coalesce(t.trait_reinforcement_count, 0)))
-               * greatest(0, extract(epoch FROM (
-                     %(now)s - coalesce(t.trait_last_reinforced, t.created_at)))::float8
-                 / 86400.0)
-           ) AS confidence
+WITH decayed AS (
+    SELECT t.id, t.version, {decayed_sql("t")} AS confidence
     FROM memories t
-    LEFT JOIN rates r ON r.trait_subtype = t.trait_subtype
     WHERE t.memory_type = 'trait'
       AND {current_sql("t")}
       AND coalesce({trait_stage_sql("t")}, '') NOT IN ('dissolved', 'trend')
@@ -197,9 +183,7 @@ def traits_dissolve_weak(*, now: datetime, user_id: str | None = None) -> int:
         "now": now,
         "at": now.isoformat(),
         "user_id": user_id,
-        "bases": json.dumps({subtype: float(base) for subtype, base in rules.decay_base.items()}),
-        "default_base": rules.decay_lambda(TraitSubtype.BEHAVIOR, 0),
-        "spacing": float(rules.decay_spacing),
+        **rules.decay_params(),
         "floor": rules.dissolve_below,
         "reason": f"decayed below {rules.dissolve_below:g}",
     }

@@ -460,3 +460,19 @@ def test_a_question_about_the_user_recalls_only_what_answers_it():
     assert contents(recall("What is the user's blood type?")) == []
     assert "The user lives in Hangzhou" in contents(recall("Where does the user live?"))
     assert contents(recall("用户住在哪里？"))[:1] == ["用户住在杭州"]
+
+
+def test_a_trait_decayed_below_the_minimum_is_not_recalled():
+    long_ago = timezone.now() - timedelta(days=400)  # 0.5 · e^(−2) ≈ 0.068 < 0.3
+    for content, last_reinforced in [
+        ("Enjoys long hikes in the mountains", timezone.now()),
+        ("Enjoys long hikes along the coast", long_ago),
+    ]:
+        remember(
+            content,
+            memory_type="trait",
+            metadata={"trait_subtype": "behavior", "trait_stage": "emerging", "confidence": 0.5},
+        )
+        Memory.objects.filter(content=content).update(trait_last_reinforced=last_reinforced)
+    hits = recall("long hikes", limit=10)
+    assert [hit.memory.content for hit in hits] == ["Enjoys long hikes in the mountains"]
