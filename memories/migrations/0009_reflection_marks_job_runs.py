@@ -7,7 +7,8 @@ episodes, and sums their importance for the trigger, without reading the rest.
 At first that index covers every fact and episode, so it is built without blocking writes:
 on the parent only (invalid until complete), then CONCURRENTLY on each partition, each
 attached to it. Not atomic, so an interrupted run resumes: an invalid partition index left by
-a failed build is dropped and built again, one already attached is kept.
+a failed build is dropped and built again, one already attached is kept. The trait partition
+also gets an index by age, for the admin's trait list (newest first).
 """
 
 import django.utils.timezone
@@ -20,6 +21,18 @@ PREDICATE = (
 )
 
 
+def index_build_concurrently(cursor, name: str, definition: str) -> None:
+    """CREATE INDEX CONCURRENTLY `name` unless a valid one exists; an invalid one (a build
+    that failed half-way) is dropped first."""
+    cursor.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", [name])
+    found = cursor.fetchone()
+    if found and found[0]:
+        return
+    if found:
+        cursor.execute(f"DROP INDEX CONCURRENTLY {name}")
+    cursor.execute(f"CREATE INDEX CONCURRENTLY {name} ON {definition}")
+
+
 def unreflected_index_build(apps, schema_editor) -> None:
     with schema_editor.connection.cursor() as cursor:
         cursor.execute(
@@ -28,24 +41,20 @@ def unreflected_index_build(apps, schema_editor) -> None:
         )
         for partition in PARTITIONS:
             name = f"idx_memories_{partition}_unreflected"
-            cursor.execute(
-                "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
-                [name],
+            index_build_concurrently(
+                cursor, name, f"memories_{partition} {COLUMNS} WHERE {PREDICATE}"
             )
-            found = cursor.fetchone()
-            if found and not found[0]:
-                cursor.execute(f"DROP INDEX CONCURRENTLY {name}")
-            if not found or not found[0]:
-                cursor.execute(
-                    f"CREATE INDEX CONCURRENTLY {name} ON memories_{partition} {COLUMNS}"
-                    f" WHERE {PREDICATE}"
-                )
             cursor.execute("SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass(%s)", [name])
             if cursor.fetchone() is None:
                 cursor.execute(f"ALTER INDEX idx_memories_unreflected ATTACH PARTITION {name}")
+        # The admin's trait list, newest first, without sorting the partition.
+        index_build_concurrently(
+            cursor, "idx_trait_recent", "memories_trait (created_at DESC, id DESC)"
+        )
 
 
 def unreflected_index_drop(apps, schema_editor) -> None:
+    schema_editor.execute("DROP INDEX IF EXISTS idx_trait_recent")
     schema_editor.execute("DROP INDEX IF EXISTS idx_memories_unreflected")
 
 

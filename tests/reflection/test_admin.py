@@ -321,3 +321,20 @@ def test_evidence_cycle_consistency_and_job_run_lists_render(admin_client):
     assert "refresh_trait_view" in jobs
     for url in pages:
         assert admin_client.get(url).context["has_add_permission"] is False
+
+
+def test_the_default_trait_list_reads_the_partition_by_index(admin_client):
+    make_trait()
+    url = reverse("admin:reflection_trait_changelist")
+    with CaptureQueriesContext(connection) as queries:
+        assert admin_client.get(url).status_code == 200
+    (listing,) = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith('SELECT "memories"."id"') and "ORDER BY" in q["sql"]
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_sort = off")  # as at scale: no sort of the partition
+        cursor.execute(f"EXPLAIN {listing.split(' LIMIT ')[0]} LIMIT 100")  # a page
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "idx_trait_recent" in plan, plan
