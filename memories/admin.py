@@ -2,11 +2,10 @@
 
 from django.contrib import admin
 from django.db import connection
-from django.http import HttpRequest
 from django.utils.text import Truncator
 
 from memories.models import JobRun
-from neuromem_site.admin_pagination import EstimatedCountPaginator
+from neuromem_site.admin_base import ReadOnlyAdmin
 
 # The distinct job names by a loose index scan on idx_job_runs_job (job, started_at): one
 # index probe per job, however many runs each has.
@@ -37,24 +36,12 @@ class JobFilter(admin.SimpleListFilter):
 
 
 @admin.register(JobRun)
-class JobRunAdmin(admin.ModelAdmin):
-    """Runs of the scheduled jobs, read-only."""
+class JobRunAdmin(ReadOnlyAdmin):
+    """Runs of the scheduled jobs."""
 
     list_display = ["job", "status", "started_at", "duration", "rows", "error_short"]
     list_filter = [JobFilter, "status"]
     sortable_by = ["started_at"]
-    paginator = EstimatedCountPaginator
-    show_full_result_count = False
-    list_per_page = 50
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
     @admin.display(description="duration")
     def duration(self, obj: JobRun) -> str:

@@ -26,7 +26,7 @@ from memories.meaning import current_q
 from memories.models import Memory, MemoryType, TraitStage
 from memories.selectors import memory_history, trait_field
 from neuromem_site.access import Caller
-from neuromem_site.admin_pagination import EstimatedCountPaginator
+from neuromem_site.admin_base import ReadOnlyAdmin
 from neuromem_site.errors import DomainError
 from reflection.models import ConsistencyIssue, ReflectionCycle, Trait, TraitEvidence
 from reflection.selectors import decayed_confidence, trait_detail
@@ -76,23 +76,6 @@ def content_search(term: str) -> SearchQuery:
 
 def fmt_confidence(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """A list and view pages, nothing editable; no exact counts (show_full_result_count)."""
-
-    paginator = EstimatedCountPaginator
-    show_full_result_count = False
-    list_per_page = 50
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 class CurrentFilter(admin.SimpleListFilter):

@@ -162,8 +162,12 @@ def test_purging_a_big_user_schedules_the_drop_of_their_indexes(user_indexes, mo
         jobs.current_app, "send_task", lambda name, args: scheduled.append((name, args))
     )
     user_purge(caller=SYSTEM, user_id=BIG)
-    # After commit: the indexes name the user in their predicate.
-    assert scheduled == [("memories.tasks.refresh_user_indexes", ())]
+    # After commit: the indexes name the user in their predicate (and the decay view holds a
+    # copy of their traits).
+    assert scheduled == [
+        ("reflection.tasks.refresh_trait_view", (True,)),
+        ("memories.tasks.refresh_user_indexes", ()),
+    ]
     assert sorted(user_indexes_refresh().dropped) == sorted(names(BIG))
 
 

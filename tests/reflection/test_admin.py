@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memories.models import JobRun, Memory, MemoryHistory
-from neuromem_site.admin_pagination import EstimatedCountPaginator
+from neuromem_site.admin_base import EstimatedCountPaginator
 from reflection.models import ConsistencyIssue, ReflectionCycle, Trait, TraitEvidence
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,5 @@
-"""Admin lists over big tables without a COUNT(*) per page.
+"""What the admin's pages share: lists over big tables without a COUNT(*) per page, and
+read-only pages.
 
 Django's paginator counts the whole (filtered) queryset on every list page; on a table of a
 million rows that is a scan per click. `EstimatedCountPaginator` asks the planner first
@@ -9,13 +10,17 @@ million rows that is a scan per click. `EstimatedCountPaginator` asks the planne
     class MyAdmin(admin.ModelAdmin):
         paginator = EstimatedCountPaginator
         show_full_result_count = False
+
+`ReadOnlyAdmin` does both, for tables staff read but never edit by hand.
 """
 
 import json
 
+from django.contrib import admin
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connections, transaction
 from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.utils.functional import cached_property
 
 
@@ -46,3 +51,20 @@ class EstimatedCountPaginator(Paginator):
             if estimate is not None and estimate >= self.exact_below:
                 return estimate
         return super().count
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """A list and view pages, nothing editable; no exact counts of big lists."""
+
+    paginator = EstimatedCountPaginator
+    show_full_result_count = False
+    list_per_page = 50
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
