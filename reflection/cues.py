@@ -6,11 +6,14 @@
   "我习惯…"), evidence of quality B, and a pattern on its own (a trend).
 - context: work, personal, social or learning, from topic words; None when nothing says.
 - emotional: feelings drive it ("so stressed", "焦虑"): its trend gets the shorter window.
+- profile: it states a profile slot's value ("I moved to Austin", "我叫陈明"), as the offline
+  extractor reads it: an attribute, not a habit.
 """
 
 import re
 from typing import Any
 
+from memories.extraction import RuleBasedExtractor
 from memories.models import TraitContext
 
 HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -170,6 +173,11 @@ def emotional(text: str, metadata: dict[str, Any] | None = None) -> bool:
     if isinstance(emotion, dict) and emotion:
         return True
     return (ZH_EMOTIONAL if is_chinese(text) else EMOTIONAL).search(text) is not None
+
+
+def profile(text: str) -> bool:
+    found = RuleBasedExtractor().extract(text)
+    return any(item.slot for item in found if item.action == "remember")
 
 
 def contexts_merged(contexts: set[str]) -> str:

@@ -99,7 +99,9 @@ class TraitState:
 @dataclass
 class CycleState:
     user_id: str
-    observations: list[Observation]  # new first-time memories and unattached earlier ones
+    scanned_ids: list[uuid.UUID]  # every new memory, whether it can be part of a pattern or not
+    session_ids: set[uuid.UUID]  # the sessions they came from
+    observations: list[Observation]  # those that can, and unattached earlier ones
     traits: list[TraitState]
 
 
@@ -144,6 +146,7 @@ class CyclePlan:
 
 
 def _sessions_of(memory_ids: list[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
+    """memory id → the session it came from."""
     return dict(
         MemorySource.objects.filter(memory_id__in=memory_ids)
         .order_by("memory_id", "created_at")
@@ -152,20 +155,31 @@ def _sessions_of(memory_ids: list[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
 
 
 def _observations(rows: list[Memory], *, new: bool) -> list[Observation]:
+    """The rows a pattern can be made of. Traits are habits, tastes and values, not a
+    profile: a fact is one only when it says so ("The user prefers green tea"), never a
+    profile slot's value ("The user lives in Austin") nor a plain statement ("My dog is called
+    Rex"); an episode is, unless its words state a profile slot ("I moved to Austin")."""
     sessions = _sessions_of([row.id for row in rows])
-    return [
-        Observation(
-            id=row.id,
-            content=row.content,
-            created_at=row.created_at,
-            session_id=sessions.get(row.id),
-            new=new,
-            metadata=row.metadata or {},
-            is_fact=row.memory_type == MemoryType.FACT,
-            importance=row.importance,
+    observations = []
+    for row in rows:
+        if row.memory_type == MemoryType.FACT:
+            if row.key is not None or not cues.explicit(row.content):
+                continue
+        elif cues.profile(said_by_user(row.content)):
+            continue
+        observations.append(
+            Observation(
+                id=row.id,
+                content=row.content,
+                created_at=row.created_at,
+                session_id=sessions.get(row.id),
+                new=new,
+                metadata=row.metadata or {},
+                is_fact=row.memory_type == MemoryType.FACT,
+                importance=row.importance,
+            )
         )
-        for row in rows
-    ]
+    return observations
 
 
 def unreflected_memories(*, user_id: str) -> QuerySet[Memory]:
@@ -213,6 +227,12 @@ def cycle_state_load(*, user_id: str, now: datetime) -> CycleState:
     _evidence_load(traits)
     return CycleState(
         user_id=user_id,
+        scanned_ids=[row.id for row in new],
+        session_ids=set(
+            MemorySource.objects.filter(memory_id__in=[row.id for row in new]).values_list(
+                "session_id", flat=True
+            )
+        ),
         observations=_observations(new, new=True) + _observations(priors, new=False),
         traits=traits,
     )
@@ -415,13 +435,12 @@ def cycle_plan(state: CycleState, *, now: datetime) -> CyclePlan:
             merged = cues.contexts_merged(contexts)
             if merged != trait.context:
                 trait.context, trait.changed = merged, True
-    new_ids = [o.id for o in state.observations if o.new]
     return CyclePlan(
         user_id=state.user_id,
         now=now,
         traits=[trait for trait in traits.values() if trait.changed],
-        scanned_ids=new_ids,
-        session_ids={o.session_id for o in state.observations if o.new and o.session_id},
+        scanned_ids=state.scanned_ids,
+        session_ids=state.session_ids,
     )
 
 

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 
 README = BASE_DIR / "README.md"
 BEGIN, END = "<!-- quickstart:begin -->", "<!-- quickstart:end -->"
-SCRIPT_TIMEOUT = 120
+SCRIPT_TIMEOUT = 180
 
 # Records every curl of the blocks: NNN.args (the arguments), NNN.head (the response headers),
 # NNN.body (what it printed). A counter file, since `$(curl …)` runs in a subshell.
@@ -223,6 +223,36 @@ def test_quickstart_runs_as_written(stack, tmp_path):
     contents = {memory["content"] for memory in exported["memories"]}
     assert set(written) <= contents
     assert "Austin" in moved["memory"]["content"]
+
+    habits = next(recorded)
+    assert habits.status == 201, habits.body
+    habit_session = habits.data["id"]
+    for _ in range(3):
+        said = next(recorded)
+        assert (said.status, said.data["message"]["session_id"]) == (201, habit_session)
+    ended = next(recorded)
+    assert (ended.status, ended.url.split("/")[-3]) == (200, habit_session), ended.body
+    assert ended.data["ended_at"]
+    answer, checks = next(recorded), []
+    while answer.url.endswith("/traits/"):  # the loop's checks, then the block's own request
+        checks.append(answer)
+        answer = next(recorded)
+    assert 2 <= len(checks) <= 61, len(checks)
+    assert checks[-2].data["behavior"], "the loop stopped before a behavior showed"
+    behaviors = checks[-1].data["behavior"]
+    assert len(behaviors) == 1, behaviors
+    [running] = behaviors
+    assert (running["stage"], running["confidence"]) == ("emerging", pytest.approx(0.4))
+    assert "run" in running["content"] or "ran" in running["content"], running
+    cycles = answer
+    assert cycles.status == 200, cycles.body
+    assert any(
+        (c["trigger_type"], c["status"]) == ("session_end", "completed") for c in cycles.data
+    ), cycles.data
+    context = next(recorded)
+    assert context.status == 200, context.body
+    assert "The user lives in Austin" in context.data["markdown"], context.data
+    assert context.data["language"] == "en"
 
     assert next(recorded, None) is None, "the README runs more requests than this test checks"
 

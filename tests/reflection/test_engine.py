@@ -641,3 +641,24 @@ def test_a_trend_needs_a_short_span_and_a_window_still_open(monkeypatch, days_ag
         assert made.trait_stage == "trend"
         assert made.trait_window_start == made.trait_first_observed
         assert made.trait_window_end == made.trait_window_start + timedelta(days=30)
+
+
+def test_profile_facts_and_their_messages_make_no_trait_but_a_stated_taste_does():
+    user = "profile:1"
+    converse(
+        user, [[(3, "I live in Berlin."), (2, "I moved to Austin."), (1, "I live in Austin.")]]
+    )
+    for content in ("My dog is called Rex", "The user prefers green tea"):
+        memory_add(
+            item=MemoryInput(user_id=user, content=content, memory_type="fact"), caller=SYSTEM
+        )
+    cycle = reflect(user)
+    assert (
+        cycle.memories_scanned
+        == Memory.objects.filter(
+            user_id=user, memory_type__in=["fact", "episodic"], expired_at__isnull=True
+        ).count()
+    )
+    assert [(t.content, t.trait_stage) for t in traits_of(user)] == [
+        ("The user prefers green tea", "trend")
+    ]
