@@ -1,10 +1,11 @@
 """Reflection cycles: queued by a trigger, run by the worker, one per user at a time.
 
 A cycle plans with no transaction open (embeddings, or an LLM when configured), then writes
-everything it decided in one transaction: traits, evidence, scan marks and the sessions'
-watermarks. A trait changed meanwhile (a veto) fails the optimistic lock; the cycle then
-reads again and plans again, and never overwrites. A failed cycle leaves traits and marks as
-they were and records the error.
+everything it decided in one transaction: traits, evidence, scan marks, the sessions'
+watermarks and its own completion. A trait changed meanwhile (a veto) fails the optimistic
+lock; the cycle then reads again and plans again, and never overwrites. A failed cycle leaves
+traits and marks as they were and records the error. What a cycle did not see (written while
+it ran, or beyond its limit) gets a follow-up cycle.
 """
 
 import logging
