@@ -1,3 +1,13 @@
+"""The SOUL document's versions, the Core Safety Contract they are evaluated against, and the
+append-only log of every state change (docs/evolution.md).
+
+What must hold whatever the caller does lives in the database: the transitions a version may
+make (and that only a proposal whose evaluation passed becomes active), that a version's
+content and number never change, that an evaluation is recorded once, that at most one version
+is active, and that the log and the contract versions are append-only.
+"""
+
+import pgtrigger
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
@@ -16,6 +26,28 @@ class SoulAuthor(models.TextChoices):
     BOOTSTRAP = "bootstrap"
     SYSTEM = "system"
     USER = "user"
+
+
+# from → the statuses it may become (an UPDATE that keeps the status is not a transition).
+SOUL_TRANSITIONS: dict[str, tuple[str, ...]] = {
+    SoulStatus.PROPOSED: (SoulStatus.ACTIVE, SoulStatus.VETOED),
+    SoulStatus.ACTIVE: (SoulStatus.SUPERSEDED, SoulStatus.ROLLED_BACK, SoulStatus.VETOED),
+    SoulStatus.SUPERSEDED: (),
+    SoulStatus.ROLLED_BACK: (),
+    SoulStatus.VETOED: (),
+}
+ALLOWED_TRANSITIONS_SQL = " OR ".join(
+    f"(OLD.status = '{old}' AND NEW.status IN ({', '.join(repr(str(n)) for n in new)}))"
+    for old, new in SOUL_TRANSITIONS.items()
+    if new
+)
+
+# Who and why, set per transaction by the services (neuromem_site.db.actor, evolution.services).
+LOG_PRELUDE = """
+DECLARE
+    actor text := coalesce(nullif(current_setting('neuromem.actor', true), ''), 'system');
+    reason text := coalesce(current_setting('neuromem.reason', true), '');
+BEGIN"""
 
 
 class SoulVersion(models.Model):
@@ -44,6 +76,125 @@ class SoulVersion(models.Model):
                 name="chk_soul_created_by", condition=Q(created_by__in=SoulAuthor.values)
             ),
         ]
+        triggers = [
+            # A version is born proposed, or active (the bootstrap, or a rollback's copy).
+            pgtrigger.Trigger(
+                name="soul_versions_born",
+                operation=pgtrigger.Insert,
+                when=pgtrigger.Before,
+                func="""
+                IF NEW.status NOT IN ('proposed', 'active') THEN
+                    RAISE EXCEPTION 'SOUL version % cannot be created %', NEW.version,
+                        NEW.status USING ERRCODE = 'check_violation';
+                END IF;
+                RETURN NEW;""",
+            ),
+            pgtrigger.Trigger(
+                name="soul_versions_transitions",
+                operation=pgtrigger.Update,
+                when=pgtrigger.Before,
+                func=f"""
+                IF (NEW.version, NEW.content, NEW.created_by, NEW.proposal, NEW.created_at)
+                   IS DISTINCT FROM
+                   (OLD.version, OLD.content, OLD.created_by, OLD.proposal, OLD.created_at) THEN
+                    RAISE EXCEPTION 'SOUL version %: only its status and evaluation change',
+                        OLD.version USING ERRCODE = 'check_violation';
+                END IF;
+                IF OLD.eval_result IS NOT NULL
+                   AND NEW.eval_result IS DISTINCT FROM OLD.eval_result THEN
+                    RAISE EXCEPTION 'SOUL version %: evaluated already', OLD.version
+                        USING ERRCODE = 'check_violation';
+                END IF;
+                IF NEW.eval_result IS DISTINCT FROM OLD.eval_result
+                   AND OLD.status <> 'proposed' THEN
+                    RAISE EXCEPTION 'SOUL version %: only a proposal is evaluated', OLD.version
+                        USING ERRCODE = 'check_violation';
+                END IF;
+                IF NEW.status IS DISTINCT FROM OLD.status THEN
+                    IF NOT ({ALLOWED_TRANSITIONS_SQL}) THEN
+                        RAISE EXCEPTION 'SOUL version %: % cannot become %', OLD.version,
+                            OLD.status, NEW.status USING ERRCODE = 'check_violation';
+                    END IF;
+                    IF OLD.status = 'proposed' AND NEW.status = 'active'
+                       AND coalesce((NEW.eval_result->>'passed')::boolean, false) IS NOT TRUE THEN
+                        RAISE EXCEPTION 'SOUL version %: applied without a passed evaluation',
+                            OLD.version USING ERRCODE = 'check_violation';
+                    END IF;
+                END IF;
+                RETURN NEW;""",
+            ),
+            pgtrigger.Protect(name="soul_versions_kept", operation=pgtrigger.Delete),
+            # Every state change, in the log: creation (from NULL) and each transition.
+            pgtrigger.Trigger(
+                name="soul_versions_log",
+                operation=pgtrigger.Insert | pgtrigger.UpdateOf("status"),
+                when=pgtrigger.After,
+                func=LOG_PRELUDE
+                + """
+                IF TG_OP = 'UPDATE' AND NEW.status IS NOT DISTINCT FROM OLD.status THEN
+                    RETURN NULL;
+                END IF;
+                INSERT INTO soul_events (version, from_status, to_status, actor, reason)
+                VALUES (NEW.version, CASE WHEN TG_OP = 'UPDATE' THEN OLD.status END,
+                        NEW.status, actor, reason);
+                RETURN NULL;
+                END;""",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"SOUL v{self.version} ({self.status})"
+
+
+class SoulEvent(models.Model):
+    """One state change of a SOUL version: who, what, from, to, why (append-only)."""
+
+    id = models.BigAutoField(primary_key=True)
+    version = models.IntegerField()
+    from_status = models.CharField(max_length=16, null=True, blank=True)
+    to_status = models.CharField(max_length=16)
+    actor = models.CharField(max_length=255)
+    reason = models.TextField(blank=True, default="", db_default="")
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "soul_events"
+        ordering = ["id"]
+        indexes = [models.Index(fields=["version", "id"], name="idx_soul_events_version")]
+        triggers = [
+            pgtrigger.Protect(
+                name="soul_events_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"v{self.version}: {self.from_status or '∅'} → {self.to_status} by {self.actor}"
+
+
+class SafetyContract(models.Model):
+    """A version of the Core Safety Contract: anchors every SOUL must keep, and constraints
+    (case-insensitive regular expressions) no SOUL may match. The newest is current; each
+    change is a new row (append-only), so every evaluation can name the contract it used."""
+
+    version = models.IntegerField(unique=True)
+    anchors = models.JSONField(default=list)
+    constraints = models.JSONField(default=list)
+    content_hash = models.CharField(max_length=64)
+    created_by = models.CharField(max_length=255)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "safety_contracts"
+        ordering = ["-version"]
+        constraints = [
+            models.CheckConstraint(name="chk_contract_version", condition=Q(version__gte=1)),
+        ]
+        triggers = [
+            pgtrigger.Protect(
+                name="safety_contracts_append_only",
+                operation=pgtrigger.Update | pgtrigger.Delete,
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Safety contract v{self.version} ({self.content_hash[:12]})"

@@ -299,6 +299,13 @@ REFLECTION_PARENT_SIMILARITY = env.float(
 # /users/{id}/prompt-context/: the block's size, in estimated tokens.
 PROMPT_CONTEXT_MAX_TOKENS = env.int("PROMPT_CONTEXT_MAX_TOKENS", default=600)
 
+# The SOUL document (docs/evolution.md): its size limit (estimated tokens), and the share of it
+# a proposal may rewrite without a justification.
+SOUL_MAX_TOKENS = env.int("SOUL_MAX_TOKENS", default=4000)
+SOUL_DIFF_MAX_SHARE = env.float("SOUL_DIFF_MAX_SHARE", default=0.5)
+# `manage.py soul_bootstrap` without a path reads this file.
+SOUL_BOOTSTRAP_FILE = env.str("SOUL_BOOTSTRAP_FILE", default="")
+
 # --- REST API --------------------------------------------------------------------------------
 
 API_PAGE_SIZE = env.int("API_PAGE_SIZE", default=50)

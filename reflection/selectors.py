@@ -4,7 +4,6 @@ Believed traits come from `mv_trait_decayed` (seed 002 §6.2): confidence decaye
 view's last refresh. One trait's page computes its decay live, with the same rules.
 """
 
-import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,6 +15,7 @@ from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
 from memories.selectors import memories_visible_to, trait_field
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.errors import NotFound
+from neuromem_site.tokens import HAN, estimated_tokens
 from reflection.models import ReflectionCycle, TraitDecayed, TraitEvidence
 from reflection.rules import lifecycle_rules
 
@@ -164,7 +164,6 @@ def reflection_cycle_get(*, caller: Caller, cycle_id: uuid.UUID | str) -> Reflec
     return cycle
 
 
-HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Languages and their headings for the prompt block.
 PROMPT_HEADINGS = {
     "en": ("## About this user", "### Traits", "### Key facts"),
@@ -172,12 +171,6 @@ PROMPT_HEADINGS = {
 }
 # Facts considered for the block (most important, then newest, first).
 PROMPT_FACT_CANDIDATES = 50
-
-
-def estimated_tokens(text: str) -> int:
-    """About one token per Han character and per four other characters (no tokenizer here)."""
-    han = len(HAN.findall(text))
-    return han + -(-(len(text) - han) // 4)
 
 
 def user_language(*, user_id: str) -> str:

@@ -33,6 +33,7 @@ class LockNamespace(IntEnum):
     TRENDS_EXPIRE = 10  # beat: trends at their window's end
     WEAK_TRAITS_DISSOLVE = 11  # beat: traits decayed below the floor
     CONSISTENCY_CHECK = 12  # beat: dangling references between the tables
+    SOUL = 13  # SOUL versions: numbering and the one active version
 
 
 def xact_lock(namespace: LockNamespace, keys: Iterable[str]) -> None:

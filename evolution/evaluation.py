@@ -1,0 +1,132 @@
+"""A proposed SOUL's evaluation: one result per check, against the Core Safety Contract current
+at evaluation time. No contract (or an empty one) fails closed: GUARD_CONTRACT_UNAVAILABLE.
+
+1. anchor preservation — every anchor of the contract appears in the new content;
+2. constraint compliance — no constraint (a forbidden pattern) matches it;
+3. well-formed markdown — not empty, a `# ` title first, code fences closed;
+4. size limit — at most SOUL_MAX_TOKENS (estimated);
+5. diff sanity — a change above SOUL_DIFF_MAX_SHARE of the document needs a justification.
+"""
+
+import difflib
+import re
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+from django.conf import settings
+
+from evolution.models import SafetyContract
+from neuromem_site.tokens import estimated_tokens
+
+CONTRACT_UNAVAILABLE = "GUARD_CONTRACT_UNAVAILABLE"
+ANCHOR_MISSING = "GUARD_ANCHOR_MISSING"
+CONSTRAINT_VIOLATED = "GUARD_CONSTRAINT_VIOLATED"
+FENCE = re.compile(r"^\s*(```|~~~)", re.M)
+
+
+@dataclass(frozen=True)
+class EvalCheck:
+    name: str
+    passed: bool
+    detail: str
+
+
+def changed_share(old: str, new: str) -> float:
+    """How much of the document a change rewrites: 1 − the lines' similarity ratio."""
+    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    return 1.0 - matcher.ratio()
+
+
+def unified_diff(old: str, new: str, *, old_name: str, new_name: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=old_name,
+            tofile=new_name,
+        )
+    )
+
+
+def _anchors(content: str, contract: SafetyContract) -> EvalCheck:
+    lowered = content.casefold()
+    missing = [anchor for anchor in contract.anchors if anchor.casefold() not in lowered]
+    if missing:
+        return EvalCheck(
+            "anchor_preservation", False, f"{ANCHOR_MISSING}: missing {', '.join(missing)}"
+        )
+    return EvalCheck("anchor_preservation", True, f"all {len(contract.anchors)} anchors kept")
+
+
+def _constraints(content: str, contract: SafetyContract) -> EvalCheck:
+    violated = [
+        pattern for pattern in contract.constraints if re.search(pattern, content, re.I | re.M)
+    ]
+    if violated:
+        return EvalCheck(
+            "constraint_compliance",
+            False,
+            f"{CONSTRAINT_VIOLATED}: matches {', '.join(violated)}",
+        )
+    return EvalCheck(
+        "constraint_compliance", True, f"none of {len(contract.constraints)} constraints matched"
+    )
+
+
+def _markdown(content: str) -> EvalCheck:
+    lines = [line for line in content.splitlines() if line.strip()]
+    if not lines:
+        return EvalCheck("well_formed_markdown", False, "the document is empty")
+    if not re.match(r"#\s+\S", lines[0]):
+        return EvalCheck("well_formed_markdown", False, "the first line is not a `# ` title")
+    if len(FENCE.findall(content)) % 2:
+        return EvalCheck("well_formed_markdown", False, "a code fence is not closed")
+    return EvalCheck("well_formed_markdown", True, "a title, closed code fences")
+
+
+def _size(content: str) -> EvalCheck:
+    tokens, limit = estimated_tokens(content), settings.SOUL_MAX_TOKENS
+    return EvalCheck("size_limit", tokens <= limit, f"~{tokens} tokens (limit {limit})")
+
+
+def _diff(old: str, new: str, justification: str) -> EvalCheck:
+    share, limit = changed_share(old, new), settings.SOUL_DIFF_MAX_SHARE
+    if share <= limit:
+        return EvalCheck("diff_sanity", True, f"{share:.0%} of the document changed")
+    if justification.strip():
+        return EvalCheck("diff_sanity", True, f"{share:.0%} changed (over {limit:.0%}), justified")
+    return EvalCheck(
+        "diff_sanity", False, f"{share:.0%} changed (over {limit:.0%}) without a justification"
+    )
+
+
+def soul_checks(
+    *,
+    content: str,
+    base_content: str,
+    justification: str,
+    contract: SafetyContract | None,
+    now: datetime,
+) -> dict:
+    """The evaluation as stored in `eval_result`: passed, checks, summary, the contract's
+    version and hash (None without one), when."""
+    if contract is None or not (contract.anchors or contract.constraints):
+        checks = [EvalCheck("contract", False, f"{CONTRACT_UNAVAILABLE}: no Core Safety Contract")]
+    else:
+        checks = [
+            _anchors(content, contract),
+            _constraints(content, contract),
+            _markdown(content),
+            _size(content),
+            _diff(base_content, content, justification),
+        ]
+    failed = [check.name for check in checks if not check.passed]
+    return {
+        "passed": not failed,
+        "checks": [asdict(check) for check in checks],
+        "summary": "all checks passed" if not failed else f"failed: {', '.join(failed)}",
+        "error_code": CONTRACT_UNAVAILABLE if checks[0].name == "contract" else None,
+        "contract_version": contract.version if contract else None,
+        "contract_hash": contract.content_hash if contract else None,
+        "evaluated_at": now.isoformat(),
+    }
