@@ -148,23 +148,34 @@ def soul_propose(*, caller: Caller, proposal: SoulProposal) -> SoulVersion:
         )
 
 
+def _evaluable(proposed: SoulVersion) -> None:
+    if proposed.status != SoulStatus.PROPOSED:
+        raise Conflict(f"SOUL version {proposed.version} is {proposed.status}, not proposed.")
+    if proposed.eval_result is not None:
+        raise Conflict(f"SOUL version {proposed.version} is evaluated already.")
+
+
 def soul_evaluate(*, caller: Caller, version: int) -> SoulVersion:
     """Run the checks on a proposal against the current contract and record them (once: a
-    failed proposal stays failed and can never be applied)."""
+    failed proposal stays failed and can never be applied). The checks run before the SOUL
+    lock is taken (a version's content never changes), so a slow constraint pattern holds up
+    no other write; the result is recorded under the lock if the proposal is still waiting."""
+    proposed = SoulVersion.objects.filter(version=version).first()
+    if proposed is None:
+        raise NotFound(f"SOUL version {version} not found.")
+    _evaluable(proposed)
+    base = SoulVersion.objects.get(version=proposed.proposal["base_version"])
+    result = soul_checks(
+        content=proposed.content,
+        base_content=base.content,
+        justification=proposed.proposal.get("justification", ""),
+        contract=safety_contract_current(),
+        now=timezone.now(),
+    )
     with _soul_write(caller, "evaluate"):
         proposed = _locked(version)
-        if proposed.status != SoulStatus.PROPOSED:
-            raise Conflict(f"SOUL version {version} is {proposed.status}, not proposed.")
-        if proposed.eval_result is not None:
-            raise Conflict(f"SOUL version {version} is evaluated already.")
-        base = SoulVersion.objects.get(version=proposed.proposal["base_version"])
-        proposed.eval_result = soul_checks(
-            content=proposed.content,
-            base_content=base.content,
-            justification=proposed.proposal.get("justification", ""),
-            contract=safety_contract_current(),
-            now=timezone.now(),
-        )
+        _evaluable(proposed)
+        proposed.eval_result = result
         proposed.save(update_fields=["eval_result"])
         return proposed
 

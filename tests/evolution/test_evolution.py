@@ -350,3 +350,10 @@ def test_parallel_proposals_and_applies_keep_numbers_and_one_active():
     assert versions == list(range(7))  # 0 and six proposals: no gap, no duplicate
     assert SoulVersion.objects.filter(status="active").count() == 1
     assert outcomes.count("applied") >= 1 and len(outcomes) == 6
+
+
+def test_only_a_waiting_proposal_is_evaluated(soul):
+    with pytest.raises(Conflict, match="active, not proposed"):
+        soul_evaluate(caller=AGENT, version=soul.version)
+    with pytest.raises(NotFound):
+        soul_evaluate(caller=AGENT, version=42)

@@ -1,0 +1,514 @@
+"""Staff views of the SOUL document: its versions, the Core Safety Contract, the event log.
+
+Nothing is edited in place. A version changes only through the services (docs/evolution.md)
+that the API uses too, reached from its page: veto (with a reason), evaluate and apply a
+proposal, roll back to a version that was active once. Each needs the
+`evolution.change_soulversion` permission, and is recorded in the admin's history besides
+the database's own event log. A contract change is a new contract version
+(`safety_contract_update`, the `evolution.add_safetycontract` permission).
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.text import Truncator
+
+from evolution.models import SafetyContract, SoulEvent, SoulStatus, SoulVersion
+from evolution.selectors import (
+    safety_contract_current,
+    soul_active,
+    soul_markdown,
+    soul_version_detail,
+)
+from evolution.services import (
+    REASON_MAX_CHARS,
+    safety_contract_update,
+    soul_apply,
+    soul_evaluate,
+    soul_rollback,
+    soul_veto,
+)
+from neuromem_site.access import Caller
+from neuromem_site.admin_base import ReadOnlyAdmin
+from neuromem_site.errors import DomainError
+
+# Versions that may be vetoed, and versions that may be restored (soul_veto, soul_rollback).
+VETOABLE = (SoulStatus.PROPOSED, SoulStatus.ACTIVE)
+RESTORABLE = (SoulStatus.SUPERSEDED, SoulStatus.ROLLED_BACK)
+
+
+def staff_caller(request: HttpRequest) -> Caller:
+    """The Caller a staff member acts as in the admin (the event log's actor)."""
+    return Caller(name=f"staff:{request.user.get_username()}", is_staff=True)
+
+
+def eval_summary(version: SoulVersion) -> str:
+    result = version.eval_result
+    if result is None:
+        return "not evaluated"
+    verdict = "passed" if result.get("passed") else "failed"
+    summary = result.get("summary") or ""
+    return f"{verdict} — {summary}" if summary else verdict
+
+
+def intent_of(version: SoulVersion) -> str:
+    """What a version is for: a proposal's intent, what a restore brings back, the bootstrap."""
+    proposal = version.proposal or {}
+    if proposal.get("intent"):
+        return proposal["intent"]
+    if "restores" in proposal:
+        return f"restores v{proposal['restores']} (replacing v{proposal.get('replaces')})"
+    if version.created_by == "bootstrap":
+        return "bootstrap"
+    return ""
+
+
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    """A unified diff's lines with the CSS class each is shown with."""
+    lines = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            css = "diff-file"
+        elif line.startswith("@@"):
+            css = "diff-hunk"
+        elif line.startswith("+"):
+            css = "diff-add"
+        elif line.startswith("-"):
+            css = "diff-del"
+        else:
+            css = "diff-context"
+        lines.append((css, line))
+    return lines
+
+
+# --- SOUL versions ---------------------------------------------------------------------------
+
+
+@admin.register(SoulVersion)
+class SoulVersionAdmin(ReadOnlyAdmin):
+    """The SOUL's versions, read-only; the actions on a version's page go through the
+    services and need the `evolution.change_soulversion` permission."""
+
+    list_display = ["version", "status", "created_by", "created_at", "evaluation", "intent"]
+    list_display_links = ["version"]
+    list_filter = ["status", "created_by"]
+    ordering = ["-version"]
+    sortable_by = ["version", "created_at"]
+    fields = ["version", "status", "created_by", "created_at"]
+    readonly_fields = fields
+
+    @admin.display(description="evaluation")
+    def evaluation(self, obj: SoulVersion) -> str:
+        return eval_summary(obj)
+
+    @admin.display(description="intent")
+    def intent(self, obj: SoulVersion) -> str:
+        return Truncator(intent_of(obj)).chars(80)
+
+    # --- Actions ----------------------------------------------------------------------------
+
+    def has_soul_action_permission(self, request: HttpRequest, obj=None) -> bool:
+        # Django's own check of `evolution.change_soulversion` (this class answers False for
+        # editing in place).
+        return admin.ModelAdmin.has_change_permission(self, request, obj)
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        views = [
+            ("veto", self.veto_view),
+            ("evaluate", self.evaluate_view),
+            ("apply", self.apply_view),
+            ("rollback", self.rollback_view),
+        ]
+        return [
+            *(
+                path(
+                    f"<path:object_id>/{name}/",
+                    self.admin_site.admin_view(view),
+                    name="{}_{}_{}".format(*info, name),
+                )
+                for name, view in views
+            ),
+            *super().get_urls(),
+        ]
+
+    def action_url(self, name: str, obj: SoulVersion) -> str:
+        return reverse(f"admin:evolution_soulversion_{name}", args=[obj.pk])
+
+    def change_url(self, obj: SoulVersion) -> str:
+        return reverse("admin:evolution_soulversion_change", args=[obj.pk])
+
+    def action_target(self, request: HttpRequest, object_id: str) -> SoulVersion | HttpResponse:
+        """The version an action is for, after the permission check (403 without it)."""
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_soul_action_permission(request, obj):
+            raise PermissionDenied
+        return obj
+
+    def run_action(self, request: HttpRequest, obj: SoulVersion, failure: str, action) -> bool:
+        """`action()` (a service call that logs what it did) in one transaction; a refusal
+        changes nothing and becomes an error message."""
+        try:
+            with transaction.atomic():
+                success = action()
+        except DomainError as error:
+            messages.error(request, f"{failure}: {error.message}")
+            return False
+        messages.success(request, success)
+        return True
+
+    def log_version(self, request: HttpRequest, number: int, message: str) -> None:
+        self.log_change(request, SoulVersion.objects.get(version=number), message)
+
+    def veto_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        obj = self.action_target(request, object_id)
+        if isinstance(obj, HttpResponse):
+            return obj
+        reason = ""
+        if request.method == "POST":
+            reason = request.POST.get("reason", "")
+
+            def veto() -> str:
+                after = soul_veto(caller=staff_caller(request), version=obj.version, reason=reason)
+                self.log_version(request, obj.version, f"Vetoed: {reason.strip()}")
+                if after.version != obj.version:  # it was active: `after` restores another
+                    self.log_version(
+                        request,
+                        after.version,
+                        f"Restored v{after.proposal['restores']} after the veto of "
+                        f"v{obj.version}: {reason.strip()}",
+                    )
+                    return (
+                        f"Vetoed SOUL v{obj.version}; v{after.version} (the content of "
+                        f"v{after.proposal['restores']}) is active now."
+                    )
+                return f"Vetoed the proposal v{obj.version}; it can never be applied."
+
+            if self.run_action(request, obj, "Nothing was vetoed", veto):
+                return HttpResponseRedirect(self.change_url(obj))
+        return TemplateResponse(
+            request,
+            "admin/evolution/soulversion/veto.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": f"Veto SOUL v{obj.version}",
+                "opts": self.opts,
+                "original": obj,
+                "reason": reason,
+                "reason_max": REASON_MAX_CHARS,
+                "cancel_url": self.change_url(obj),
+            },
+        )
+
+    def post_only(self, request: HttpRequest, object_id: str, failure: str, action):
+        obj = self.action_target(request, object_id)
+        if isinstance(obj, HttpResponse):
+            return obj
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        self.run_action(request, obj, failure, lambda: action(obj))
+        return HttpResponseRedirect(self.change_url(obj))
+
+    def evaluate_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        def evaluate(obj: SoulVersion) -> str:
+            done = soul_evaluate(caller=staff_caller(request), version=obj.version)
+            summary = eval_summary(done)
+            self.log_change(request, done, f"Evaluated: {summary}")
+            return f"Evaluated SOUL v{obj.version}: {summary}."
+
+        return self.post_only(request, object_id, "Not evaluated", evaluate)
+
+    def apply_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        def apply(obj: SoulVersion) -> str:
+            applied = soul_apply(caller=staff_caller(request), version=obj.version)
+            self.log_change(request, applied, "Applied")
+            # The version it changed was the active one (soul_apply checks that, locked).
+            superseded = applied.proposal["base_version"]
+            self.log_version(request, superseded, f"Superseded by v{obj.version}")
+            return f"Applied SOUL v{obj.version}; it is the active version now."
+
+        return self.post_only(request, object_id, "Nothing was applied", apply)
+
+    def rollback_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        def rollback(obj: SoulVersion) -> str:
+            reason = request.POST.get("reason", "")
+            restored = soul_rollback(
+                caller=staff_caller(request), to_version=obj.version, reason=reason
+            )
+            why = f": {reason.strip()}" if reason.strip() else ""
+            self.log_addition(request, restored, f"Restores v{obj.version}{why}")
+            self.log_version(
+                request,
+                restored.proposal["replaces"],
+                f"Rolled back to v{obj.version} as v{restored.version}{why}",
+            )
+            return (
+                f"Rolled back to SOUL v{obj.version}: v{restored.version} with its content "
+                "is active now."
+            )
+
+        return self.post_only(request, object_id, "Nothing was rolled back", rollback)
+
+    # --- The version's page -----------------------------------------------------------------
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = dict(extra_context or {})
+        obj = self.get_object(request, unquote(object_id))
+        if obj is not None and self.has_view_permission(request, obj):
+            detail = soul_version_detail(version=obj.version)
+            version = detail.version
+            result = version.eval_result
+            proposal = dict(version.proposal or {})
+            proposal.pop("diff", None)  # shown as the diff against the predecessor
+            extra_context.update(
+                detail=detail,
+                markdown=soul_markdown(version),
+                diff_lines=diff_lines(detail.diff),
+                predecessor_url=detail.predecessor and self.change_url(detail.predecessor),
+                eval_result=result,
+                eval_summary=eval_summary(version),
+                proposal_fields=proposal_rows(proposal),
+                events=detail.events,
+            )
+            if self.has_soul_action_permission(request, obj):
+                actions = {}
+                active = soul_active()
+                if version.status in VETOABLE:
+                    actions["veto_url"] = self.action_url("veto", version)
+                if version.status == SoulStatus.PROPOSED:
+                    base = (version.proposal or {}).get("base_version")
+                    if result is None:
+                        actions["evaluate_url"] = self.action_url("evaluate", version)
+                    elif not result.get("passed"):
+                        pass  # a rejected proposal is never applied
+                    elif active is not None and active.version == base:
+                        actions["apply_url"] = self.action_url("apply", version)
+                    else:
+                        actions["stale_note"] = (
+                            f"This proposal changes v{base}, which is no longer active: it "
+                            "cannot be applied. Propose the change again."
+                        )
+                if version.status in RESTORABLE and active is not None:
+                    actions["rollback_url"] = self.action_url("rollback", version)
+                extra_context.update(
+                    actions, soul_actions=bool(actions), reason_max=REASON_MAX_CHARS
+                )
+        return super().change_view(request, object_id, form_url, extra_context)
+
+
+PROPOSAL_LABELS = {
+    "intent": "intent",
+    "risk_notes": "risk notes",
+    "justification": "justification",
+    "evidence_refs": "evidence refs",
+    "base_version": "changes version",
+    "restores": "restores version",
+    "replaces": "replaces version",
+    "requested_by": "requested by",
+}
+
+
+def proposal_rows(proposal: dict) -> list[tuple[str, str]]:
+    """The proposal's fields as (label, text) rows: the known ones first, in order."""
+    rows = []
+    for key in [*PROPOSAL_LABELS, *sorted(set(proposal) - set(PROPOSAL_LABELS))]:
+        if key not in proposal:
+            continue
+        value = proposal[key]
+        if isinstance(value, list):
+            value = ", ".join(str(item) for item in value)
+        rows.append((PROPOSAL_LABELS.get(key, key), "" if value is None else str(value)))
+    return rows
+
+
+# --- The Core Safety Contract ----------------------------------------------------------------
+
+
+def lines_of(text: str) -> list[str]:
+    """One item per non-blank line, without the whitespace around it."""
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+class SafetyContractForm(forms.Form):
+    anchors = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 10, "cols": 100}),
+        required=False,
+        help_text="One anchor per line: a phrase every SOUL version must keep (case-insensitive).",
+    )
+    constraints = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 10, "cols": 100}),
+        required=False,
+        help_text=(
+            "One regular expression per line (case-insensitive, multi-line): a pattern no SOUL "
+            "version may match. Whitespace at either end of a line is dropped."
+        ),
+    )
+
+
+@admin.register(SafetyContract)
+class SafetyContractAdmin(ReadOnlyAdmin):
+    """The contract's versions, read-only; "Add" makes the next version through the service
+    (`evolution.add_safetycontract`)."""
+
+    list_display = [
+        "version",
+        "anchors_count",
+        "constraints_count",
+        "hash_prefix",
+        "created_by",
+        "created_at",
+    ]
+    ordering = ["-version"]
+    sortable_by = ["version", "created_at"]
+    fields = [
+        "version",
+        "content_hash",
+        "created_by",
+        "created_at",
+        "anchors_list",
+        "constraints_list",
+    ]
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return admin.ModelAdmin.has_add_permission(self, request)
+
+    @admin.display(description="anchors")
+    def anchors_count(self, obj: SafetyContract) -> int:
+        return len(obj.anchors or [])
+
+    @admin.display(description="constraints")
+    def constraints_count(self, obj: SafetyContract) -> int:
+        return len(obj.constraints or [])
+
+    @admin.display(description="hash")
+    def hash_prefix(self, obj: SafetyContract) -> str:
+        return obj.content_hash[:12]
+
+    @staticmethod
+    def items_html(items: list[str]) -> str:
+        if not items:
+            return "–"
+        return format_html(
+            "<ol>{}</ol>", format_html_join("", "<li><code>{}</code></li>", ((i,) for i in items))
+        )
+
+    @admin.display(description="anchors (every SOUL must keep)")
+    def anchors_list(self, obj: SafetyContract) -> str:
+        return self.items_html(obj.anchors or [])
+
+    @admin.display(description="constraints (patterns no SOUL may match)")
+    def constraints_list(self, obj: SafetyContract) -> str:
+        return self.items_html(obj.constraints or [])
+
+    def add_view(self, request, form_url="", extra_context=None):
+        """A new contract version: the form starts from the current one (or the one named by
+        `?from=<id>`) and is saved through `safety_contract_update`."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        if request.method == "POST":
+            form = SafetyContractForm(request.POST)
+            if form.is_valid():
+                created = self.create_contract(request, form)
+                if created is not None:
+                    messages.success(
+                        request,
+                        f"Created safety contract v{created.version}; evaluations use it now.",
+                    )
+                    return HttpResponseRedirect(
+                        reverse("admin:evolution_safetycontract_change", args=[created.pk])
+                    )
+        else:
+            start = None
+            if request.GET.get("from", "").isdigit():
+                start = SafetyContract.objects.filter(pk=int(request.GET["from"])).first()
+            start = start or safety_contract_current()
+            initial = {}
+            if start is not None:
+                initial = {
+                    "anchors": "\n".join(start.anchors or []),
+                    "constraints": "\n".join(start.constraints or []),
+                }
+            form = SafetyContractForm(initial=initial)
+        current = safety_contract_current()
+        return TemplateResponse(
+            request,
+            "admin/evolution/safetycontract/add_form.html",
+            {
+                **self.admin_site.each_context(request),
+                **(extra_context or {}),
+                "title": "New safety contract version",
+                "opts": self.opts,
+                "form": form,
+                "current": current,
+                "next_version": (current.version if current else 0) + 1,
+            },
+        )
+
+    def create_contract(self, request: HttpRequest, form: SafetyContractForm):
+        anchors = lines_of(form.cleaned_data["anchors"])
+        constraints = lines_of(form.cleaned_data["constraints"])
+        try:
+            with transaction.atomic():
+                created = safety_contract_update(
+                    caller=staff_caller(request), anchors=anchors, constraints=constraints
+                )
+                self.log_addition(request, created, f"Created safety contract v{created.version}")
+        except DomainError as error:
+            name, _, index = (error.field or "").partition("[")
+            if name in form.fields:
+                message = error.message
+                if index.rstrip("]").isdigit():
+                    items = anchors if name == "anchors" else constraints
+                    number = int(index.rstrip("]"))
+                    message = f"Line {number + 1} ({items[number]!r}): {message}"
+                form.add_error(name, message)
+            else:
+                form.add_error(None, error.message)
+            return None
+        return created
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = dict(extra_context or {})
+        if self.has_add_permission(request):
+            extra_context["new_version_url"] = (
+                reverse("admin:evolution_safetycontract_add") + f"?from={unquote(object_id)}"
+            )
+        return super().change_view(request, object_id, form_url, extra_context)
+
+
+# --- The event log ---------------------------------------------------------------------------
+
+
+@admin.register(SoulEvent)
+class SoulEventAdmin(ReadOnlyAdmin):
+    list_display = [
+        "version_link",
+        "from_status",
+        "to_status",
+        "actor",
+        "reason_short",
+        "created_at",
+    ]
+    list_filter = ["to_status"]
+    ordering = ["-id"]
+    sortable_by = ["created_at"]
+    search_fields = ["actor"]
+    search_help_text = "An actor, or part of one: staff:<username>, an API client's name, system."
+
+    @admin.display(description="version")
+    def version_link(self, obj: SoulEvent) -> str:
+        url = reverse("admin:evolution_soulversion_changelist") + f"?version={obj.version}"
+        return format_html('<a href="{}">v{}</a>', url, obj.version)
+
+    @admin.display(description="reason")
+    def reason_short(self, obj: SoulEvent) -> str:
+        return Truncator(obj.reason or "").chars(120)
