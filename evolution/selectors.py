@@ -3,7 +3,7 @@ events and its diff against the version it changed."""
 
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from evolution.evaluation import unified_diff
 from evolution.models import SafetyContract, SoulEvent, SoulStatus, SoulVersion
@@ -25,7 +25,13 @@ def soul_versions() -> QuerySet[SoulVersion]:
 
 
 def soul_proposals_pending() -> QuerySet[SoulVersion]:
-    return SoulVersion.objects.filter(status=SoulStatus.PROPOSED).order_by("version")
+    """Proposals still waiting: not evaluated yet, or passed and not applied (a rejected one
+    stays `proposed` for the record but waits for nothing)."""
+    return (
+        SoulVersion.objects.filter(status=SoulStatus.PROPOSED)
+        .filter(Q(eval_result__isnull=True) | Q(eval_result__passed=True))
+        .order_by("version")
+    )
 
 
 def soul_predecessor(version: SoulVersion) -> SoulVersion | None:

@@ -119,8 +119,9 @@ def soul_propose(*, caller: Caller, proposal: SoulProposal) -> SoulVersion:
             raise Invalid(f"At most {TEXT_MAX_CHARS} characters.", field=name)
     if not proposal.intent.strip():
         raise Invalid("Say what the change is for.", field="intent")
-    if not all(isinstance(ref, str) and len(ref) <= 255 for ref in proposal.evidence_refs):
-        raise Invalid("Each must be a string of at most 255 characters.", field="evidence_refs")
+    refs = proposal.evidence_refs
+    if len(refs) > 100 or not all(isinstance(ref, str) and len(ref) <= 255 for ref in refs):
+        raise Invalid("At most 100 strings of at most 255 characters.", field="evidence_refs")
     author = SoulAuthor.USER if caller.is_staff else SoulAuthor.AGENT
     with _soul_write(caller, proposal.intent.strip()):
         base = soul_active()
@@ -196,7 +197,8 @@ def soul_apply(*, caller: Caller, version: int) -> SoulVersion:
         if current is None or current.version != proposed.proposal["base_version"]:
             raise Conflict(
                 f"SOUL version {version} changes v{proposed.proposal['base_version']}, which is "
-                "no longer active: propose again."
+                "no longer active: propose again.",
+                version=version,
             )
         SoulVersion.objects.filter(pk=current.pk).update(status=SoulStatus.SUPERSEDED)
         proposed.status = SoulStatus.ACTIVE
@@ -225,12 +227,12 @@ def soul_propose_and_apply(
 # --- Veto and rollback -----------------------------------------------------------------------
 
 
-def _previous_stable(before: int) -> SoulVersion | None:
-    """The newest version below `before` that was active and replaced normally (superseded),
-    or the bootstrap."""
+def _previous_stable(current: SoulVersion) -> SoulVersion | None:
+    """The newest version before `current` that was active and replaced normally (superseded)
+    and reads differently from it (restoring the same text again would change nothing)."""
     return (
-        SoulVersion.objects.filter(version__lt=before)
-        .filter(status=SoulStatus.SUPERSEDED)
+        SoulVersion.objects.filter(version__lt=current.version, status=SoulStatus.SUPERSEDED)
+        .exclude(content=current.content)
         .order_by("-version")
         .first()
     )
@@ -261,9 +263,9 @@ def _restore(
 
 
 def soul_veto(*, caller: Caller, version: int, reason: str) -> SoulVersion:
-    """Veto a proposal (it becomes vetoed and can never be applied) or the active version (it
-    becomes vetoed and the previous stable version is restored as a new active one, created by
-    `system`). Answers the active version afterwards (the proposal's: unchanged)."""
+    """Veto a proposal (it becomes vetoed and can never be applied; answers it) or the active
+    version (it becomes vetoed and the previous stable version is restored as a new active
+    one, created by `system`; answers that new version)."""
     _staff(caller, "A veto")
     reason = _reason(reason, required=True)
     with _soul_write(caller, reason):
@@ -274,7 +276,7 @@ def soul_veto(*, caller: Caller, version: int, reason: str) -> SoulVersion:
             return vetoed
         if vetoed.status != SoulStatus.ACTIVE:
             raise Conflict(f"SOUL version {version} is {vetoed.status}: nothing to veto.")
-        target = _previous_stable(vetoed.version)
+        target = _previous_stable(vetoed)
         if target is None:
             raise Conflict("No earlier stable version to return to; propose a change instead.")
         SoulVersion.objects.filter(pk=vetoed.pk).update(status=SoulStatus.VETOED)
@@ -294,7 +296,7 @@ def soul_rollback(
         if current is None:
             raise Conflict("No active SOUL to roll back.")
         if to_version is None:
-            target = _previous_stable(current.version)
+            target = _previous_stable(current)
             if target is None:
                 raise Conflict("No earlier stable version to roll back to.")
         else:

@@ -347,6 +347,7 @@ SPECTACULAR_SETTINGS = {
         "MemoryTypeInputEnum": "memories.api.serializers.MEMORY_TYPE_CHOICES",
         "StatusEnum": ["healthy", "degraded", "unhealthy"],
         "ReflectionStatusEnum": "reflection.models.ReflectionStatus",
+        "SoulStatusEnum": "evolution.models.SoulStatus",
     },
     # Swagger UI's files are served from this server, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",

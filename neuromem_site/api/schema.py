@@ -125,6 +125,7 @@ TAGS = [
     {"name": "users", "description": "An end user's data: export, purge, traits, prompt."},
     {"name": "traits", "description": "One trait: its evidence, parents, children; veto."},
     {"name": "reflection", "description": "Reflection cycles: request one, read them."},
+    {"name": "soul", "description": "The SOUL: propose, evaluate, apply, veto, roll back."},
     {"name": "auth", "description": "The API client a bearer token belongs to."},
     {"name": "health", "description": "Database, Redis, worker and beat checks (no auth)."},
 ]
@@ -137,6 +138,7 @@ TAG_BY_SEGMENT = {
     "users": "users",
     "traits": "traits",
     "reflection": "reflection",
+    "soul": "soul",
     "auth": "auth",
     "health": "health",
 }

@@ -7,4 +7,5 @@ urlpatterns = [
     path("auth/whoami/", views.WhoAmIApi.as_view(), name="whoami"),
     path("", include("memories.api.urls")),
     path("", include("reflection.api.urls")),
+    path("", include("evolution.api.urls")),
 ]

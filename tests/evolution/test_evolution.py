@@ -357,3 +357,12 @@ def test_only_a_waiting_proposal_is_evaluated(soul):
         soul_evaluate(caller=AGENT, version=soul.version)
     with pytest.raises(NotFound):
         soul_evaluate(caller=AGENT, version=42)
+
+
+def test_vetoing_a_restored_version_does_not_restore_the_same_text(soul):
+    v1 = _applied(edited("One."))
+    _applied(edited("One.", "Two."))  # v2; v1 superseded
+    restored = soul_rollback(caller=STAFF, to_version=0)  # v3: v0's text
+    assert restored.content == SEED
+    again = soul_veto(caller=STAFF, version=restored.version, reason="not that either")
+    assert again.content == v1.content != SEED  # v1, the newest stable text that differs

@@ -1,0 +1,237 @@
+from typing import Any
+
+from rest_framework import serializers
+
+from evolution.models import SafetyContract, SoulAuthor, SoulEvent, SoulStatus, SoulVersion
+from evolution.selectors import SoulVersionDetail
+from evolution.services import REASON_MAX_CHARS, TEXT_MAX_CHARS
+from neuromem_site.api.serializers import OutputModelSerializer, StrictInputSerializer
+
+CONTRACT_ITEMS_MAX = 200
+CONTRACT_ITEM_MAX_CHARS = 500
+EVIDENCE_REF_MAX_CHARS = 255
+VERSION_MAX = 2**31 - 1  # the column is an integer
+# A version's status is published as a string, not an enum: a second `status` choice set used
+# by several components needs an ENUM_NAME_OVERRIDES entry (settings) to be named cleanly.
+
+
+class JsonStringField(serializers.CharField):
+    """A list item that must arrive as a JSON string (DRF would turn 7 into "7")."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Must be a string.")
+        return super().to_internal_value(data)
+
+
+# --- Input -----------------------------------------------------------------------------------
+
+
+class SoulBootstrapInput(StrictInputSerializer):
+    content = serializers.CharField(
+        trim_whitespace=False, help_text="The initial SOUL (markdown), kept exactly as given."
+    )
+
+
+class SafetyContractInput(StrictInputSerializer):
+    anchors = serializers.ListField(
+        child=JsonStringField(max_length=CONTRACT_ITEM_MAX_CHARS, trim_whitespace=False),
+        max_length=CONTRACT_ITEMS_MAX,
+        help_text="Phrases every SOUL must keep (case-insensitive).",
+    )
+    constraints = serializers.ListField(
+        child=JsonStringField(max_length=CONTRACT_ITEM_MAX_CHARS, trim_whitespace=False),
+        max_length=CONTRACT_ITEMS_MAX,
+        help_text="Regular expressions (case-insensitive, multi-line) no SOUL may match.",
+    )
+
+
+class SoulProposalInput(StrictInputSerializer):
+    intent = serializers.CharField(max_length=TEXT_MAX_CHARS, help_text="What the change is for.")
+    new_content = serializers.CharField(
+        trim_whitespace=False, help_text="The whole new SOUL (markdown), not a diff."
+    )
+    risk_notes = serializers.CharField(
+        max_length=TEXT_MAX_CHARS, required=False, default="", allow_blank=True
+    )
+    justification = serializers.CharField(
+        max_length=TEXT_MAX_CHARS,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="Needed when the change rewrites more than SOUL_DIFF_MAX_SHARE of the document.",
+    )
+    evidence_refs = serializers.ListField(
+        child=JsonStringField(max_length=EVIDENCE_REF_MAX_CHARS),
+        required=False,
+        default=list,
+        help_text="What the change is based on (memory ids, trait ids, URLs ...).",
+    )
+    auto_apply = serializers.BooleanField(
+        required=False,
+        default=True,
+        help_text="Apply the proposal at once when its evaluation passes.",
+    )
+
+
+class SoulVetoInput(StrictInputSerializer):
+    reason = serializers.CharField(max_length=REASON_MAX_CHARS, help_text="Why (in the log).")
+
+
+class SoulRollbackInput(StrictInputSerializer):
+    to_version = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=VERSION_MAX,
+        help_text="A version that was active once; default: the previous stable version.",
+    )
+    reason = serializers.CharField(
+        max_length=REASON_MAX_CHARS, required=False, default="", allow_blank=True
+    )
+
+
+# --- Output ----------------------------------------------------------------------------------
+
+
+class SoulCheckOutput(serializers.Serializer):
+    name = serializers.CharField()
+    passed = serializers.BooleanField()
+    detail = serializers.CharField()
+
+
+class SoulEvalOutput(serializers.Serializer):
+    passed = serializers.BooleanField()
+    checks = SoulCheckOutput(many=True)
+    summary = serializers.CharField()
+    error_code = serializers.CharField(
+        allow_null=True, help_text="GUARD_CONTRACT_UNAVAILABLE when there was no contract."
+    )
+    contract_version = serializers.IntegerField(allow_null=True)
+    contract_hash = serializers.CharField(allow_null=True)
+    evaluated_at = serializers.DateTimeField()
+
+
+class SoulProposalOutput(serializers.Serializer):
+    """A proposal's fields, or a restore's (`restores`, `replaces`, `requested_by`)."""
+
+    intent = serializers.CharField(required=False)
+    risk_notes = serializers.CharField(required=False)
+    justification = serializers.CharField(required=False)
+    evidence_refs = serializers.ListField(child=serializers.CharField(), required=False)
+    base_version = serializers.IntegerField(
+        required=False, help_text="A proposal: the active version it changes."
+    )
+    restores = serializers.IntegerField(
+        required=False, help_text="A restore: the version whose content it carries."
+    )
+    replaces = serializers.IntegerField(
+        required=False, help_text="A restore: the active version it replaced."
+    )
+    requested_by = serializers.CharField(required=False)
+    diff = serializers.CharField(
+        required=False, help_text="Unified diff against the version it changes."
+    )
+
+
+class SoulVersionOutput(OutputModelSerializer):
+    status = serializers.ChoiceField(SoulStatus.choices)
+    created_by = serializers.ChoiceField(SoulAuthor.choices)
+    eval = SoulEvalOutput(source="eval_result", allow_null=True, help_text="null until evaluated.")
+    proposal = SoulProposalOutput(allow_null=True, help_text="null for the bootstrap.")
+
+    class Meta:
+        model = SoulVersion
+        fields = ["version", "status", "content", "created_by", "created_at", "eval", "proposal"]
+
+
+class SoulActiveOutput(SoulVersionOutput):
+    soul_md = serializers.SerializerMethodField(help_text="The `SOUL.md` file an agent loads.")
+    pending_proposals = serializers.SerializerMethodField(
+        help_text="Version numbers of the proposals not yet applied or vetoed, oldest first."
+    )
+
+    class Meta(SoulVersionOutput.Meta):
+        fields = [*SoulVersionOutput.Meta.fields, "soul_md", "pending_proposals"]
+
+    def get_soul_md(self, version: SoulVersion) -> str:
+        return self.context["soul_md"]
+
+    def get_pending_proposals(self, version: SoulVersion) -> list[int]:
+        return self.context["pending_proposals"]
+
+
+class SoulEvalSummaryOutput(serializers.Serializer):
+    passed = serializers.BooleanField()
+    summary = serializers.CharField()
+
+
+class SoulVersionSummaryOutput(OutputModelSerializer):
+    status = serializers.ChoiceField(SoulStatus.choices)
+    created_by = serializers.ChoiceField(SoulAuthor.choices)
+    eval = SoulEvalSummaryOutput(
+        source="eval_result", allow_null=True, help_text="null until evaluated."
+    )
+    intent = serializers.SerializerMethodField()
+
+    class Meta:
+        model = SoulVersion
+        fields = ["version", "status", "created_by", "created_at", "eval", "intent"]
+
+    def get_intent(self, version: SoulVersion) -> str | None:
+        return (version.proposal or {}).get("intent")
+
+
+class SoulEventOutput(OutputModelSerializer):
+    class Meta:
+        model = SoulEvent
+        fields = ["from_status", "to_status", "actor", "reason", "created_at"]
+
+
+class SoulVersionDetailOutput(SoulVersionOutput):
+    predecessor = serializers.IntegerField(
+        allow_null=True,
+        help_text="The version it changed (a proposal's base, a restore's replaced version).",
+    )
+    diff = serializers.CharField(help_text='Unified diff against `predecessor` ("" for none).')
+    events = SoulEventOutput(many=True, help_text="Its state changes, oldest first.")
+
+    class Meta(SoulVersionOutput.Meta):
+        fields = [*SoulVersionOutput.Meta.fields, "predecessor", "diff", "events"]
+
+    def to_representation(self, detail: SoulVersionDetail) -> dict:
+        data = SoulVersionOutput(detail.version).data
+        data.update(
+            predecessor=None if detail.predecessor is None else detail.predecessor.version,
+            diff=detail.diff,
+            events=SoulEventOutput(detail.events, many=True).data,
+        )
+        return data
+
+
+class SoulProposalResultOutput(serializers.Serializer):
+    status = serializers.ChoiceField(
+        ["applied", "rejected", "proposed"],
+        help_text="applied: now active; rejected: its evaluation failed (it stays a proposal "
+        "that can never be applied); proposed: passed, not applied (auto_apply false).",
+    )
+    version = serializers.IntegerField()
+    eval = SoulEvalOutput()
+
+
+class SoulVetoOutput(serializers.Serializer):
+    vetoed = serializers.IntegerField(help_text="The version vetoed.")
+    active = SoulVersionOutput(
+        allow_null=True,
+        help_text="The active version afterwards: unchanged after a proposal's veto, a new "
+        "version restoring the previous stable one after the active version's.",
+    )
+
+
+class SafetyContractOutput(OutputModelSerializer):
+    anchors = serializers.ListField(child=serializers.CharField())
+    constraints = serializers.ListField(child=serializers.CharField())
+
+    class Meta:
+        model = SafetyContract
+        fields = ["version", "anchors", "constraints", "content_hash", "created_by", "created_at"]
