@@ -19,36 +19,10 @@ from evolution.services import (
     soul_rollback,
     soul_veto,
 )
-from neuromem_site.access import Caller
 from neuromem_site.errors import Conflict, Forbidden, Invalid, NotFound
+from tests.evolution.conftest import AGENT, SEED, STAFF, edited
 
 pytestmark = pytest.mark.django_db
-
-STAFF = Caller(name="staff:ana", is_staff=True)
-AGENT = Caller(name="agent-1", user_prefixes=("a:",))
-SEED = """# SOUL
-
-## Values
-- User interest first.
-- Be honest about uncertainty.
-
-## Style
-- Warm and concise.
-"""
-
-
-def edited(*extra: str, base: str = SEED) -> str:
-    return base + "".join(f"- {line}\n" for line in extra)
-
-
-@pytest.fixture
-def soul():
-    safety_contract_update(
-        caller=STAFF,
-        anchors=["User interest first", "Be honest"],
-        constraints=[r"ignore (all|previous) instructions", r"\bharm the user\b"],
-    )
-    return soul_bootstrap(caller=STAFF, content=SEED)
 
 
 def propose(content: str, **fields) -> SoulVersion:

@@ -11,43 +11,16 @@ from django.urls import reverse
 from evolution.models import SafetyContract, SoulEvent, SoulStatus, SoulVersion
 from evolution.services import (
     SoulProposal,
-    safety_contract_update,
-    soul_bootstrap,
     soul_propose,
     soul_propose_and_apply,
 )
-from neuromem_site.access import Caller
+from tests.evolution.conftest import AGENT, CONSTRAINTS, SEED, STAFF, edited
 
 pytestmark = pytest.mark.django_db
 
-STAFF = Caller(name="staff:ana", is_staff=True)
-AGENT = Caller(name="agent-1", user_prefixes=("a:",))
-SEED = """# SOUL
-
-## Values
-- User interest first.
-- Be honest about uncertainty.
-
-## Style
-- Warm and concise.
-"""
 VERSIONS = "/admin/evolution/soulversion/"
 CONTRACTS = "/admin/evolution/safetycontract/"
 EVENTS = "/admin/evolution/soulevent/"
-
-
-def edited(*extra: str, base: str = SEED) -> str:
-    return base + "".join(f"- {line}\n" for line in extra)
-
-
-@pytest.fixture
-def soul():
-    safety_contract_update(
-        caller=STAFF,
-        anchors=["User interest first", "Be honest"],
-        constraints=[r"ignore (all|previous) instructions"],
-    )
-    return soul_bootstrap(caller=STAFF, content=SEED)
 
 
 def propose(content: str, *, caller=STAFF, auto_apply=True, **fields) -> SoulVersion:
@@ -354,7 +327,8 @@ def test_contract_add_creates_the_next_version(admin_client, admin_user, soul):
         add,
         {
             "anchors": "User interest first\r\n  Be honest \r\n\r\n",
-            "constraints": "ignore (all|previous) instructions\r\n\\bharm the user\\b\r\n",
+            "constraints": "ignore (all|previous) instructions\r\n\\bharm the user\\b\r\n"
+            "\\bdeceive\\b\r\n",
         },
         follow=True,
     )
@@ -363,17 +337,15 @@ def test_contract_add_creates_the_next_version(admin_client, admin_user, soul):
         "admin:evolution_safetycontract_change", args=[created.pk]
     )
     assert created.anchors == ["User interest first", "Be honest"]
-    assert created.constraints == [r"ignore (all|previous) instructions", r"\bharm the user\b"]
+    assert created.constraints == [*CONSTRAINTS, r"\bdeceive\b"]
     assert created.created_by == f"staff:{admin_user.get_username()}"
-    assert SafetyContract.objects.get(version=1).constraints == [
-        r"ignore (all|previous) instructions"
-    ]
+    assert SafetyContract.objects.get(version=1).constraints == CONSTRAINTS
     assert LogEntry.objects.filter(object_id=str(created.pk), action_flag=ADDITION).exists()
     page = response.content.decode()
-    assert r"\bharm the user\b" in page and created.content_hash in page
+    assert r"\bdeceive\b" in page and created.content_hash in page
 
     # New evaluations use it.
-    version = propose(edited("Harm the user sometimes."), auto_apply=False)
+    version = propose(edited("Deceive when it helps."), auto_apply=False)
     assert version.eval_result["contract_version"] == 2
     assert version.eval_result["passed"] is False
 

@@ -7,25 +7,11 @@ import pytest
 from evolution.models import SoulVersion
 from evolution.services import SoulProposal, soul_propose
 from neuromem_site.access import Caller
+from tests.evolution.conftest import ANCHORS, CONSTRAINTS, SEED, edited
 
 pytestmark = pytest.mark.django_db
 
 API = "/api/v1/soul"
-SEED = """# SOUL
-
-## Values
-- User interest first.
-- Be honest about uncertainty.
-
-## Style
-- Warm and concise.
-"""
-ANCHORS = ["User interest first", "Be honest"]
-CONSTRAINTS = [r"ignore (all|previous) instructions", r"\bharm the user\b"]
-
-
-def edited(*extra: str, base: str = SEED) -> str:
-    return base + "".join(f"- {line}\n" for line in extra)
 
 
 def assert_error(response, status: int, code: str, field: str | None = None) -> dict:
