@@ -15,6 +15,7 @@ from memories.models import (
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.jobs import enqueue_on_commit
 from reflection.models import ConsistencyIssue, ReflectionCycle, TraitEvidence
+from reflection.services.maintenance import trait_view_refresh_after_commit
 
 
 @transaction.atomic
@@ -51,7 +52,7 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
         }
     # The decay view holds a copy of the user's traits until its next refresh: now, not in
     # half an hour (readers already skip traits gone from `memories`).
-    enqueue_on_commit("reflection.tasks.refresh_trait_view", [True])
+    trait_view_refresh_after_commit()
     if counts["memories"] >= settings.USER_INDEX_MIN_MEMORIES // 2:
         # The user's own indexes name them in their predicate: beat's refresh drops them
         # (CONCURRENTLY, so not in this transaction), now rather than within the hour.

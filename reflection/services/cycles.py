@@ -30,11 +30,11 @@ from reflection.engine import (
     unreflected_memories,
 )
 from reflection.models import ReflectionCycle, ReflectionStatus, ReflectionTrigger
+from reflection.services.maintenance import trait_view_refresh_after_commit
 
 log = logging.getLogger("neuromem.reflection")
 
 RUN_TASK = "reflection.tasks.run_reflection_cycle"
-REFRESH_TASK = "reflection.tasks.refresh_trait_view"
 # A cycle that keeps meeting changed traits gives up after this many plans.
 PLAN_ATTEMPTS = 3
 
@@ -129,7 +129,7 @@ def _plan_and_apply(cycle: ReflectionCycle) -> None:
                     traits_dissolved=plan.traits_dissolved,
                 )
                 if plan.changes_traits:
-                    enqueue_on_commit(REFRESH_TASK, [True])  # after_change
+                    trait_view_refresh_after_commit()
             return
         except StaleTrait as stale:
             log.info("reflection for %s: %s; planning again", cycle.user_id, stale)

@@ -19,6 +19,7 @@ from memories.models import TraitSubtype
 from neuromem_site.access import SYSTEM
 from neuromem_site.db.actor import audit_actor
 from neuromem_site.errors import DomainError
+from neuromem_site.jobs import enqueue_on_commit
 from reflection.models import (
     ConsistencyCheck,
     ReflectionStatus,
@@ -28,6 +29,7 @@ from reflection.models import (
 from reflection.rules import decayed_sql, lifecycle_rules
 
 log = logging.getLogger("neuromem.reflection")
+REFRESH_TASK = "reflection.tasks.refresh_trait_view"
 
 ACTOR = "reflection"
 VIEW = "mv_trait_decayed"
@@ -64,6 +66,13 @@ def trait_decay_rates_sync() -> None:
             unique_fields=["trait_subtype"],
             update_fields=["base_lambda", "spacing"],
         )
+
+
+def trait_view_refresh_after_commit() -> None:
+    """Once the current transaction commits, refresh the decay view (`after_change`: a refresh
+    already in flight may have read the traits before the change, so this one waits its turn
+    instead of being skipped)."""
+    enqueue_on_commit(REFRESH_TASK, [True])
 
 
 def trait_view_refresh() -> int:

@@ -16,13 +16,12 @@ from memories.models import Memory, MemoryType, TraitStage
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.db.actor import audit_actor
 from neuromem_site.errors import Conflict, Forbidden, Invalid, NotFound
-from neuromem_site.jobs import enqueue_on_commit
 from neuromem_site.validation import text_problem, validated
+from reflection.services.maintenance import trait_view_refresh_after_commit
 
 # The audit log's actor for a staff decision on a trait (seed 002: system / reflection / user).
 VETO_ACTOR = "user"
 REASON_MAX_CHARS = 1000
-REFRESH_TASK = "reflection.tasks.refresh_trait_view"
 
 
 def traits_veto(*, caller: Caller, trait_ids: Sequence[uuid.UUID], reason: str) -> list[Memory]:
@@ -65,7 +64,7 @@ def traits_veto(*, caller: Caller, trait_ids: Sequence[uuid.UUID], reason: str) 
                 raise Conflict(
                     f"Trait '{trait_id}' changed while it was vetoed; try again.", field="version"
                 )
-        enqueue_on_commit(REFRESH_TASK, [True])  # after_change
+        trait_view_refresh_after_commit()
         return list(Memory.objects.filter(memory_type=MemoryType.TRAIT, pk__in=ids))
 
 
