@@ -1,23 +1,18 @@
 """Embeddings computed after commit by a real Celery worker process, from an
 OpenAI-compatible HTTP provider (a fake one on loopback); an outage never loses a write."""
 
-import os
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from memories.embeddings import embedding_provider
 from memories.models import EmbeddingStatus, Memory
 from memories.services import MemoryInput, memory_add
 from neuromem_site.access import Caller
-from neuromem_site.celery import app as celery_app
 from tests.fake_openai import FakeOpenAIHandler, serving
-from tests.memories.scratch import BASE_DIR, server_url
+from tests.worker import celery_worker, worker_hostname
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -51,41 +46,15 @@ def provider(settings):
 
 @pytest.fixture
 def worker(provider, settings):
-    env = {
-        **os.environ,
-        "DATABASE_URL": server_url(connection.settings_dict["NAME"]),
-        "EMBEDDING_PROVIDER": "openai",
-        "EMBEDDING_API_BASE": settings.EMBEDDING_API_BASE,
-        "EMBEDDING_DIM": str(settings.EMBEDDING_DIM),
-        "EMBEDDING_MAX_RETRIES": "2",
-        "EMBEDDING_RETRY_BACKOFF": "0.2",
-    }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "neuromem_site",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "WARNING",
-            "--hostname",
-            f"test-{os.getpid()}@%h",
-        ],
-        cwd=BASE_DIR,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while not celery_app.control.ping(timeout=0.5):
-        assert process.poll() is None and time.monotonic() < deadline, "worker did not start"
-    yield process
-    process.terminate()
-    process.wait(timeout=30)
+    with celery_worker(
+        hostname=worker_hostname("test-embedding"),
+        EMBEDDING_PROVIDER="openai",
+        EMBEDDING_API_BASE=settings.EMBEDDING_API_BASE,
+        EMBEDDING_DIM=str(settings.EMBEDDING_DIM),
+        EMBEDDING_MAX_RETRIES="2",
+        EMBEDDING_RETRY_BACKOFF="0.2",
+    ) as process:
+        yield process
 
 
 def wait_for_status(memory: Memory, status: str, timeout: float = 60) -> Memory:

@@ -3,10 +3,6 @@ the database, the `job_runs` row each run leaves (done, skipped while another ru
 job's lock, failed with its error), and the schedules migration 0003 seeds."""
 
 import importlib
-import os
-import socket
-import subprocess
-import sys
 import time
 import uuid
 from datetime import timedelta
@@ -32,11 +28,12 @@ from reflection.models import (
     TraitDecayed,
     TraitEvidence,
 )
-from tests.memories.scratch import BASE_DIR, server_url
+from tests.memories.scratch import server_url
+from tests.worker import celery_worker, worker_hostname
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 DAY = timedelta(days=1)
-WORKER = f"test-beat-{os.getpid()}@{socket.gethostname()}"
+WORKER = worker_hostname("test-beat")
 beat_schedules = importlib.import_module("reflection.migrations.0003_beat_schedules")
 
 # Beat entry (the job's name in job_runs) → (task, the lock of its single flight).
@@ -68,39 +65,13 @@ def results():
 @pytest.fixture(scope="module")
 def worker(django_db_setup, results):
     """One worker for the module, on the test database (tables are emptied between tests)."""
-    env = {
-        **os.environ,
-        "DATABASE_URL": server_url(connection.settings_dict["NAME"]),
-        "EMBEDDING_PROVIDER": "hashing",
-        "EMBEDDING_DIM": str(settings.EMBEDDING_DIM),
-        "CELERY_RESULT_BACKEND": settings.CELERY_BROKER_URL,
-    }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "neuromem_site",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "WARNING",
-            "--hostname",
-            WORKER,
-        ],
-        cwd=BASE_DIR,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while not celery_app.control.ping(destination=[WORKER], timeout=0.5):
-        assert process.poll() is None and time.monotonic() < deadline, "worker did not start"
-    yield process
-    process.terminate()
-    process.wait(timeout=30)
+    with celery_worker(
+        hostname=WORKER,
+        EMBEDDING_PROVIDER="hashing",
+        EMBEDDING_DIM=str(settings.EMBEDDING_DIM),
+        CELERY_RESULT_BACKEND=settings.CELERY_BROKER_URL,
+    ) as process:
+        yield process
 
 
 @pytest.fixture
