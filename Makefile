@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client manage schema bench-ingest bench-recall bench-quality bench-reflection fuzz
+.PHONY: install run test lint superuser api-client manage schema bench-ingest bench-recall bench-quality bench-reflection bench-score fuzz
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -63,6 +63,10 @@ bench-recall: $(STAMP)
 ## A reflection cycle over 5,000 new memories; decay, refresh and expiry over 100,000 traits
 bench-reflection: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/reflection.py $(ARGS)
+
+## The activity score job over 1,000,000 memories: throughput and a second, idle run
+bench-score: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/score.py $(ARGS)
 
 ## Memory quality against BM25 and dense-only baselines (bench/quality.py); one run = one
 ## provider: EMBEDDING_PROVIDER=use make bench-quality [ARGS="--limit 300 --json out.json"]

@@ -1,5 +1,5 @@
 """What the words mean, once: "current", "as of", a trait's stage, and the weights recall
-(and the planned score job) score with. SQL fragments and ORM filters side by side, so the
+score with, and a memory's state by its activity score. SQL fragments and ORM filters side by side, so the
 two cannot drift apart (tests/memories/test_meaning.py checks that they agree).
 
 - **Current**: neither expired (superseded or deleted: `expired_at`) nor invalidated (the
@@ -8,10 +8,13 @@ two cannot drift apart (tests/memories/test_meaning.py checks that they agree).
   expired then, and already recorded then (`created_at` not after it). Superseded versions
   count for the instants they were current.
 - **Trait stage**: the dedicated column, else V1's `metadata.trait_stage`.
+- **State**: `deleted` when expired, else by the activity score: `active` from
+  SCORE_ACTIVE_FROM, `cold` from SCORE_COLD_FROM, `deprecated` below.
 """
 
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Q
 
 
@@ -49,10 +52,23 @@ def trait_stage_sql(alias: str = "m") -> str:
 
 # --- Scores ----------------------------------------------------------------------------------
 
-# A memory's activity score (0–100) names its state: at least 70 active, at least 30 cold,
-# below that deprecated (hidden from listings unless asked for).
-STATE_THRESHOLDS = (("active", 70.0), ("cold", 30.0), ("deprecated", 0.0))
-DEPRECATED_BELOW = 30.0
+# A memory's activity score (0–100) names its state (deprecated ones are hidden from listings
+# unless asked for); highest floor first.
+STATE_THRESHOLDS = (
+    ("active", settings.SCORE_ACTIVE_FROM),
+    ("cold", settings.SCORE_COLD_FROM),
+    ("deprecated", 0.0),
+)
+DEPRECATED_BELOW = settings.SCORE_COLD_FROM
+STATES = (*(state for state, _ in STATE_THRESHOLDS), "deleted")
+
+
+def state_sql(alias: str = "m") -> str:
+    """The SQL twin of memories.selectors.memory_state."""
+    floors = " ".join(
+        f"WHEN {alias}.score >= {floor:g} THEN '{state}'" for state, floor in STATE_THRESHOLDS
+    )
+    return f"CASE WHEN {alias}.expired_at IS NOT NULL THEN 'deleted' {floors} END"
 
 # Recall: score = rrf × (1 + recency + importance + trait_stage), where
 # recency = RECENCY_WEIGHT · exp(−age / (RECENCY_SCALE · (1 + AROUSAL_SLOWDOWN · arousal))),

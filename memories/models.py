@@ -125,6 +125,10 @@ NOT_AUDITED = (
     "valid_until",
     "extracted_timestamp",
     "reflected_at",  # the reflection engine's scan mark
+    "traverse_count",  # the activity score's inputs and flags (docs/decay.md)
+    "last_linked_at",
+    "eligible_for_delete",
+    "merge_candidate_of",
 )
 # "@" stands for OLD. or NEW.
 AUDITED_COLUMNS = ", ".join(f"@{column}" for column in AUDITED)
@@ -204,6 +208,16 @@ class Memory(models.Model):
     # not a timestamp watermark: created_at can be backdated (imports) and commits land out of
     # order, so a time cut-off would skip some memories and rescan others (docs/reflection.md).
     reflected_at = models.DateTimeField(null=True, blank=True)
+
+    # The activity score's inputs and what its job flags for staff (memories/scoring.py,
+    # docs/decay.md): how often a bulk read reached this memory through a link, and when it
+    # was last linked or reached so. The job only flags: a memory nobody links to or reads
+    # whose score fell low is `eligible_for_delete`; one that restates a better-scored memory
+    # of its user points at it in `merge_candidate_of`. Neither deletes nor merges anything.
+    traverse_count = models.IntegerField(default=0, db_default=0)
+    last_linked_at = models.DateTimeField(null=True, blank=True)
+    eligible_for_delete = models.BooleanField(default=False, db_default=False)
+    merge_candidate_of = models.UUIDField(null=True, blank=True)
 
     # Full-text document, CJK-aware (migration 0003); the database derives it from content.
     search_vector = models.GeneratedField(
@@ -409,6 +423,38 @@ class MemorySource(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id} from session {self.session_id}"
+
+
+class MemoryLink(models.Model):
+    """A weighted, directed link between two memories of one end user. Links follow a
+    memory's current version: superseding a memory moves its links to the successor."""
+
+    id = models.BigAutoField(primary_key=True)
+    user_id = models.CharField(max_length=255)
+    source_id = models.UUIDField()
+    target_id = models.UUIDField()
+    weight = RealField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "memory_links"
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["source_id", "target_id"], name="uq_memory_link"),
+            models.CheckConstraint(
+                name="chk_memory_link_not_self", condition=~Q(source_id=models.F("target_id"))
+            ),
+            models.CheckConstraint(
+                name="chk_memory_link_weight", condition=Q(weight__gte=0, weight__lte=1)
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["target_id"], name="idx_memory_links_target"),
+            models.Index(fields=["user_id"], name="idx_memory_links_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} → {self.target_id} ({self.weight:g})"
 
 
 class JobStatus(models.TextChoices):

@@ -20,8 +20,6 @@ from neuromem_site.access import Caller, user_access_check
 from neuromem_site.errors import NotFound
 from reflection.models import ReflectionCycle, TraitEvidence
 
-STATES = (*(state for state, _ in STATE_THRESHOLDS), "deleted")
-
 
 def memory_state(memory: Memory) -> str:
     if memory.expired_at is not None:

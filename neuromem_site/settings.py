@@ -306,6 +306,25 @@ SOUL_DIFF_MAX_SHARE = env.float("SOUL_DIFF_MAX_SHARE", default=0.5)
 # `manage.py soul_bootstrap` without a path reads this file.
 SOUL_BOOTSTRAP_FILE = env.str("SOUL_BOOTSTRAP_FILE", default="")
 
+# The activity score (docs/decay.md): a memory is `active` from SCORE_ACTIVE_FROM, `cold` from
+# SCORE_COLD_FROM, `deprecated` below (0–100 each).
+SCORE_ACTIVE_FROM = env.float("SCORE_ACTIVE_FROM", default=70.0)
+SCORE_COLD_FROM = env.float("SCORE_COLD_FROM", default=30.0)
+# The score job's weights, time constants and map, any of them overridden by name in
+# SCORE_RULES (JSON), like TRAIT_RULES: {"A": 1.0, "T_access_hours": 24, ...}.
+SCORE_RULES = env.json("SCORE_RULES", default={})
+# Memories the score job reads and writes per statement (keyset batches, bounded memory).
+SCORE_BATCH_SIZE = env.int("SCORE_BATCH_SIZE", default=5000)
+# A low-score memory nobody links to and nobody read for this many days is flagged
+# eligible_for_delete (never deleted by the job).
+SCORE_DELETE_IDLE_DAYS = env.int("SCORE_DELETE_IDLE_DAYS", default=30)
+
+# Bulk reads (/memories/{id}/bulk/): defaults and maxima of depth, breadth and total.
+BULK_READ_LIMITS = {"depth": (3, 6), "breadth": (5, 20), "total": (20, 50)}
+# /memories/stats/: the histogram's default bin width and the cache's default lifetime (ms).
+STATS_HISTOGRAM_BIN_SIZE = env.int("STATS_HISTOGRAM_BIN_SIZE", default=10)
+STATS_CACHE_TTL_MS = env.int("STATS_CACHE_TTL_MS", default=60000)
+
 # --- REST API --------------------------------------------------------------------------------
 
 API_PAGE_SIZE = env.int("API_PAGE_SIZE", default=50)

@@ -12,7 +12,8 @@ from memories.models import (
     MemoryType,
 )
 from memories.recall import RecallHit
-from memories.selectors import STATES, memory_state, trait_field
+from memories.meaning import STATES
+from memories.selectors import memory_state, trait_field
 from memories.traits import TRAIT_METADATA
 from neuromem_site.api.envelope import checked_range
 from neuromem_site.api.serializers import (

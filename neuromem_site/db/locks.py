@@ -34,6 +34,8 @@ class LockNamespace(IntEnum):
     WEAK_TRAITS_DISSOLVE = 11  # beat: traits decayed below the floor
     CONSISTENCY_CHECK = 12  # beat: dangling references between the tables
     SOUL = 13  # SOUL versions: numbering and the one active version
+    MEMORY_KEYS = 14  # a memory key, unique among a user's current memories: "<user_id>\x1f<key>"
+    SCORE = 15  # beat: the activity score job
 
 
 def xact_lock(namespace: LockNamespace, keys: Iterable[str]) -> None:
