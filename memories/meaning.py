@@ -1,6 +1,6 @@
-"""What the words mean, once: "current", "as of", a trait's stage, and the weights recall
-score with, and a memory's state by its activity score. SQL fragments and ORM filters side by side, so the
-two cannot drift apart (tests/memories/test_meaning.py checks that they agree).
+"""What the words mean, once: "current", "as of", a trait's stage, the weights recall scores
+with, and a memory's state. SQL fragments and ORM filters side by side, so the two cannot
+drift apart (tests/memories/test_meaning.py checks that they agree).
 
 - **Current**: neither expired (superseded or deleted: `expired_at`) nor invalidated (the
   fact stopped being true: `invalid_at`).
@@ -69,6 +69,7 @@ def state_sql(alias: str = "m") -> str:
         f"WHEN {alias}.score >= {floor:g} THEN '{state}'" for state, floor in STATE_THRESHOLDS
     )
     return f"CASE WHEN {alias}.expired_at IS NOT NULL THEN 'deleted' {floors} END"
+
 
 # Recall: score = rrf × (1 + recency + importance + trait_stage), where
 # recency = RECENCY_WEIGHT · exp(−age / (RECENCY_SCALE · (1 + AROUSAL_SLOWDOWN · arousal))),

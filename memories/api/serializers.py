@@ -4,6 +4,7 @@ from functools import cached_property
 from django.conf import settings
 from rest_framework import serializers
 
+from memories.meaning import STATES
 from memories.models import (
     LEGACY_MEMORY_TYPES,
     ConversationMessage,
@@ -12,7 +13,6 @@ from memories.models import (
     MemoryType,
 )
 from memories.recall import RecallHit
-from memories.meaning import STATES
 from memories.selectors import memory_state, trait_field
 from memories.traits import TRAIT_METADATA
 from neuromem_site.api.envelope import checked_range
