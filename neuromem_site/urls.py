@@ -1,8 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from memories.api.stats_urls import compat_urlpatterns as stats_compat_urls
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("neuromem_site.api.docs_urls")),
     path("api/v1/", include("neuromem_site.api.urls")),
+    path("", include(stats_compat_urls)),
 ]
