@@ -1,8 +1,10 @@
-"""Access tracking: every memory recall returns counts as an access.
+"""Access tracking: every memory recall returns counts as an access, every memory a bulk read
+reaches through a link as a traversal (both inputs of the activity score, docs/decay.md).
 
-Recall must stay a read, so the counts collect in one Redis hash (`<id>` → count by HINCRBY,
-`<id>@` → the last access, epoch seconds) and beat flushes them into `access_count` and
-`last_accessed_at` every ACCESS_FLUSH_INTERVAL. The flush first RENAMEs the hash (atomic):
+Reads must stay reads, so the counts collect in one Redis hash (`<id>` → accesses by HINCRBY,
+`<id>@` → the last access, epoch seconds; `~<id>` and `~<id>@` the same for traversals) and
+beat flushes them into `access_count`/`last_accessed_at` and `traverse_count`/`last_linked_at`
+every ACCESS_FLUSH_INTERVAL. The flush first RENAMEs the hash (atomic):
 increments that arrive during the flush go to a fresh hash and wait for the next one. A
 renamed hash is deleted only after the database committed; one left behind by a crash is
 applied by the next flush (at least once).
@@ -11,6 +13,7 @@ applied by the next flush (at least once).
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import redis
@@ -24,20 +27,28 @@ PENDING_KEY = "neuromem:access"
 FLUSHING_PREFIX = "neuromem:access:flushing:"
 
 
-def accesses_record(*, memory_ids: list[uuid.UUID]) -> None:
-    """Count one access to each memory. Best effort: if Redis is down, recall still answers
-    and the access is not counted (logged)."""
-    if not memory_ids:
+TRAVERSAL = "~"  # the field prefix of traversals
+
+
+def accesses_record(
+    *, memory_ids: list[uuid.UUID], traversed_ids: Sequence[uuid.UUID] = ()
+) -> None:
+    """Count one access to each of `memory_ids` and one traversal to each of
+    `traversed_ids`. Best effort: if Redis is down, the read still answers and nothing is
+    counted (logged)."""
+    if not memory_ids and not traversed_ids:
         return
     now = time.time()
+    fields = [str(memory_id) for memory_id in memory_ids]
+    fields += [f"{TRAVERSAL}{memory_id}" for memory_id in traversed_ids]
     try:
         pipe = app_redis().pipeline(transaction=True)
-        for memory_id in memory_ids:
-            pipe.hincrby(PENDING_KEY, str(memory_id), 1)
-            pipe.hset(PENDING_KEY, f"{memory_id}@", now)
+        for name in fields:
+            pipe.hincrby(PENDING_KEY, name, 1)
+            pipe.hset(PENDING_KEY, f"{name}@", now)
         pipe.execute()
     except redis.RedisError:
-        log.warning("%d accesses not counted: Redis unavailable", len(memory_ids), exc_info=True)
+        log.warning("%d accesses not counted: Redis unavailable", len(fields), exc_info=True)
 
 
 def accesses_flush() -> int:
@@ -56,29 +67,49 @@ def accesses_flush() -> int:
     return updated + _apply(client, flushing)
 
 
-def _apply(client: redis.Redis, key: bytes | str) -> int:
-    fields = {name.decode(): value.decode() for name, value in client.hgetall(key).items()}
-    counts = {name: int(value) for name, value in fields.items() if not name.endswith("@")}
+def _counts(fields: dict[str, str], prefix: str) -> tuple[list, list, list]:
+    """The ids, counts and last times of the fields named `<prefix><id>`."""
     ids, increments, times = [], [], []
-    for name, count in counts.items():
+    for name, value in fields.items():
+        if name.endswith("@") or not name.startswith(prefix):
+            continue
         try:
-            ids.append(uuid.UUID(name))
+            memory_id = uuid.UUID(name.removeprefix(prefix))
         except ValueError:
             continue
-        increments.append(count)
+        ids.append(memory_id)
+        increments.append(int(value))
         times.append(datetime.fromtimestamp(float(fields.get(f"{name}@", time.time())), tz=UTC))
+    return ids, increments, times
+
+
+def _apply(client: redis.Redis, key: bytes | str) -> int:
+    fields = {name.decode(): value.decode() for name, value in client.hgetall(key).items()}
+    accessed = _counts(fields, "")
+    traversed = _counts(fields, TRAVERSAL)
     with transaction.atomic(), connection.cursor() as cursor:
         # Bookkeeping columns only: the audit trigger writes no history for these.
         cursor.execute(
             """
             UPDATE memories m
             SET access_count = m.access_count + a.increment,
-                last_accessed_at = greatest(m.last_accessed_at, a.accessed_at)
-            FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) AS a(id, increment, accessed_at)
+                last_accessed_at = greatest(m.last_accessed_at, a.at)
+            FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) AS a(id, increment, at)
             WHERE m.id = a.id
             """,
-            [ids, increments, times],
+            list(accessed),
         )
         updated = cursor.rowcount
+        cursor.execute(
+            """
+            UPDATE memories m
+            SET traverse_count = m.traverse_count + t.increment,
+                last_linked_at = greatest(m.last_linked_at, t.at)
+            FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) AS t(id, increment, at)
+            WHERE m.id = t.id
+            """,
+            list(traversed),
+        )
+        updated += cursor.rowcount
     client.delete(key)
     return updated

@@ -12,6 +12,7 @@ drift apart (tests/memories/test_meaning.py checks that they agree).
   SCORE_ACTIVE_FROM, `cold` from SCORE_COLD_FROM, `deprecated` below.
 """
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -69,6 +70,93 @@ def state_sql(alias: str = "m") -> str:
         f"WHEN {alias}.score >= {floor:g} THEN '{state}'" for state, floor in STATE_THRESHOLDS
     )
     return f"CASE WHEN {alias}.expired_at IS NOT NULL THEN 'deleted' {floors} END"
+
+
+def _state_bounds() -> dict[str, tuple[float | None, float | None]]:
+    """Each live state's score range: [low, high), None where open."""
+    floors = dict(STATE_THRESHOLDS)
+    return {
+        "active": (floors["active"], None),
+        "cold": (floors["cold"], floors["active"]),
+        "deprecated": (None, floors["cold"]),
+    }
+
+
+def states_q(states: list[str]) -> Q:
+    """Memories in any of `states` (values of STATES)."""
+    condition = Q(pk__in=[])
+    for state in states:
+        if state == "deleted":
+            condition |= Q(expired_at__isnull=False)
+            continue
+        low, high = _state_bounds()[state]
+        part = Q(expired_at__isnull=True)
+        if low is not None:
+            part &= Q(score__gte=low)
+        if high is not None:
+            part &= Q(score__lt=high)
+        condition |= part
+    return condition
+
+
+def states_sql(states: list[str], alias: str = "m") -> str:
+    """The SQL twin of `states_q` (the states are validated values; the floors are numbers)."""
+    parts = []
+    for state in states:
+        if state == "deleted":
+            parts.append(f"{alias}.expired_at IS NOT NULL")
+            continue
+        low, high = _state_bounds()[state]
+        part = f"{alias}.expired_at IS NULL"
+        if low is not None:
+            part += f" AND {alias}.score >= {low:g}"
+        if high is not None:
+            part += f" AND {alias}.score < {high:g}"
+        parts.append(f"({part})")
+    return "(" + (" OR ".join(parts) or "false") + ")"
+
+
+@dataclass(frozen=True)
+class ActivityFilter:
+    """Which memories by activity score and state: `states` (values of STATES), else, unless
+    `include_all_states`, not deprecated; and the score between `score_min` and `score_max`.
+    The default lets everything through."""
+
+    score_min: float | None = None
+    score_max: float | None = None
+    states: tuple[str, ...] = ()
+    include_all_states: bool = True
+
+    def q(self) -> Q:
+        condition = Q()
+        if self.states:
+            condition &= states_q(list(self.states))
+        elif not self.include_all_states:
+            condition &= ~Q(expired_at__isnull=True, score__lt=DEPRECATED_BELOW)
+        if self.score_min is not None:
+            condition &= Q(score__gte=self.score_min)
+        if self.score_max is not None:
+            condition &= Q(score__lte=self.score_max)
+        return condition
+
+    def sql(self, alias: str = "m") -> str:
+        """The SQL twin of `q` ("true" when it lets everything through). The bounds are
+        validated numbers, written as literals."""
+        parts = []
+        if self.states:
+            parts.append(states_sql(list(self.states), alias))
+        elif not self.include_all_states:
+            parts.append(
+                f"NOT ({alias}.expired_at IS NULL AND {alias}.score < {DEPRECATED_BELOW:g})"
+            )
+        if self.score_min is not None:
+            parts.append(f"{alias}.score >= {float(self.score_min)!r}")
+        if self.score_max is not None:
+            parts.append(f"{alias}.score <= {float(self.score_max)!r}")
+        return " AND ".join(parts) or "true"
+
+
+ANY_ACTIVITY = ActivityFilter()
 
 
 # Recall: score = rrf × (1 + recency + importance + trait_stage), where

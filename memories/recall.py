@@ -32,8 +32,10 @@ from pgvector import HalfVector
 
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.meaning import (
+    ANY_ACTIVITY,
     RECALLED_TRAIT_STAGES,
     RRF_K,
+    ActivityFilter,
     as_of_sql,
     current_sql,
     score_params,
@@ -80,11 +82,15 @@ class RecallQuery:
     limit: int = 10
     memory_types: tuple[str, ...] = tuple(MemoryType.values)
     as_of: datetime | None = None
+    # Search's filters by activity score and state; recall itself lets everything through.
+    activity: ActivityFilter = ANY_ACTIVITY
 
 
-def visible_sql(as_of: datetime | None) -> str:
-    """What recall may return: current memories, or what was valid and known at `as_of`."""
-    return current_sql("m") if as_of is None else as_of_sql("m", "as_of")
+def visible_sql(as_of: datetime | None, activity: ActivityFilter = ANY_ACTIVITY) -> str:
+    """What recall may return: current memories, or what was valid and known at `as_of`; of
+    those, what `activity` lets through."""
+    visible = current_sql("m") if as_of is None else as_of_sql("m", "as_of")
+    return visible if activity == ANY_ACTIVITY else f"{visible} AND {activity.sql('m')}"
 
 
 def _branch_filters(memory_type: str) -> str:
@@ -146,10 +152,11 @@ def recall_sql(
     vector: bool,
     text: bool,
     text_indexed_types: set[str],
+    activity: ActivityFilter = ANY_ACTIVITY,
 ) -> str:
     """`vector` / `text`: whether there is a query vector / are query lexemes;
     `text_indexed_types`: the memory types for which the user has a text index of their own."""
-    visible = visible_sql(as_of)
+    visible = visible_sql(as_of, activity)
     # The hits' memory rows come with the scores (m_<column>: id, importance... are also score
     # columns), saving a second query over four partitions.
     columns = [field.column for field in RECALLED_FIELDS]
@@ -324,6 +331,7 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             vector=vector is not None,
             text=bool(terms.lexemes),
             text_indexed_types=text_indexed_types,
+            activity=request.activity,
         )
         params = {
             "user_id": request.user_id,

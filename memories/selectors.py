@@ -7,12 +7,13 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce
 
-from memories.meaning import DEPRECATED_BELOW, STATE_THRESHOLDS
+from memories.meaning import STATE_THRESHOLDS, ActivityFilter
 from memories.models import (
     ConversationMessage,
     ConversationSession,
     Memory,
     MemoryHistory,
+    MemoryLink,
     MemorySource,
 )
 from memories.traits import TRAIT_METADATA
@@ -35,28 +36,6 @@ def trait_field(memory: Memory, key: str) -> Any:
     return (memory.metadata or {}).get(key) if value is None else value
 
 
-def state_filter(states: list[str]) -> Q:
-    condition = Q(pk__in=[])
-    floors = dict(STATE_THRESHOLDS)
-    bounds = {
-        "active": (floors["active"], None),
-        "cold": (floors["cold"], floors["active"]),
-        "deprecated": (None, floors["cold"]),
-    }
-    for state in states:
-        if state == "deleted":
-            condition |= Q(expired_at__isnull=False)
-            continue
-        low, high = bounds[state]
-        part = Q(expired_at__isnull=True)
-        if low is not None:
-            part &= Q(score__gte=low)
-        if high is not None:
-            part &= Q(score__lt=high)
-        condition |= part
-    return condition
-
-
 def memories_visible_to(caller: Caller) -> QuerySet[Memory]:
     """The memories of the end users `caller` may read (the SQL twin of may_access_user)."""
     if caller.is_staff:
@@ -73,6 +52,16 @@ def memory_get(*, caller: Caller, memory_id: uuid.UUID | str) -> Memory:
         return memories_visible_to(caller).get(pk=memory_id)
     except (Memory.DoesNotExist, ValueError, ValidationError):
         raise NotFound(f"Memory '{memory_id}' not found.") from None
+
+
+def memory_get_by_key(*, caller: Caller, user_id: str, key: str) -> Memory:
+    """The user's current memory holding `key` (keys are unique among a user's current
+    memories), or NotFound — also for a user `caller` may not read."""
+    user_access_check(caller=caller, user_id=user_id, write=False)
+    memory = Memory.objects.current().filter(user_id=user_id, key=key).first()
+    if memory is None:
+        raise NotFound(f"Memory with key '{key}' not found.")
+    return memory
 
 
 # sort_by → what to order by. Rows from V1 may have no valid_at; a cursor cannot hold a NULL
@@ -98,16 +87,17 @@ def memory_list(*, caller: Caller, filters: dict[str, Any]) -> QuerySet[Memory]:
         queryset = queryset.as_of(filters["as_of"])
     elif not filters.get("include_expired"):
         queryset = queryset.filter(expired_at__isnull=True)
-    if filters.get("state"):
-        queryset = queryset.filter(state_filter(filters["state"]))
-    elif not filters.get("include_all_states"):
-        # Deprecated memories are not shown unless asked for.
-        queryset = queryset.exclude(expired_at__isnull=True, score__lt=DEPRECATED_BELOW)
-    if filters.get("score_min") is not None:
-        queryset = queryset.filter(score__gte=filters["score_min"])
-    if filters.get("score_max") is not None:
-        queryset = queryset.filter(score__lte=filters["score_max"])
-    return queryset
+    return queryset.filter(activity_filter(filters).q())
+
+
+def activity_filter(filters: dict[str, Any]) -> ActivityFilter:
+    """The activity-score part of validated list or search filters."""
+    return ActivityFilter(
+        score_min=filters.get("score_min"),
+        score_max=filters.get("score_max"),
+        states=tuple(filters.get("state") or ()),
+        include_all_states=filters.get("include_all_states", False),
+    )
 
 
 def memory_history(*, caller: Caller, memory: Memory) -> QuerySet[MemoryHistory]:
@@ -150,6 +140,7 @@ def user_export(*, caller: Caller, user_id: str) -> dict[str, Any]:
                 Q(memory_id__in=memory_ids) | Q(session_id__in=session_ids)
             ).order_by("created_at")
         ),
+        "links": list(MemoryLink.objects.filter(user_id=user_id).order_by("created_at", "id")),
         "sessions": sessions,
         "messages": list(
             ConversationMessage.objects.filter(session_id__in=session_ids).order_by("created_at")

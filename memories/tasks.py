@@ -1,11 +1,16 @@
 import logging
+import time
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
+from django.utils import timezone
 
 from memories.access import accesses_flush
 from memories.embeddings import EmbeddingError
+from memories.job_runs import job_run
+from memories.scoring import memories_score, score_resume_point
 from memories.services import embeddings_requeue_stale, memories_embed, memories_embedding_failed
 from memories.user_indexes import user_indexes_refresh
 from neuromem_site.db.locks import LockNamespace, single_flight
@@ -68,3 +73,25 @@ def refresh_user_indexes() -> dict[str, list[str]] | str:
             return SKIPPED
         changes = user_indexes_refresh()
         return {"built": changes.built, "dropped": changes.dropped}
+
+
+SCORE_JOB = "score-memories"  # its beat entry (migration 0010) and its runs in job_runs
+# A score run stops between batches this long before its soft time limit (a batch takes about a
+# second: docs/benchmarks.md); the next run continues after the last memory it scored.
+SCORE_STOP_MARGIN = 30
+
+
+@shared_task(acks_late=True, **LATE_ACK_LIMITS)
+def score_memories() -> dict[str, Any] | str:
+    """Beat, every 15 minutes: the activity scores and flags of the current memories
+    (docs/decay.md). Running it again at the same moment changes nothing."""
+    with job_run(SCORE_JOB, LockNamespace.SCORE) as run:
+        if run is None:
+            return SKIPPED
+        scoring = memories_score(
+            now=timezone.now(),
+            after=score_resume_point(job=SCORE_JOB),
+            deadline=time.monotonic() + LATE_ACK_LIMITS["soft_time_limit"] - SCORE_STOP_MARGIN,
+        )
+        run.rows, run.detail = scoring.changed, scoring.detail()
+        return run.detail

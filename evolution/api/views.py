@@ -4,6 +4,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evolution.api.operations import (
+    soul_propose_result,
+    soul_rollback_result,
+    soul_status_result,
+)
 from evolution.api.serializers import (
     SafetyContractInput,
     SafetyContractOutput,
@@ -22,19 +27,14 @@ from evolution.models import SoulStatus
 from evolution.selectors import (
     safety_contract_current,
     soul_active,
-    soul_markdown,
-    soul_proposals_pending,
     soul_version_detail,
     soul_versions,
 )
 from evolution.services import (
-    SoulProposal,
     safety_contract_update,
     soul_apply,
     soul_bootstrap,
     soul_evaluate,
-    soul_propose_and_apply,
-    soul_rollback,
     soul_veto,
 )
 from neuromem_site.api.pagination import EnvelopeCursorPagination
@@ -55,14 +55,7 @@ class SoulApi(APIView):
         }
     )
     def get(self, request: Request) -> Response:
-        active = soul_active()
-        if active is None:
-            raise NotFound("No SOUL yet: a staff client bootstraps it with POST /soul/bootstrap/.")
-        context = {
-            "soul_md": soul_markdown(active),
-            "pending_proposals": [proposal.version for proposal in soul_proposals_pending()],
-        }
-        return Response(SoulActiveOutput(active, context=context).data)
+        return Response(soul_status_result(caller=request.user.caller, params={}))
 
 
 class SoulBootstrapApi(APIView):
@@ -130,20 +123,8 @@ class SoulProposalApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        data = validated(SoulProposalInput, request.data)
-        auto_apply = data.pop("auto_apply")
-        outcome = soul_propose_and_apply(
-            caller=request.user.caller, proposal=SoulProposal(**data), auto_apply=auto_apply
-        )
-        version = outcome.version
-        if outcome.applied:
-            state = "applied"
-        else:
-            state = "proposed" if version.eval_result["passed"] else "rejected"
         return Response(
-            SoulProposalResultOutput(
-                {"status": state, "version": version.version, "eval": version.eval_result}
-            ).data,
+            soul_propose_result(caller=request.user.caller, params=request.data),
             status=status.HTTP_201_CREATED,
         )
 
@@ -240,8 +221,7 @@ class SoulRollbackApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        data = validated(SoulRollbackInput, request.data)
-        restored = soul_rollback(
-            caller=request.user.caller, to_version=data.get("to_version"), reason=data["reason"]
+        return Response(
+            soul_rollback_result(caller=request.user.caller, params=request.data),
+            status=status.HTTP_201_CREATED,
         )
-        return Response(SoulVersionOutput(restored).data, status=status.HTTP_201_CREATED)

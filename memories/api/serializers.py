@@ -1,7 +1,9 @@
 from dataclasses import asdict
 from functools import cached_property
+from typing import Any, ClassVar
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memories.meaning import STATES
@@ -95,30 +97,145 @@ class MemoryInvalidateInput(StrictInputSerializer):
     invalid_at = serializers.DateTimeField(required=False)
 
 
-class MemoryListInput(QueryInputSerializer):
-    user_id = UserIdLookupField(required=False)
-    memory_type = serializers.ChoiceField(["fact", "episodic", "trait", "document"], required=False)
-    state = serializers.CharField(required=False)
+@extend_schema_field({"type": "boolean", "default": True})
+class SortLinksField(serializers.Field):
+    """`sort_links`: true or false, as a JSON boolean or the string "true" / "false"; any other
+    value is an error (seed 004), not DRF's lenient yes/1/on."""
+
+    VALUES: ClassVar[dict[Any, bool]] = {True: True, False: False, "true": True, "false": False}
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, default=True, **kwargs)
+
+    def to_internal_value(self, data: Any) -> bool:
+        if isinstance(data, bool | str) and data in self.VALUES:
+            return self.VALUES[data]
+        raise serializers.ValidationError('Must be true or false (or "true" / "false").')
+
+    def to_representation(self, value: bool) -> bool:
+        return value
+
+
+def states_parsed(value: str) -> list[str]:
+    states = [state.strip() for state in value.split(",") if state.strip()]
+    unknown = [state for state in states if state not in STATES]
+    if unknown:
+        raise serializers.ValidationError(f"Unknown state '{unknown[0]}'; use {', '.join(STATES)}.")
+    return states
+
+
+class ActivityFilterInput(QueryInputSerializer):
+    """Filters by activity score and state, shared by listing and search."""
+
+    state = serializers.CharField(required=False, help_text=f"Comma list of {', '.join(STATES)}.")
     score_min = Float4Field(required=False, min_value=0, max_value=100)
     score_max = Float4Field(required=False, min_value=0, max_value=100)
-    include_all_states = serializers.BooleanField(required=False, default=False)
+    include_all_states = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Without `state`: also deprecated memories (hidden by default).",
+    )
+    sort_order = serializers.ChoiceField(["asc", "desc"], required=False, default="desc")
+
+    def validate_state(self, value: str) -> list[str]:
+        return states_parsed(value)
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        low, high = data.get("score_min"), data.get("score_max")
+        if low is not None and high is not None and low > high:
+            raise serializers.ValidationError(
+                {"score_min": [f"Must not exceed score_max ({high:g})."]}
+            )
+        return data
+
+
+class MemoryListInput(ActivityFilterInput):
+    user_id = UserIdLookupField(required=False)
+    memory_type = serializers.ChoiceField(["fact", "episodic", "trait", "document"], required=False)
     include_expired = serializers.BooleanField(required=False, default=False)
     as_of = serializers.DateTimeField(required=False)
     key = serializers.CharField(required=False, max_length=255)
     sort_by = serializers.ChoiceField(
         ["created_at", "score", "importance", "valid_at"], required=False, default="created_at"
     )
-    sort_order = serializers.ChoiceField(["asc", "desc"], required=False, default="desc")
     include = serializers.CharField(required=False)
 
-    def validate_state(self, value: str) -> list[str]:
-        states = [state.strip() for state in value.split(",") if state.strip()]
-        unknown = [state for state in states if state not in STATES]
-        if unknown:
-            raise serializers.ValidationError(
-                f"Unknown state '{unknown[0]}'; use {', '.join(STATES)}."
-            )
-        return states
+
+class MemoryLookupInput(QueryInputSerializer):
+    """Which memory: `memory_id`, or `user_id` and `key` (unique among the user's current
+    memories)."""
+
+    memory_id = serializers.UUIDField(required=False)
+    user_id = UserIdLookupField(required=False)
+    key = serializers.CharField(required=False, max_length=255)
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if "memory_id" in data:
+            return data
+        for name in ("user_id", "key"):
+            if name not in data:
+                raise serializers.ValidationError(
+                    {name: ["Required with `key` (or give `memory_id`)."]}
+                )
+        return data
+
+
+class MemoryGetParams(QueryInputSerializer):
+    sort_links = SortLinksField()
+    include = serializers.CharField(
+        required=False, allow_blank=True, help_text="`embedding`; others ignored"
+    )
+
+
+class MemoryGetInput(MemoryLookupInput, MemoryGetParams):
+    pass
+
+
+class BulkLimitsInput(QueryInputSerializer):
+    depth = serializers.IntegerField(required=False, default=settings.BULK_READ_LIMITS["depth"][0])
+    breadth = serializers.IntegerField(
+        required=False, default=settings.BULK_READ_LIMITS["breadth"][0]
+    )
+    total = serializers.IntegerField(required=False, default=settings.BULK_READ_LIMITS["total"][0])
+
+    def validate_depth(self, value: int) -> int:
+        return bulk_limit("depth", value)
+
+    def validate_breadth(self, value: int) -> int:
+        return bulk_limit("breadth", value)
+
+    def validate_total(self, value: int) -> int:
+        return bulk_limit("total", value)
+
+
+class BulkReadInput(MemoryLookupInput, BulkLimitsInput):
+    pass
+
+
+def bulk_limit(name: str, value: int) -> int:
+    return checked_range(name, value, min_allowed=1, max_allowed=settings.BULK_READ_LIMITS[name][1])
+
+
+class LinkInput(StrictInputSerializer):
+    target_id = serializers.UUIDField()
+    weight = Float4Field(min_value=0, max_value=1)
+
+
+class LinkRemoveInput(QueryInputSerializer):
+    target_id = serializers.UUIDField()
+
+
+class LinkOutput(serializers.Serializer):
+    """A link to a current memory, with what orders it."""
+
+    target_id = serializers.UUIDField(source="target.id")
+    key = serializers.CharField(source="target.key", allow_null=True)
+    weight = serializers.FloatField()
+    target_score = serializers.FloatField(source="target.score")
+    combined_score = serializers.FloatField(
+        source="combined", help_text="weight × target_score, the sort key"
+    )
+    created_at = serializers.DateTimeField()
 
 
 class TraitOutput(serializers.Serializer):
@@ -243,11 +360,17 @@ class RecallInput(StrictInputSerializer):
         return checked_limit(value)
 
 
-class SearchInput(QueryInputSerializer):
+class SearchInput(ActivityFilterInput):
     user_id = UserIdLookupField()
     q = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
     limit = serializers.IntegerField(required=False, default=10)
     memory_type = serializers.ChoiceField(MemoryType.values, required=False)
+    sort_by = serializers.ChoiceField(
+        ["relevance", "score"],
+        required=False,
+        default="relevance",
+        help_text="`score`: the hits (the `limit` most relevant) by activity score.",
+    )
 
     def validate_limit(self, value: int) -> int:
         return checked_limit(value)

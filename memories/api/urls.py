@@ -10,6 +10,8 @@ urlpatterns = [
     path("memories/<uuid:memory_id>/invalidate/", views.MemoryInvalidateApi.as_view()),
     path("memories/<uuid:memory_id>/history/", views.MemoryHistoryApi.as_view()),
     path("memories/<uuid:memory_id>/versions/", views.MemoryVersionsApi.as_view()),
+    path("memories/<uuid:memory_id>/links/", views.MemoryLinksApi.as_view()),
+    path("memories/<uuid:memory_id>/bulk/", views.MemoryBulkApi.as_view()),
     path("recall/", views.RecallApi.as_view(), name="recall"),
     path("search/", views.SearchApi.as_view(), name="search"),
     path("search/scored/", views.ScoredSearchApi.as_view(), name="search-scored"),

@@ -1,3 +1,5 @@
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -12,12 +14,26 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.access import accesses_record
+from memories.api.operations import (
+    memory_add_result,
+    memory_bulk_result,
+    memory_forget_result,
+    memory_get_result,
+    memory_recall_result,
+    memory_search_result,
+    search_hits,
+    write_result,
+)
 from memories.api.serializers import (
+    BulkLimitsInput,
     CompactRecallOutput,
     HistoryOutput,
+    LinkInput,
+    LinkOutput,
+    LinkRemoveInput,
     MemoryBatchInput,
     MemoryCreateInput,
+    MemoryGetParams,
     MemoryInvalidateInput,
     MemoryListInput,
     MemoryOutput,
@@ -34,8 +50,7 @@ from memories.api.serializers import (
     SessionOutput,
 )
 from memories.ingest import session_end, session_get, session_message_add, session_open
-from memories.models import MemoryType
-from memories.recall import RecallHit, RecallQuery, memories_recall
+from memories.links import link_view
 from memories.selectors import (
     MEMORY_SORT_FIELDS,
     memory_get,
@@ -47,11 +62,10 @@ from memories.selectors import (
 from memories.services import (
     MemoryInput,
     Operation,
-    WriteResult,
-    memory_add,
     memory_add_many,
-    memory_delete,
     memory_invalidate,
+    memory_link_remove,
+    memory_link_set,
     memory_supersede,
     memory_update,
     user_purge,
@@ -61,14 +75,11 @@ from neuromem_site.api.pagination import EnvelopeCursorPagination
 from neuromem_site.api.permissions import user_ids_agree
 from neuromem_site.api.views import validated
 from neuromem_site.errors import DomainError
-from reflection.selectors import traits_believed_memories
 
 
-def write_result(result: WriteResult) -> dict[str, Any]:
-    data = {"operation": result.operation, "memory": MemoryOutput(result.memory).data}
-    if result.superseded is not None:
-        data["superseded"] = str(result.superseded.id)
-    return data
+def agreeing(request: Request) -> Callable[[str], str]:
+    """The check an operation makes of the user_id it acts on against those the URL names."""
+    return partial(user_ids_agree, request)
 
 
 WriteOutput = inline_serializer(
@@ -91,11 +102,10 @@ class MemoryListCreateApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        data = validated(MemoryCreateInput, request.data)
-        user_ids_agree(request, data["user_id"])
-        result = memory_add(item=MemoryInput(**data), caller=request.user.caller)
-        code = status.HTTP_200_OK if result.operation == Operation.NOOP else status.HTTP_201_CREATED
-        return Response(write_result(result), status=code)
+        data, code = memory_add_result(
+            caller=request.user.caller, params=request.data, agree=agreeing(request)
+        )
+        return Response(data, status=code)
 
     @extend_schema(
         parameters=[MemoryListInput],
@@ -167,24 +177,26 @@ class MemoryBatchApi(APIView):
         return Response({"results": [results[index] for index in sorted(results)]})
 
 
+def path_params(request: Request, memory_id: str) -> dict[str, Any]:
+    """The query string's parameters and the memory the path names (the path wins)."""
+    return {**request.query_params.dict(), "memory_id": memory_id}
+
+
+# One memory with its links: GET /memories/{id}/ and the seed's get_memory.
+MemoryWithLinksOutput = inline_serializer(
+    "MemoryWithLinks", {**MemoryOutput().get_fields(), "links": LinkOutput(many=True)}
+)
+
+
 class MemoryDetailApi(APIView):
     @extend_schema(
-        parameters=[
-            inline_serializer(
-                "MemoryInclude",
-                {
-                    "include": serializers.CharField(
-                        required=False, allow_blank=True, help_text="`embedding`; others ignored"
-                    )
-                },
-            )
-        ],
-        responses=MemoryOutput,
+        parameters=[MemoryGetParams],
+        responses=MemoryWithLinksOutput,
     )
     def get(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        context = {"include_embedding": request.query_params.get("include") == "embedding"}
-        return Response(MemoryOutput(memory, context=context).data)
+        return Response(
+            memory_get_result(caller=request.user.caller, params=path_params(request, memory_id))
+        )
 
     @extend_schema(
         request=MemoryUpdateInput,
@@ -204,8 +216,70 @@ class MemoryDetailApi(APIView):
 
     @extend_schema(responses={200: OpenApiResponse(MemoryOutput, "The memory, now expired")})
     def delete(self, request: Request, memory_id: str) -> Response:
+        return Response(
+            memory_forget_result(caller=request.user.caller, params={"memory_id": memory_id})
+        )
+
+
+class MemoryLinksApi(APIView):
+    @extend_schema(
+        request=LinkInput,
+        responses={
+            201: OpenApiResponse(LinkOutput, "A new link"),
+            200: OpenApiResponse(LinkOutput, "The existing link, with the new weight"),
+            409: OpenApiResponse(description="The memory is no longer current"),
+        },
+    )
+    def post(self, request: Request, memory_id: str) -> Response:
         memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        return Response(MemoryOutput(memory_delete(memory=memory, caller=request.user.caller)).data)
+        data = validated(LinkInput, request.data)
+        link, created = memory_link_set(
+            source=memory,
+            target_id=data["target_id"],
+            weight=data["weight"],
+            caller=request.user.caller,
+        )
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(LinkOutput(link_view(link)).data, status=code)
+
+    @extend_schema(
+        parameters=[LinkRemoveInput],
+        responses={200: OpenApiResponse(description="Removed"), 404: OpenApiResponse()},
+    )
+    def delete(self, request: Request, memory_id: str) -> Response:
+        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
+        data = validated(LinkRemoveInput, request.query_params)
+        memory_link_remove(source=memory, target_id=data["target_id"], caller=request.user.caller)
+        return Response({"source_id": str(memory.id), "target_id": str(data["target_id"])})
+
+
+BulkReadOutput = inline_serializer(
+    "BulkRead",
+    {
+        "targetMemory": MemoryWithLinksOutput,
+        "associatedMemories": serializers.ListField(child=serializers.DictField()),
+        "metadata": inline_serializer(
+            "BulkReadMetadata",
+            {
+                "depthReached": serializers.IntegerField(),
+                "totalRetrieved": serializers.IntegerField(),
+                "duplicatesSkipped": serializers.IntegerField(),
+                "executionTimeMs": serializers.FloatField(),
+            },
+        ),
+    },
+)
+
+
+class MemoryBulkApi(APIView):
+    @extend_schema(
+        parameters=[BulkLimitsInput],
+        responses=BulkReadOutput,
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        return Response(
+            memory_bulk_result(caller=request.user.caller, params=path_params(request, memory_id))
+        )
 
 
 class MemorySupersedeApi(APIView):
@@ -293,6 +367,7 @@ class UserExportApi(APIView):
                 "history": HistoryOutput(many=True),
                 "evidence": serializers.ListField(child=serializers.DictField()),
                 "sources": serializers.ListField(child=serializers.DictField()),
+                "links": serializers.ListField(child=serializers.DictField()),
                 "sessions": SessionOutput(many=True),
                 "messages": MessageOutput(many=True),
                 "cycles": serializers.ListField(child=serializers.DictField()),
@@ -326,6 +401,15 @@ class UserExportApi(APIView):
                         "created_at": s.created_at,
                     }
                     for s in export["sources"]
+                ],
+                "links": [
+                    {
+                        "source_id": link.source_id,
+                        "target_id": link.target_id,
+                        "weight": link.weight,
+                        "created_at": link.created_at,
+                    }
+                    for link in export["links"]
                 ],
                 "sessions": SessionOutput(export["sessions"], many=True).data,
                 "messages": MessageOutput(export["messages"], many=True).data,
@@ -402,14 +486,6 @@ class SessionEndApi(APIView):
         )
 
 
-def recalled(request: Request, query: RecallQuery) -> list[RecallHit]:
-    """Recall for the requesting client (its own users only); every hit counts as an access."""
-    user_ids_agree(request, query.user_id)
-    hits = memories_recall(caller=request.user.caller, request=query)
-    accesses_record(memory_ids=[hit.memory.id for hit in hits])
-    return hits
-
-
 class RecallApi(APIView):
     @extend_schema(
         request=RecallInput,
@@ -423,34 +499,11 @@ class RecallApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        data = validated(RecallInput, request.data)
-        query = RecallQuery(
-            user_id=data["user_id"],
-            query=data["query"],
-            limit=data["limit"],
-            memory_types=tuple(data.get("memory_types") or MemoryType.values),
-            as_of=data.get("as_of"),
+        return Response(
+            memory_recall_result(
+                caller=request.user.caller, params=request.data, agree=agreeing(request)
+            )
         )
-        hits = recalled(request, query)
-        traits = (
-            traits_believed_memories(caller=request.user.caller, user_id=query.user_id)
-            if data["include_traits"]
-            else []
-        )
-        output = CompactRecallOutput if data["fields"] == "compact" else RecallOutput
-        return Response(output({"fields": data["fields"], "merged": hits, "traits": traits}).data)
-
-
-def search_hits(request: Request) -> list[RecallHit]:
-    params = validated(SearchInput, request.query_params)
-    memory_type = params.get("memory_type")
-    query = RecallQuery(
-        user_id=params["user_id"],
-        query=params["q"],
-        limit=params["limit"],
-        memory_types=(memory_type,) if memory_type else tuple(MemoryType.values),
-    )
-    return recalled(request, query)
 
 
 class SearchApi(APIView):
@@ -462,7 +515,11 @@ class SearchApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        return Response(SearchHitOutput(search_hits(request), many=True).data)
+        return Response(
+            memory_search_result(
+                caller=request.user.caller, params=request.query_params, agree=agreeing(request)
+            )
+        )
 
 
 class ScoredSearchApi(APIView):
@@ -474,4 +531,7 @@ class ScoredSearchApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        return Response(ScoredSearchHitOutput(search_hits(request), many=True).data)
+        hits = search_hits(
+            caller=request.user.caller, params=request.query_params, agree=agreeing(request)
+        )
+        return Response(ScoredSearchHitOutput(hits, many=True).data)

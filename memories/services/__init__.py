@@ -3,6 +3,7 @@
 - `writes`: the operation model (ADD / UPDATE / NOOP), versions, optimistic locking.
 - `dedup`: near duplicates, found in SQL.
 - `embedding_jobs`: the worker's embeddings, scheduled after commit and re-queued by beat.
+- `links`: weighted links between one end user's memories.
 - `user_data`: the hard purge of one end user.
 
 Trait types and parsing live in `memories.traits`; reads in `memories.selectors`.
@@ -14,6 +15,7 @@ from memories.services.embedding_jobs import (
     memories_embed,
     memories_embedding_failed,
 )
+from memories.services.links import memory_link_remove, memory_link_set
 from memories.services.user_data import user_purge
 from memories.services.writes import (
     MemoryInput,
@@ -24,6 +26,7 @@ from memories.services.writes import (
     memory_add_many,
     memory_delete,
     memory_invalidate,
+    memory_key_rename,
     memory_supersede,
     memory_update,
 )
@@ -41,6 +44,9 @@ __all__ = [
     "memory_add_many",
     "memory_delete",
     "memory_invalidate",
+    "memory_key_rename",
+    "memory_link_remove",
+    "memory_link_set",
     "memory_supersede",
     "memory_update",
     "user_purge",

@@ -10,6 +10,7 @@ from memories.models import (
     ConversationSession,
     Memory,
     MemoryHistory,
+    MemoryLink,
     MemorySource,
 )
 from neuromem_site.access import Caller, user_access_check
@@ -39,6 +40,7 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
             + TraitEvidence.objects.filter(memory_id__in=memory_ids).delete()[0],
             "memory_sources": MemorySource.objects.filter(memory_id__in=memory_ids).delete()[0]
             + MemorySource.objects.filter(session_id__in=session_ids).delete()[0],
+            "memory_links": MemoryLink.objects.filter(user_id=user_id).delete()[0],
             "memory_history": MemoryHistory.objects.filter(memory_id__in=memory_ids).delete()[0],
             "memories": Memory.objects.filter(user_id=user_id).delete()[0],
             "conversations": ConversationMessage.objects.filter(

@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memories.models import (
@@ -23,6 +23,7 @@ from memories.models import (
     ConversationSession,
     EmbeddingStatus,
     Memory,
+    MemoryLink,
     MemorySource,
 )
 from memories.services.dedup import (
@@ -180,7 +181,7 @@ def _save_new(rows: list[tuple[Memory, MemoryInput]]) -> None:
     )
 
 
-def _write_target(memory: Memory, caller: Caller) -> Memory:
+def write_target(memory: Memory, caller: Caller) -> Memory:
     """The memory's row as stored, once `caller` may write it, locked against other writes
     for its user and type until commit. The check is made on the row that will change, never
     on the object handed in (a stale or hand-built one could name another user)."""
@@ -212,6 +213,49 @@ def _supersede(
         expired_at=expired_at or now, updated_at=now, superseded_by=successor.id, **stamps
     ):
         raise stale(memory)
+    links_follow(old_id=memory.id, new_id=successor.id)
+
+
+def links_follow(*, old_id: uuid.UUID, new_id: uuid.UUID) -> None:
+    """Move a superseded memory's links to its successor. The successor is new, so no pair it
+    holds can collide; a link between the two versions would become a self-link: dropped."""
+    MemoryLink.objects.filter(
+        Q(source_id=old_id, target_id=new_id) | Q(source_id=new_id, target_id=old_id)
+    ).delete()
+    MemoryLink.objects.filter(source_id=old_id).update(source_id=new_id)
+    MemoryLink.objects.filter(target_id=old_id).update(target_id=new_id)
+
+
+def keys_taken(rows: dict[int, Memory]) -> dict[int, Conflict]:
+    """The rows whose key a current memory of their end user (of any type), or an earlier
+    row, already holds: index → error. Holding the same content as the same type is no
+    conflict (the write is a NOOP). Keys are locked until commit, after the memory-write
+    locks (one order everywhere)."""
+    keyed = {index: row for index, row in rows.items() if row.key is not None}
+    if not keyed:
+        return {}
+    xact_lock(LockNamespace.MEMORY_KEYS, (f"{row.user_id}\x1f{row.key}" for row in keyed.values()))
+    holders = {
+        (held.user_id, held.key): held
+        for held in Memory.objects.current().filter(
+            user_id__in={row.user_id for row in keyed.values()},
+            key__in={row.key for row in keyed.values()},
+        )
+    }
+    errors = {}
+    for index, row in keyed.items():
+        holder = holders.setdefault((row.user_id, row.key), row)
+        if (holder.memory_type, holder.content_hash) != (row.memory_type, row.content_hash):
+            errors[index] = key_conflict(row.key, holder)
+    return errors
+
+
+def key_conflict(key: str, holder: Memory) -> Conflict:
+    return Conflict(
+        f"Key '{key}' is held by the current memory '{holder.id}'.",
+        field="key",
+        memory_id=str(holder.id),
+    )
 
 
 def stale(memory: Memory) -> Conflict:
@@ -258,6 +302,9 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
         del prepared[index]
         results[index] = error
     lock_memory_writes({(memory.user_id, memory.memory_type) for memory in prepared.values()})
+    for index, error in keys_taken(prepared).items():
+        del prepared[index]
+        results[index] = error
 
     # NOOP: the user already holds this content as a current memory of this type (or an
     # earlier item of this batch does).
@@ -337,7 +384,7 @@ def memory_supersede(
     expired_at); default now."""
     with audit_actor(caller.name):
         return _supersede_with(
-            _write_target(memory, caller),
+            write_target(memory, caller),
             content=content,
             expected_version=expected_version,
             metadata=metadata,
@@ -398,7 +445,7 @@ def memory_update(
     """PATCH: new content makes a new version (supersede); other fields change in place.
     Either way `version` must be the current one (optimistic lock)."""
     with audit_actor(caller.name):
-        memory = _write_target(memory, caller)
+        memory = write_target(memory, caller)
         changes = dict(changes)
         content = changes.pop("content", None)
         if content is not None and content != memory.content:
@@ -428,6 +475,16 @@ def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -
     if {"memory_type", "metadata"} & fields.keys():
         fields.update(memory_type=memory_type, metadata=metadata)
         fields.update(trait_fields(memory_type=memory_type, metadata=metadata))
+    if fields.get("key") is not None and fields["key"] != memory.key:
+        xact_lock(LockNamespace.MEMORY_KEYS, [f"{memory.user_id}\x1f{fields['key']}"])
+        holder = (
+            Memory.objects.current()
+            .filter(user_id=memory.user_id, key=fields["key"])
+            .exclude(pk=memory.pk)
+            .first()
+        )
+        if holder is not None:
+            raise key_conflict(fields["key"], holder)
     updated = Memory.objects.filter(pk=memory.pk, version=version, expired_at__isnull=True).update(
         **fields, version=F("version") + 1, updated_at=timezone.now()
     )
@@ -436,11 +493,21 @@ def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -
     return Memory.objects.get(pk=memory.pk)
 
 
+def memory_key_rename(*, memory: Memory, key: str, caller: Caller) -> Memory:
+    """Give the current memory another key, unique among its user's current memories (taken:
+    Conflict). Acts on the memory as stored now: no version to match."""
+    with audit_actor(caller.name):
+        memory = write_target(memory, caller)
+        if memory.expired_at is not None:
+            raise stale(memory)
+        return _update_in_place(memory, version=memory.version, changes={"key": key})
+
+
 def memory_delete(*, memory: Memory, caller: Caller, at: datetime | None = None) -> Memory:
     """Soft delete: the row and its history stay; recall no longer sees it. `at` dates the
     deletion (an imported "forget" message's time); default now."""
     with audit_actor(caller.name):
-        memory = _write_target(memory, caller)
+        memory = write_target(memory, caller)
         now = timezone.now()
         Memory.objects.filter(pk=memory.pk, expired_at__isnull=True).update(
             expired_at=at or now, updated_at=now, version=F("version") + 1
@@ -454,7 +521,7 @@ def memory_invalidate(
     """The fact stopped being true at `invalid_at`: it leaves current reads, and "as of" any
     instant from then on no longer sees it."""
     with audit_actor(caller.name):
-        memory = _write_target(memory, caller)
+        memory = write_target(memory, caller)
         now = timezone.now()
         updated = Memory.objects.filter(pk=memory.pk, expired_at__isnull=True).update(
             invalid_at=invalid_at or now, expired_at=now, updated_at=now, version=F("version") + 1

@@ -8,9 +8,8 @@ from memories.api.serializers import MemoryOutput
 from neuromem_site.api.pagination import EnvelopeCursorPagination
 from neuromem_site.api.permissions import user_ids_agree
 from neuromem_site.api.views import validated
+from reflection.api.operations import traits_get_result
 from reflection.api.serializers import (
-    TRAIT_GROUPS,
-    BelievedTraitOutput,
     PromptContextInput,
     PromptContextOutput,
     ReflectionCycleListInput,
@@ -25,7 +24,6 @@ from reflection.selectors import (
     reflection_cycle_get,
     reflection_cycles,
     trait_detail,
-    traits_believed,
 )
 from reflection.services.cycles import reflection_cycle_request
 from reflection.services.traits import trait_veto
@@ -58,13 +56,8 @@ class UserTraitsApi(APIView):
 
     @extend_schema(responses={200: UserTraitsOutput, 404: NOT_VISIBLE})
     def get(self, request: Request, user_id: str) -> Response:
-        user_ids_agree(request, user_id)
-        groups: dict[str, list] = {group: [] for group in (*TRAIT_GROUPS, "other")}
-        for trait in traits_believed(caller=request.user.caller, user_id=user_id):
-            groups.get(trait.trait_subtype, groups["other"]).append(trait)
-        return Response(
-            {group: BelievedTraitOutput(traits, many=True).data for group, traits in groups.items()}
-        )
+        user_ids_agree(request, user_id)  # the path's user_id and the query string's agree
+        return Response(traits_get_result(caller=request.user.caller, params={"user_id": user_id}))
 
 
 class PromptContextApi(APIView):

@@ -13,7 +13,7 @@ from memories.models import (
     MemoryHistory,
     MemorySource,
 )
-from memories.services import MemoryInput, memory_add, memory_supersede
+from memories.services import MemoryInput, memory_add, memory_link_set, memory_supersede
 from neuromem_site.access import SYSTEM, Caller
 from reflection.models import ConsistencyIssue, ReflectionCycle, TraitEvidence
 
@@ -22,6 +22,7 @@ TABLES = [
     "memories",
     "memory_history",
     "memory_sources",
+    "memory_links",
     "trait_evidence",
     "conversations",
     "conversation_sessions",
@@ -53,9 +54,10 @@ def populate(user_id: str) -> None:
         item=MemoryInput(user_id=user_id, content="hiked Alps", memory_type="episodic"),
         caller=Caller(name="t", is_staff=True),
     ).memory
-    memory_supersede(
+    latest = memory_supersede(
         memory=fact, content="hiked the Alps twice", caller=Caller(name="t", is_staff=True)
     )
+    memory_link_set(source=trait, target_id=latest.id, weight=0.7, caller=SYSTEM)
     TraitEvidence.objects.create(
         trait_id=trait.id, memory_id=fact.id, evidence_type="supporting", quality="B"
     )
@@ -93,6 +95,7 @@ def test_export_holds_everything(agent):
     assert len(data["evidence"]) == 1 and len(data["cycles"]) == 1
     assert len(data["sessions"]) == 1 and len(data["messages"]) == 2
     assert len(data["sources"]) == 4
+    assert len(data["links"]) == 1
 
 
 def test_purge_removes_every_row_of_one_user_and_no_other(agent):

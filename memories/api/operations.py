@@ -1,0 +1,191 @@
+"""The memory operations the HTTP API and the MCP server share (neuromem_site/mcp/): each one
+validates its parameters with the route's serializer, calls the selectors and services, and
+answers the route's `data`. One path, so both give the same answers, defaults and errors.
+
+Each takes the `Caller` and the raw parameters (a query string, a JSON body, MCP arguments);
+`agree` lets the HTTP view check the validated `user_id` against the ones its URL names
+(neuromem_site/api/permissions.py). Errors are raised: DRF's validation errors and the
+domain's (neuromem_site/errors.py), which the API's envelope and the MCP server map alike.
+"""
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rest_framework import status
+
+from memories.access import accesses_record
+from memories.api.serializers import (
+    BulkReadInput,
+    CompactRecallOutput,
+    LinkOutput,
+    MemoryCreateInput,
+    MemoryGetInput,
+    MemoryLookupInput,
+    MemoryOutput,
+    RecallInput,
+    RecallOutput,
+    SearchHitOutput,
+    SearchInput,
+)
+from memories.links import BulkLimits, BulkRead, memory_bulk_read, memory_links
+from memories.models import Memory, MemoryType
+from memories.recall import RecallHit, RecallQuery, memories_recall
+from memories.selectors import activity_filter, memory_get, memory_get_by_key
+from memories.services import MemoryInput, Operation, WriteResult, memory_add, memory_delete
+from neuromem_site.access import Caller
+from neuromem_site.api.views import validated
+from reflection.selectors import traits_believed_memories
+
+Agree = Callable[[str], object]
+
+
+def _any_user(user_id: str) -> None:
+    """MCP and the routes without a user in their URL: nothing to agree with."""
+
+
+def memory_lookup(*, caller: Caller, data: Mapping[str, Any]) -> Memory:
+    """The memory validated lookup parameters name: by id, or by user and key."""
+    if data.get("memory_id") is not None:
+        return memory_get(caller=caller, memory_id=data["memory_id"])
+    return memory_get_by_key(caller=caller, user_id=data["user_id"], key=data["key"])
+
+
+def memory_with_links(memory: Memory, *, sort_links: bool, include_embedding: bool = False) -> dict:
+    data = MemoryOutput(memory, context={"include_embedding": include_embedding}).data
+    data["links"] = LinkOutput(memory_links(memory=memory, sort_links=sort_links), many=True).data
+    return data
+
+
+def memory_get_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
+    """GET /memories/{id}/: the memory with its links (in order unless `sort_links` is false)."""
+    data = validated(MemoryGetInput, params)
+    memory = memory_lookup(caller=caller, data=data)
+    return memory_with_links(
+        memory, sort_links=data["sort_links"], include_embedding=data.get("include") == "embedding"
+    )
+
+
+def bulk_read(*, caller: Caller, params: Mapping[str, Any]) -> BulkRead:
+    """The depth-first read from the memory `params` name; the start counts as an access,
+    every memory reached as a traversal (inputs of the activity score)."""
+    data = validated(BulkReadInput, params)
+    memory = memory_lookup(caller=caller, data=data)
+    read = memory_bulk_read(
+        memory=memory,
+        limits=BulkLimits(depth=data["depth"], breadth=data["breadth"], total=data["total"]),
+    )
+    accesses_record(
+        memory_ids=[memory.id], traversed_ids=[reached.memory.id for reached in read.reached]
+    )
+    return read
+
+
+def memory_bulk_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
+    """GET /memories/{id}/bulk/, in seed 004's shape."""
+    read = bulk_read(caller=caller, params=params)
+    return {
+        "targetMemory": memory_with_links(read.target, sort_links=True),
+        "associatedMemories": [
+            {
+                **MemoryOutput(reached.memory).data,
+                "retrievalInfo": {
+                    "depth": reached.depth,
+                    "weight": reached.weight,
+                    "path": reached.path,
+                },
+            }
+            for reached in read.reached
+        ],
+        "metadata": bulk_metadata(read),
+    }
+
+
+def bulk_metadata(read: BulkRead) -> dict:
+    return {
+        "depthReached": read.depth_reached,
+        "totalRetrieved": len(read.reached),
+        "duplicatesSkipped": read.duplicates_skipped,
+        "executionTimeMs": read.execution_ms,
+    }
+
+
+def write_result(result: WriteResult) -> dict[str, Any]:
+    data = {"operation": result.operation, "memory": MemoryOutput(result.memory).data}
+    if result.superseded is not None:
+        data["superseded"] = str(result.superseded.id)
+    return data
+
+
+def memory_add_result(
+    *, caller: Caller, params: Mapping[str, Any], agree: Agree = _any_user
+) -> tuple[dict, int]:
+    """POST /memories/: the write's result and its HTTP status (201, or 200 for a NOOP)."""
+    data = validated(MemoryCreateInput, params)
+    agree(data["user_id"])
+    result = memory_add(item=MemoryInput(**data), caller=caller)
+    code = status.HTTP_200_OK if result.operation == Operation.NOOP else status.HTTP_201_CREATED
+    return write_result(result), code
+
+
+def memory_forget_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
+    """DELETE /memories/{id}/: soft delete; the memory, now expired."""
+    data = validated(MemoryLookupInput, params)
+    memory = memory_lookup(caller=caller, data=data)
+    return MemoryOutput(memory_delete(memory=memory, caller=caller)).data
+
+
+def recalled(*, caller: Caller, query: RecallQuery) -> list[RecallHit]:
+    """Recall for `caller` (its own users only); every hit counts as an access."""
+    hits = memories_recall(caller=caller, request=query)
+    accesses_record(memory_ids=[hit.memory.id for hit in hits])
+    return hits
+
+
+def search_hits(*, caller: Caller, params: Mapping[str, Any], agree: Agree) -> list[RecallHit]:
+    """/search/'s hits: hybrid recall among the memories the activity filters let through,
+    by relevance, or (`sort_by=score`) by activity score."""
+    data = validated(SearchInput, params)
+    agree(data["user_id"])
+    memory_type = data.get("memory_type")
+    query = RecallQuery(
+        user_id=data["user_id"],
+        query=data["q"],
+        limit=data["limit"],
+        memory_types=(memory_type,) if memory_type else tuple(MemoryType.values),
+        activity=activity_filter(data),
+    )
+    hits = recalled(caller=caller, query=query)
+    descending = data["sort_order"] == "desc"
+    if data["sort_by"] == "score":
+        return sorted(hits, key=lambda hit: hit.memory.score, reverse=descending)
+    return hits if descending else hits[::-1]
+
+
+def memory_search_result(
+    *, caller: Caller, params: Mapping[str, Any], agree: Agree = _any_user
+) -> list[dict]:
+    """GET /search/."""
+    return SearchHitOutput(search_hits(caller=caller, params=params, agree=agree), many=True).data
+
+
+def memory_recall_result(
+    *, caller: Caller, params: Mapping[str, Any], agree: Agree = _any_user
+) -> dict:
+    """POST /recall/: ranked memories, and the user's believed traits for a prompt."""
+    data = validated(RecallInput, params)
+    agree(data["user_id"])
+    query = RecallQuery(
+        user_id=data["user_id"],
+        query=data["query"],
+        limit=data["limit"],
+        memory_types=tuple(data.get("memory_types") or MemoryType.values),
+        as_of=data.get("as_of"),
+    )
+    hits = recalled(caller=caller, query=query)
+    traits = (
+        traits_believed_memories(caller=caller, user_id=query.user_id)
+        if data["include_traits"]
+        else []
+    )
+    output = CompactRecallOutput if data["fields"] == "compact" else RecallOutput
+    return output({"fields": data["fields"], "merged": hits, "traits": traits}).data

@@ -1,0 +1,388 @@
+"""Memory statistics over HTTP: `GET /api/v1/memories/stats/` (snake_case) and seed 004's
+`GET /api/memories/stats` (camelCase), one validation and one selector (memories/stats.py).
+
+Parameters (the seed route spells them `fromTimestamp`, `toTimestamp`, `histogramBinSize`,
+`cacheTtlMs`, `exportFormat`; `user_id` on both):
+
+- `user_id`: one end user (NOT_FOUND outside the client's prefixes); required unless the
+  client is staff, whose statistics without it cover every end user.
+- `from_timestamp`, `to_timestamp`: epoch milliseconds (0 to the end of year 9999), the window
+  on created_at, both ends included; from ≤ to.
+- `histogram_bin_size`: 1–100 (default STATS_HISTOGRAM_BIN_SIZE).
+- `cache_ttl_ms`: 0–86,400,000 (default STATS_CACHE_TTL_MS), the oldest cached answer
+  accepted; 0 computes afresh and caches nothing.
+- `export_format`: `json` (default), `csv` (text/csv, the layout of `stats_csv`), `both` (the
+  JSON with the CSV text in `csv`).
+
+A number out of range is the seed's range error (`field`, `minAllowed`, `maxAllowed`,
+`provided`); an unknown parameter, one given twice or empty, or a bad value is a
+VALIDATION_ERROR on that parameter, as the route spells it. Every answer carries
+`X-Cache: HIT` or `MISS`.
+"""
+
+import csv
+import io
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories.meaning import STATE_THRESHOLDS
+from memories.stats import BIN_SIZE_MAX, SCORE_MAX, memory_stats
+from neuromem_site.api.envelope import checked_range
+from neuromem_site.api.permissions import user_ids_agree
+from neuromem_site.api.schema import EnvelopeAutoSchema
+from neuromem_site.api.serializers import QueryInputSerializer, UserIdLookupField
+from neuromem_site.api.views import validated
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+TIMESTAMP_MS_MAX = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z, the last instant Python holds
+CACHE_TTL_MS_MAX = 86_400_000  # a day
+EXPORT_FORMATS = ("json", "csv", "both")
+
+
+def ms_datetime(ms: int | None) -> datetime | None:
+    return None if ms is None else EPOCH + timedelta(milliseconds=ms)
+
+
+def datetime_ms(instant: datetime) -> int:
+    return (instant - EPOCH) // timedelta(milliseconds=1)
+
+
+# --- Input -----------------------------------------------------------------------------------
+
+
+class RangedIntegerField(serializers.IntegerField):
+    """An integer whose bounds answer the seed's range error (`minAllowed`, `maxAllowed`,
+    `provided`, `field` as the route spells it) rather than DRF's message."""
+
+    def __init__(self, *, minimum: int, maximum: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # Set after DRF's __init__, so that DRF adds no validators of its own; drf-spectacular
+        # publishes them.
+        self.min_value, self.max_value = minimum, maximum
+
+    def to_internal_value(self, data: Any) -> int:
+        return checked_range(
+            self.field_name,
+            super().to_internal_value(data),
+            min_allowed=self.min_value,
+            max_allowed=self.max_value,
+        )
+
+
+class KnownQueryInput(QueryInputSerializer):
+    """Query parameters, each known and given once: a misspelt or repeated one is a
+    VALIDATION_ERROR on it, not silently ignored (it would widen the answer)."""
+
+    def to_internal_value(self, data):
+        for name in data:
+            if name not in self.fields:
+                known = ", ".join(self.fields)
+                raise serializers.ValidationError(
+                    {name: [f"Unknown parameter; this route takes {known}."]}
+                )
+            if hasattr(data, "getlist") and len(data.getlist(name)) > 1:
+                raise serializers.ValidationError({name: ["Given more than once."]})
+        return super().to_internal_value(data)
+
+
+SNAKE_CASE = {
+    name: name
+    for name in (
+        "user_id",
+        "from_timestamp",
+        "to_timestamp",
+        "histogram_bin_size",
+        "cache_ttl_ms",
+        "export_format",
+    )
+}
+# Seed 004's spelling; `user_id` as on every route.
+CAMEL_CASE = {
+    "user_id": "user_id",
+    "from_timestamp": "fromTimestamp",
+    "to_timestamp": "toTimestamp",
+    "histogram_bin_size": "histogramBinSize",
+    "cache_ttl_ms": "cacheTtlMs",
+    "export_format": "exportFormat",
+}
+
+
+def stats_param_fields(spelling: dict[str, str]) -> dict[str, serializers.Field]:
+    """The parameters, named as a route spells them (`spelling`: snake_case → its name); the
+    validated data is keyed by the snake_case names whatever the spelling."""
+
+    def named(name: str) -> dict[str, str]:
+        return {} if spelling[name] == name else {"source": name}
+
+    def timestamp(name: str, what: str) -> RangedIntegerField:
+        return RangedIntegerField(
+            minimum=0,
+            maximum=TIMESTAMP_MS_MAX,
+            required=False,
+            help_text=f"Epoch milliseconds: {what} (included).",
+            **named(name),
+        )
+
+    return {
+        spelling["user_id"]: UserIdLookupField(
+            required=False,
+            help_text="One end user; required unless the client is staff (staff without it: "
+            "every end user).",
+        ),
+        spelling["from_timestamp"]: timestamp("from_timestamp", "memories created from"),
+        spelling["to_timestamp"]: timestamp("to_timestamp", "memories created until"),
+        spelling["histogram_bin_size"]: RangedIntegerField(
+            minimum=1,
+            maximum=BIN_SIZE_MAX,
+            required=False,
+            default=settings.STATS_HISTOGRAM_BIN_SIZE,
+            help_text="Width of the score histogram's bins (the last one ends at 100, included).",
+            **named("histogram_bin_size"),
+        ),
+        spelling["cache_ttl_ms"]: RangedIntegerField(
+            minimum=0,
+            maximum=CACHE_TTL_MS_MAX,
+            required=False,
+            default=settings.STATS_CACHE_TTL_MS,
+            help_text="The oldest cached answer accepted, in milliseconds; 0: computed afresh, "
+            "not cached.",
+            **named("cache_ttl_ms"),
+        ),
+        spelling["export_format"]: serializers.ChoiceField(
+            EXPORT_FORMATS,
+            required=False,
+            default="json",
+            help_text="`csv`: text/csv; `both`: the JSON with the CSV text in `csv`.",
+            **named("export_format"),
+        ),
+    }
+
+
+class MemoryStatsInput(KnownQueryInput):
+    spelling = SNAKE_CASE
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return stats_param_fields(self.spelling)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start, end = attrs.get("from_timestamp"), attrs.get("to_timestamp")
+        if start is not None and end is not None and start > end:
+            to_name = self.spelling["to_timestamp"]
+            raise serializers.ValidationError(
+                {self.spelling["from_timestamp"]: [f"Must not be after {to_name} ({end})."]}
+            )
+        return attrs
+
+
+class SeedMemoryStatsInput(MemoryStatsInput):
+    spelling = CAMEL_CASE
+
+
+# --- Output ----------------------------------------------------------------------------------
+
+
+@extend_schema_field({"type": "integer", "format": "int64", "description": "Epoch milliseconds"})
+class EpochMsField(serializers.Field):
+    def to_representation(self, value: datetime) -> int:
+        return datetime_ms(value)
+
+
+class StateCountsOutput(serializers.Serializer):
+    total = serializers.IntegerField(help_text="Not deleted: active + cold + deprecated.")
+    active = serializers.IntegerField(help_text=f"score ≥ {settings.SCORE_ACTIVE_FROM:g}")
+    cold = serializers.IntegerField(
+        help_text=f"{settings.SCORE_COLD_FROM:g} ≤ score < {settings.SCORE_ACTIVE_FROM:g}"
+    )
+    deprecated = serializers.IntegerField(help_text=f"score < {settings.SCORE_COLD_FROM:g}")
+    deleted = serializers.IntegerField(help_text="Expired: deleted, superseded or invalidated.")
+
+
+class HistogramBinOutput(serializers.Serializer):
+    """A bin of the histogram: scores from `from` (included) to `to` (excluded; included for
+    the last bin, which ends at 100)."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {  # `from` is a Python keyword: no class attribute can carry the name
+            "from": serializers.IntegerField(),
+            "to": serializers.IntegerField(),
+            "count": serializers.IntegerField(),
+        }
+
+
+class HistogramOutput(serializers.Serializer):
+    bin_size = serializers.IntegerField()
+    bins = HistogramBinOutput(many=True, source="histogram", help_text="Their counts add up to "
+                              "`counts.total`; deleted memories are in no bin.")
+
+
+class MemoryStatsOutput(serializers.Serializer):
+    generated_at = serializers.DateTimeField(help_text="When the statistics were computed.")
+    cached = serializers.BooleanField(help_text="Answered from the cache.")
+    user_id = serializers.CharField(allow_null=True)
+    from_timestamp = serializers.IntegerField(allow_null=True)
+    to_timestamp = serializers.IntegerField(allow_null=True)
+    counts = StateCountsOutput()
+    histogram = HistogramOutput(source="*")
+    query_duration_ms = serializers.FloatField(
+        help_text="The statistics query's own duration (of the query that made a cached answer)."
+    )
+    csv = serializers.CharField(required=False, help_text="Only with export_format `both`.")
+
+
+class SeedHistogramOutput(serializers.Serializer):
+    binSize = serializers.IntegerField(source="bin_size")  # noqa: N815 (seed 004's spelling)
+    bins = HistogramBinOutput(many=True, source="histogram")
+
+
+class SeedMemoryStatsOutput(serializers.Serializer):
+    generatedAt = EpochMsField(source="generated_at")  # noqa: N815
+    cached = serializers.BooleanField()
+    userId = serializers.CharField(source="user_id", allow_null=True)  # noqa: N815
+    fromTimestamp = serializers.IntegerField(source="from_timestamp", allow_null=True)  # noqa: N815
+    toTimestamp = serializers.IntegerField(source="to_timestamp", allow_null=True)  # noqa: N815
+    counts = StateCountsOutput()
+    histogram = SeedHistogramOutput(source="*")
+    queryDurationMs = serializers.FloatField(source="query_duration_ms")  # noqa: N815
+    csv = serializers.CharField(required=False, help_text="Only with exportFormat `both`.")
+
+
+CSV_HEADER = ("kind", "name", "score_from", "score_to", "count")
+
+
+def stats_csv(stats: dict[str, Any]) -> str:
+    """The statistics as CSV (RFC 4180, CRLF), a header row `kind,name,score_from,score_to,count`
+    and then:
+
+    - one `state` row each for `total`, `active`, `cold`, `deprecated`, `deleted`, with the
+      state's scores from (included) and to (excluded; 100 included); empty for `deleted`;
+    - one `bin` row per histogram bin in order, named `from-to`.
+    """
+    floors = [(state, floor) for state, floor in STATE_THRESHOLDS]
+    ceilings = [SCORE_MAX, *(floor for _, floor in floors[:-1])]
+    ranges = {
+        "total": (0, SCORE_MAX),
+        **{
+            state: (floor, ceiling)
+            for (state, floor), ceiling in zip(floors, ceilings, strict=True)
+        },
+        "deleted": ("", ""),
+    }
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_HEADER)
+    for state, (low, high) in ranges.items():
+        writer.writerow(("state", state, f"{low:g}" if low != "" else "", f"{high:g}" if high != "" else "", stats["counts"][state]))
+    for bin_ in stats["histogram"]:
+        name = f"{bin_['from']}-{bin_['to']}"
+        writer.writerow(("bin", name, bin_["from"], bin_["to"], bin_["count"]))
+    return out.getvalue()
+
+
+# --- Views -----------------------------------------------------------------------------------
+
+
+class StatsSchema(EnvelopeAutoSchema):
+    """A CSV answer is the CSV text itself, not inside the JSON envelope."""
+
+    def _get_response_for_code(
+        self, serializer, status_code, media_types=None, direction="response"
+    ):
+        response = super()._get_response_for_code(serializer, status_code, media_types, direction)
+        body = response.get("content", {}).get("text/csv")
+        if body is not None:
+            body["schema"] = {"type": "string"}
+        return response
+
+
+def stats_response(
+    request: Request,
+    input_class: type[MemoryStatsInput],
+    output: Callable[[dict[str, Any]], dict[str, Any]],
+) -> HttpResponse:
+    params = validated(input_class, request.query_params)
+    user_id = params.get("user_id")
+    if user_id is not None:
+        user_ids_agree(request, user_id)
+    elif not request.user.is_staff:
+        raise serializers.ValidationError({"user_id": ["Required unless the client is staff."]})
+    stats = memory_stats(
+        caller=request.user.caller,
+        user_id=user_id,
+        created_from=ms_datetime(params.get("from_timestamp")),
+        created_to=ms_datetime(params.get("to_timestamp")),
+        bin_size=params["histogram_bin_size"],
+        cache_ttl_ms=params["cache_ttl_ms"],
+    )
+    if params["export_format"] == "csv":
+        response = HttpResponse(stats_csv(stats), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="memory-stats.csv"'
+    else:
+        data = {
+            **stats,
+            "user_id": user_id,
+            "from_timestamp": params.get("from_timestamp"),
+            "to_timestamp": params.get("to_timestamp"),
+        }
+        if params["export_format"] == "both":
+            data["csv"] = stats_csv(stats)
+        response = Response(output(data))
+    response["X-Cache"] = "HIT" if stats["cached"] else "MISS"
+    return response
+
+
+STATS_DESCRIPTION = (
+    "Counts per state and a score histogram of the memories created in the window. "
+    "`export_format=csv` answers text/csv: a header row `kind,name,score_from,score_to,count`, "
+    "then `state` rows (total, active, cold, deprecated, deleted) and one `bin` row per bin. "
+    "`X-Cache` says HIT or MISS."
+)
+CSV_RESPONSE = OpenApiResponse(OpenApiTypes.STR, "export_format csv")
+NOT_VISIBLE = OpenApiResponse(description="user_id outside this client's prefixes")
+
+
+class MemoryStatsApi(APIView):
+    schema = StatsSchema()
+
+    @extend_schema(
+        operation_id="memories_stats",
+        description=STATS_DESCRIPTION,
+        parameters=[MemoryStatsInput],
+        responses={
+            (200, "application/json"): MemoryStatsOutput,
+            (200, "text/csv"): CSV_RESPONSE,
+            404: NOT_VISIBLE,
+        },
+    )
+    def get(self, request: Request) -> HttpResponse:
+        return stats_response(request, MemoryStatsInput, lambda d: MemoryStatsOutput(d).data)
+
+
+class SeedMemoryStatsApi(APIView):
+    schema = StatsSchema()
+
+    @extend_schema(
+        operation_id="seed_memories_stats",
+        description=f"Seed 004's route, camelCase. {STATS_DESCRIPTION}".replace(
+            "export_format=csv", "exportFormat=csv"
+        ),
+        parameters=[SeedMemoryStatsInput],
+        responses={
+            (200, "application/json"): SeedMemoryStatsOutput,
+            (200, "text/csv"): CSV_RESPONSE,
+            404: NOT_VISIBLE,
+        },
+    )
+    def get(self, request: Request) -> HttpResponse:
+        return stats_response(
+            request, SeedMemoryStatsInput, lambda d: SeedMemoryStatsOutput(d).data
+        )

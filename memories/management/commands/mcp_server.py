@@ -1,0 +1,40 @@
+import os
+from contextlib import suppress
+
+from asgiref.sync import async_to_sync
+from django.core.management.base import BaseCommand, CommandError
+from django.db import OperationalError
+from rest_framework.exceptions import AuthenticationFailed
+
+from neuromem_site.mcp.server import stdio_serve, token_caller
+
+TOKEN_VARIABLE = "NEUROMEM_API_TOKEN"
+
+
+class Command(BaseCommand):
+    help = (
+        "Serve NeuroMem's tools over MCP on stdin/stdout (docs/mcp.md), acting as the API "
+        f"client whose token is in the environment variable {TOKEN_VARIABLE}."
+    )
+
+    def handle(self, *args, **options) -> None:
+        token = os.environ.get(TOKEN_VARIABLE, "").strip()
+        if not token:
+            raise CommandError(
+                f"{TOKEN_VARIABLE} is not set: put an API client's token in it "
+                "(python manage.py create_api_client NAME prints one)."
+            )
+        try:
+            caller = token_caller(token)
+        except AuthenticationFailed:
+            raise CommandError(
+                f"{TOKEN_VARIABLE} is not a valid API token (unknown or revoked)."
+            ) from None
+        except OperationalError as error:
+            raise CommandError(f"Cannot reach the database: {error}") from None
+        scope = "all users (staff)" if caller.is_staff else ", ".join(caller.user_prefixes)
+        # stdout carries the protocol: anything for people goes to stderr.
+        self.stderr.write(f"NeuroMem MCP server (stdio), API client '{caller.name}': {scope}")
+        # The token is looked up again before each tool call: revoking it takes effect at once.
+        with suppress(KeyboardInterrupt):
+            async_to_sync(stdio_serve)(lambda: token_caller(token))

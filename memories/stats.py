@@ -1,0 +1,191 @@
+"""Memory statistics: how many memories are in each state, and how their activity scores are
+spread, for what a caller may see.
+
+- **Scope**: the memories `caller` may read (memories_visible_to), of one end user when
+  `user_id` is given (NOT_FOUND outside the caller's prefixes), else of every end user the
+  caller reaches (staff: the whole system).
+- **Window**: `created_from` ≤ created_at ≤ `created_to`, either end open when None.
+- **Counts**: per state of memories.meaning (`deleted` = expired: deleted, superseded or
+  invalidated versions); `total` is the memories that are not deleted
+  (active + cold + deprecated).
+- **Histogram**: the `total` memories by score, in bins `bin_size` wide from 0:
+  [0, bin_size), [bin_size, 2·bin_size), …; the last bin is closed and ends at 100, so a score
+  of 100 falls in it (and a last bin may be narrower when bin_size does not divide 100). The
+  bins' counts add up to `total`.
+- **One statement**: states and bins grouped by PostgreSQL in one query; `query_duration_ms`
+  is that query's own time (of the query that made a cached answer, when cached).
+- **Cache**: Redis (Django's cache), keyed by scope and parameters. `cache_ttl_ms` is the
+  oldest answer the caller accepts: a cached answer younger than that is returned (`cached`
+  true, `generated_at` when it was computed), else the statistics are computed and stored.
+  0 neither reads nor writes the cache. With Redis failing, statistics are computed anyway.
+"""
+
+import hashlib
+import json
+import logging
+import math
+import time
+from datetime import datetime, timedelta
+from typing import Any
+
+import redis
+from django.core.cache import cache
+from django.db import connection
+from django.utils import timezone
+
+from memories.meaning import STATE_THRESHOLDS, STATES, state_sql
+from memories.selectors import memories_visible_to
+from neuromem_site.access import Caller, user_access_check
+from neuromem_site.errors import Invalid
+
+log = logging.getLogger("neuromem.stats")
+
+SCORE_MAX = 100
+BIN_SIZE_MAX = SCORE_MAX
+# Cache keys: `<namespace>:<sha256 of scope and parameters>`. Bump the version when the
+# cached shape changes.
+CACHE_NAMESPACE = "memory-stats:v1"
+
+
+def histogram_bins(bin_size: int) -> list[tuple[int, int]]:
+    """The bins' (from, to) for `bin_size`: [from, to), the last one [from, 100]."""
+    return [
+        (start, min(start + bin_size, SCORE_MAX))
+        for start in range(0, math.ceil(SCORE_MAX / bin_size) * bin_size, bin_size)
+    ]
+
+
+def memory_stats(
+    *,
+    caller: Caller,
+    user_id: str | None,
+    created_from: datetime | None,
+    created_to: datetime | None,
+    bin_size: int,
+    cache_ttl_ms: int,
+) -> dict[str, Any]:
+    """`{generated_at, cached, counts: {total, active, cold, deprecated, deleted}, bin_size,
+    histogram: [{from, to, count}], query_duration_ms}` for the scope and window (see the
+    module's docstring)."""
+    if user_id is not None:
+        user_access_check(caller=caller, user_id=user_id, write=False)
+    if not 1 <= bin_size <= BIN_SIZE_MAX:
+        raise Invalid(f"bin_size must be 1–{BIN_SIZE_MAX}.", field="bin_size")
+    if created_from is not None and created_to is not None and created_from > created_to:
+        raise Invalid("The window's start is after its end.", field="created_from")
+    key = stats_cache_key(
+        caller=caller,
+        user_id=user_id,
+        created_from=created_from,
+        created_to=created_to,
+        bin_size=bin_size,
+    )
+    if cache_ttl_ms > 0:
+        held = cache_read(key)
+        if held is not None and timezone.now() - held["generated_at"] < timedelta(
+            milliseconds=cache_ttl_ms
+        ):
+            return {**held, "cached": True}
+    stats = stats_query(
+        caller=caller,
+        user_id=user_id,
+        created_from=created_from,
+        created_to=created_to,
+        bin_size=bin_size,
+    )
+    if cache_ttl_ms > 0:
+        cache_write(key, stats, timeout=math.ceil(cache_ttl_ms / 1000))
+    return {**stats, "cached": False}
+
+
+def stats_query(
+    *,
+    caller: Caller,
+    user_id: str | None,
+    created_from: datetime | None,
+    created_to: datetime | None,
+    bin_size: int,
+) -> dict[str, Any]:
+    memories = memories_visible_to(caller)
+    if user_id is not None:
+        memories = memories.filter(user_id=user_id)
+    if created_from is not None:
+        memories = memories.filter(created_at__gte=created_from)
+    if created_to is not None:
+        memories = memories.filter(created_at__lte=created_to)
+    scope_sql, scope_params = (
+        memories.order_by().values("score", "expired_at").query.sql_with_params()
+    )
+    bins = histogram_bins(bin_size)
+    # Deleted rows have no bin; the others one from the score, 100 in the last.
+    statement = f"""
+        SELECT {state_sql("m")} AS state,
+               CASE WHEN m.expired_at IS NULL
+                    THEN least(floor(m.score::float8 / %s)::int, %s) END AS bin,
+               count(*)
+        FROM ({scope_sql}) m
+        GROUP BY 1, 2
+    """
+    generated_at = timezone.now()
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute(statement, (bin_size, len(bins) - 1, *scope_params))
+        rows = cursor.fetchall()
+    duration_ms = (time.perf_counter() - started) * 1000
+    by_state = dict.fromkeys(STATES, 0)
+    by_bin = [0] * len(bins)
+    for state, bin_index, count in rows:
+        by_state[state] += count
+        if bin_index is not None:
+            by_bin[bin_index] += count
+    return {
+        "generated_at": generated_at,
+        "counts": {
+            "total": sum(count for state, count in by_state.items() if state != "deleted"),
+            **by_state,
+        },
+        "bin_size": bin_size,
+        "histogram": [
+            {"from": start, "to": end, "count": count}
+            for (start, end), count in zip(bins, by_bin, strict=True)
+        ],
+        "query_duration_ms": round(duration_ms, 3),
+    }
+
+
+def stats_cache_key(
+    *,
+    caller: Caller,
+    user_id: str | None,
+    created_from: datetime | None,
+    created_to: datetime | None,
+    bin_size: int,
+) -> str:
+    """The scope (staff: everything; else the caller's prefixes), the parameters, and the state
+    thresholds (a changed threshold must not answer from before the change)."""
+    scope = "staff" if caller.is_staff else sorted(caller.user_prefixes)
+    parts = [
+        scope,
+        user_id,
+        created_from.isoformat() if created_from else None,
+        created_to.isoformat() if created_to else None,
+        bin_size,
+        STATE_THRESHOLDS,
+    ]
+    digest = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    return f"{CACHE_NAMESPACE}:{digest}"
+
+
+def cache_read(key: str) -> dict[str, Any] | None:
+    try:
+        return cache.get(key)
+    except redis.RedisError:
+        log.warning("memory stats: the cache could not be read", exc_info=True)
+        return None
+
+
+def cache_write(key: str, stats: dict[str, Any], *, timeout: int) -> None:
+    try:
+        cache.set(key, stats, timeout=timeout)
+    except redis.RedisError:
+        log.warning("memory stats: the cache could not be written", exc_info=True)

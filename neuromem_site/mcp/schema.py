@@ -1,0 +1,97 @@
+"""Tool input schemas (JSON Schema) from the DRF serializers the operations validate with, so a
+tool's schema says what its validation accepts: types, enums, ranges, defaults, help texts."""
+
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.fields import empty
+
+
+def field_schema(field: serializers.Field) -> dict[str, Any]:
+    """One serializer field as JSON Schema."""
+    schema = base_schema(field)
+    if getattr(field, "allow_null", False):
+        kind = schema.get("type")
+        if isinstance(kind, str):
+            schema["type"] = [kind, "null"]
+        if "enum" in schema:
+            schema["enum"] = [*schema["enum"], None]
+    if field.default is not empty and not field.required:
+        schema["default"] = field.default() if callable(field.default) else field.default
+    if field.help_text:
+        schema["description"] = str(field.help_text)
+    return schema
+
+
+def base_schema(field: serializers.Field) -> dict[str, Any]:
+    # A field class's own schema (drf-spectacular's extend_schema_field, as the OpenAPI has it).
+    annotated = getattr(type(field), "_spectacular_annotation", {}).get("field")
+    if isinstance(annotated, dict):
+        return dict(annotated)
+    if isinstance(field, serializers.BooleanField):
+        return {"type": "boolean"}
+    if isinstance(field, serializers.ChoiceField):
+        return {"type": "string", "enum": [str(choice) for choice in field.choices]}
+    if isinstance(field, serializers.IntegerField | serializers.FloatField):
+        schema: dict[str, Any] = {
+            "type": "integer" if isinstance(field, serializers.IntegerField) else "number"
+        }
+        if field.min_value is not None:
+            schema["minimum"] = field.min_value
+        if field.max_value is not None:
+            schema["maximum"] = field.max_value
+        return schema
+    if isinstance(field, serializers.DateTimeField):
+        return {"type": "string", "format": "date-time"}
+    if isinstance(field, serializers.UUIDField):
+        return {"type": "string", "format": "uuid"}
+    if isinstance(field, serializers.ListField):
+        schema = {"type": "array", "items": field_schema(field.child)}
+        if field.min_length is not None:
+            schema["minItems"] = field.min_length
+        if field.max_length is not None:
+            schema["maxItems"] = field.max_length
+        return schema
+    if isinstance(field, serializers.DictField | serializers.JSONField):
+        return {"type": "object"}
+    if isinstance(field, serializers.CharField):
+        schema = {"type": "string"}
+        if not field.allow_blank:
+            schema["minLength"] = max(field.min_length or 0, 1)
+        elif field.min_length is not None:
+            schema["minLength"] = field.min_length
+        if field.max_length is not None:
+            schema["maxLength"] = field.max_length
+        return schema
+    return {}
+
+
+def serializer_schema(
+    serializer_class: type[serializers.Serializer], **overrides: dict[str, Any]
+) -> dict[str, Any]:
+    """An object schema with one property per input field; `overrides` update single
+    properties (what a `validate_<field>` method checks that the field does not say)."""
+    fields = serializer_class().fields
+    properties = {}
+    for name, field in fields.items():
+        if field.read_only:
+            continue
+        properties[name] = field_schema(field) | overrides.pop(name, {})
+    if overrides:
+        raise ValueError(f"No such fields in {serializer_class.__name__}: {', '.join(overrides)}")
+    return object_schema(
+        properties, required=[name for name, field in fields.items() if field.required]
+    )
+
+
+def object_schema(
+    properties: dict[str, dict[str, Any]], *, required: list[str] | None = None
+) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = required
+    return schema

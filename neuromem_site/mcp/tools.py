@@ -1,0 +1,340 @@
+"""The MCP tools: one per NeuroMem operation, each running the very function the HTTP view runs
+(`<app>/api/operations.py`), so parameters, defaults, validation, ordering and errors are the
+HTTP API's.
+
+A tool answers the JSON text of what the HTTP route puts in the envelope's `data`; on failure it
+answers an MCP tool error (`isError: true`) whose text is the JSON of the envelope's `error`
+object, the same object the HTTP route answers (docs/mcp.md).
+"""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections
+from mcp_types import Tool, ToolAnnotations
+from rest_framework import serializers
+from rest_framework.renderers import JSONRenderer
+
+from evolution.api.serializers import SoulProposalInput, SoulRollbackInput
+from memories.api.serializers import MemoryCreateInput, RecallInput, SearchInput
+from neuromem_site.access import Caller
+from neuromem_site.api.envelope import exception_handler
+from neuromem_site.api.serializers import UserIdLookupField
+from neuromem_site.mcp.schema import field_schema, object_schema, serializer_schema
+
+LIMIT = {
+    "minimum": 1,
+    "maximum": settings.RECALL_LIMIT_MAX,
+    "description": f"How many results at most (1–{settings.RECALL_LIMIT_MAX}).",
+}
+USER_ID = field_schema(UserIdLookupField()) | {
+    "description": "The end user's id; it must start with one of this API client's prefixes."
+}
+MEMORY_ID = {"type": "string", "format": "uuid", "description": "The memory's id."}
+KEY = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 255,
+    "description": "The memory's key, unique per user among current memories (with user_id).",
+}
+ADDRESSING = (
+    "Name the memory by `memory_id`, or by `user_id` and `key`. Another client's memory, or one "
+    "that does not exist, is NOT_FOUND."
+)
+
+
+@dataclass(frozen=True)
+class McpTool:
+    name: str
+    title: str
+    description: str
+    # "module:function", imported when first called: fn(*, caller, params) -> data.
+    operation: str
+    input_schema: dict[str, Any]
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = False
+
+    def definition(self) -> Tool:
+        return Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.input_schema,
+            annotations=ToolAnnotations(
+                title=self.title,
+                read_only_hint=self.read_only,
+                destructive_hint=None if self.read_only else self.destructive,
+                idempotent_hint=None if self.read_only else self.idempotent,
+                open_world_hint=False,
+            ),
+        )
+
+    def function(self) -> Callable[..., Any]:
+        module, name = self.operation.split(":")
+        return getattr(import_module(module), name)
+
+
+TOOLS: dict[str, McpTool] = {
+    tool.name: tool
+    for tool in [
+        McpTool(
+            name="memory_get",
+            title="Read a memory",
+            description=(
+                "One memory (content, type, importance, activity score 0–100 and state, "
+                "metadata, validity and version fields) with its `links`: by default sorted by "
+                "link weight × target score (a target without a score counts 50), ties by weight, "
+                "then key/id; `sort_links: false` keeps the order the links were made in. "
+                + ADDRESSING
+            ),
+            operation="memories.api.operations:memory_get_result",
+            input_schema=object_schema(
+                {
+                    "memory_id": MEMORY_ID,
+                    "user_id": USER_ID,
+                    "key": KEY,
+                    "sort_links": {
+                        "type": ["boolean", "string"],
+                        "enum": [True, False, "true", "false"],
+                        "default": True,
+                        "description": "Sort `links` by weight × target score (default), or "
+                        "keep insertion order (false). Any other value is a VALIDATION_ERROR.",
+                    },
+                    "include": {
+                        "type": "string",
+                        "description": "`embedding` to also answer the memory's vector.",
+                    },
+                }
+            ),
+            read_only=True,
+        ),
+        McpTool(
+            name="memory_search",
+            title="Search memories",
+            description=(
+                "Hybrid (vector + full-text) search over one end user's current memories, best "
+                "first: each hit as id, content, memory_type, metadata and score. For building "
+                "a prompt prefer memory_recall, which also answers the user's traits."
+            ),
+            operation="memories.api.operations:memory_search_result",
+            input_schema=serializer_schema(
+                SearchInput,
+                user_id=USER_ID,
+                q={"description": "What to search for, in natural language or keywords."},
+                limit=LIMIT,
+                memory_type={"description": "Only memories of this type."},
+            ),
+            read_only=True,
+        ),
+        McpTool(
+            name="memory_add",
+            title="Remember something",
+            description=(
+                "Write one memory for an end user. `operation` in the answer says what happened: "
+                "ADD (a new memory), NOOP (already held: the existing memory is answered) or "
+                "UPDATE (a near-duplicate current memory was superseded; `superseded` is its id). "
+                "Writing for a user_id outside this client's prefixes is FORBIDDEN."
+            ),
+            operation="memories.api.operations:memory_add_result",
+            input_schema=serializer_schema(
+                MemoryCreateInput,
+                user_id={"description": "The end user the memory is about."},
+                content={"description": "The memory itself, in plain language."},
+                memory_type={
+                    "description": "fact, episodic, trait or document (legacy: general → fact, "
+                    "insight → trait at stage trend)."
+                },
+                metadata={"description": "Free JSON object kept with the memory."},
+                importance={"description": "0–1: how much the memory matters."},
+                valid_at={"description": "Since when it is true (default: now)."},
+                key={"description": "A name to address the memory by (unique per user)."},
+                embedding={"description": "Your own vector; normally omitted (NeuroMem embeds)."},
+                session_id={"description": "The conversation session it came from."},
+                source_episode_ids={"description": "Episodic memories it was derived from."},
+            ),
+            read_only=False,
+            idempotent=True,
+        ),
+        McpTool(
+            name="bulk_read_memory",
+            title="Read a memory and what it links to",
+            description=(
+                "Depth-first read from one memory through its links: at most `breadth` links per "
+                "level in link order (weight × target score), down to `depth`, at most `total` "
+                "memories. Answers `targetMemory`, `associatedMemories` (each with "
+                "`retrievalInfo` {depth, weight, path}) and `metadata` {depthReached, "
+                "totalRetrieved, duplicatesSkipped, executionTimeMs}. A value out of range is a "
+                "VALIDATION_ERROR naming `field`, `minAllowed`/`maxAllowed` and `provided`. "
+                + ADDRESSING
+            ),
+            operation="memories.api.operations:memory_bulk_result",
+            input_schema=object_schema(
+                {
+                    "memory_id": MEMORY_ID,
+                    "user_id": USER_ID,
+                    "key": KEY,
+                    "depth": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 6,
+                        "default": 3,
+                        "description": "How many links deep to follow (1–6).",
+                    },
+                    "breadth": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 20,
+                        "default": 5,
+                        "description": "How many links to follow per memory (1–20).",
+                    },
+                    "total": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 50,
+                        "default": 20,
+                        "description": "How many associated memories at most (1–50).",
+                    },
+                }
+            ),
+            read_only=True,
+        ),
+        McpTool(
+            name="memory_recall",
+            title="Recall for a prompt",
+            description=(
+                "What to put in an agent's context about an end user: `merged`, the memories "
+                "that match `query` ranked by relevance (reciprocal rank fusion of vector and "
+                "full-text ranks) boosted by recency, importance and trait stage, best first; "
+                "and `traits`, the user's active traits. `fields: compact` answers each hit as "
+                "id, content, memory_type, valid_at and score only."
+            ),
+            operation="memories.api.operations:memory_recall_result",
+            input_schema=serializer_schema(
+                RecallInput,
+                user_id=USER_ID,
+                query={"description": "What the agent is about to talk about."},
+                limit=LIMIT,
+                memory_types={"description": "Only these types (default: all)."},
+                as_of={"description": "Recall as the memories stood at this time."},
+                include_traits={"description": "Also answer the user's active traits."},
+            ),
+            read_only=True,
+        ),
+        McpTool(
+            name="memory_forget",
+            title="Forget a memory",
+            description=(
+                "Soft-delete one memory: it stops being current (`expired_at` is set) and is no "
+                "longer recalled; its row and history stay. Answers the memory as it is now. "
+                "Another client's memory is NOT_FOUND."
+            ),
+            operation="memories.api.operations:memory_forget_result",
+            input_schema=object_schema({"memory_id": MEMORY_ID}, required=["memory_id"]),
+            read_only=False,
+            destructive=True,
+        ),
+        McpTool(
+            name="traits_get",
+            title="An end user's traits",
+            description=(
+                "The end user's believed traits (emerging, established or core; confidence "
+                "decayed over time, above the recall minimum), grouped `core`, `preference`, "
+                "`behavior` and `other`, most confident first within each group."
+            ),
+            operation="reflection.api.operations:traits_get_result",
+            input_schema=object_schema({"user_id": USER_ID}, required=["user_id"]),
+            read_only=True,
+        ),
+        McpTool(
+            name="soul_status",
+            title="The active SOUL",
+            description=(
+                "The agent's active SOUL: its version, content, the `soul_md` text an agent "
+                "loads as SOUL.md, its evaluation, and `pending_proposals` (versions waiting). "
+                "NOT_FOUND before a staff client bootstraps it."
+            ),
+            operation="evolution.api.operations:soul_status_result",
+            input_schema=object_schema({}),
+            read_only=True,
+        ),
+        McpTool(
+            name="soul_propose",
+            title="Propose a SOUL change",
+            description=(
+                "Propose a new SOUL (the whole markdown document, not a diff). It is recorded as "
+                "the next version and evaluated against the Core Safety Contract; with "
+                "`auto_apply` (default) a proposal that passes becomes active. Answers `status` "
+                "(applied, proposed or rejected), `version` and `eval` (the checks). CONFLICT "
+                "when there is no SOUL yet, the proposal changes nothing, or the active version "
+                "changed meanwhile."
+            ),
+            operation="evolution.api.operations:soul_propose_result",
+            input_schema=serializer_schema(
+                SoulProposalInput,
+                risk_notes={"description": "What could go wrong with the change."},
+            ),
+            read_only=False,
+        ),
+        McpTool(
+            name="soul_rollback",
+            title="Roll the SOUL back",
+            description=(
+                "Staff clients only (others: FORBIDDEN). Make a new active version with the "
+                "content of the previous stable version, or of `to_version` (a version that was "
+                "active once); the current one becomes rolled_back. Answers the new version."
+            ),
+            operation="evolution.api.operations:soul_rollback_result",
+            input_schema=serializer_schema(
+                SoulRollbackInput, reason={"description": "Why (kept in the audit log)."}
+            ),
+            read_only=False,
+        ),
+    ]
+}
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    """A tool's answer: the JSON text of `data`, or of the error object when not `ok`."""
+
+    ok: bool
+    text: str
+
+
+def render(value: Any) -> str:
+    """JSON exactly as the HTTP API renders it (DRF's encoder and settings)."""
+    return JSONRenderer().render(value).decode()
+
+
+def error_object(exc: Exception) -> dict[str, Any]:
+    """The envelope's `error` for `exc`, as the HTTP API answers it: the API's own exception
+    handler (an unexpected exception is logged and answered INTERNAL)."""
+    return exception_handler(exc, {}).data["error"]
+
+
+def tool_call(
+    *, tool: McpTool, caller: Callable[[], Caller], arguments: Mapping[str, Any]
+) -> ToolAnswer:
+    """Run `tool` for whoever `caller()` names. Synchronous, on the thread whose database
+    connection it uses (a request's, or the stdio server's); like a request, it starts and ends
+    by dropping a connection that broke or outlived DATABASE_CONN_MAX_AGE."""
+    close_old_connections()
+    try:
+        who = caller()  # first, as HTTP authenticates before it validates
+        # A tool's arguments are a JSON object, like a request body: an unknown name is
+        # refused as the API refuses an unknown body field (a misspelt `limit` is not ignored).
+        unknown = [name for name in arguments if name not in tool.input_schema["properties"]]
+        if unknown:
+            raise serializers.ValidationError({unknown[0]: ["Unknown field."]})
+        data = tool.function()(caller=who, params=arguments)
+        if isinstance(data, tuple):  # (data, HTTP status): the status is the HTTP route's
+            data = data[0]
+        return ToolAnswer(ok=True, text=render(data))
+    except Exception as exc:
+        return ToolAnswer(ok=False, text=render(error_object(exc)))
+    finally:
+        close_old_connections()
