@@ -197,7 +197,7 @@ class EpochMsField(serializers.Field):
         return datetime_ms(value)
 
 
-class StateCountsOutput(serializers.Serializer):
+class MemoryStatsCountsOutput(serializers.Serializer):
     total = serializers.IntegerField(help_text="Not deleted: active + cold + deprecated.")
     active = serializers.IntegerField(help_text=f"score ≥ {settings.SCORE_ACTIVE_FROM:g}")
     cold = serializers.IntegerField(
@@ -207,7 +207,7 @@ class StateCountsOutput(serializers.Serializer):
     deleted = serializers.IntegerField(help_text="Expired: deleted, superseded or invalidated.")
 
 
-class HistogramBinOutput(serializers.Serializer):
+class MemoryStatsBinOutput(serializers.Serializer):
     """A bin of the histogram: scores from `from` (included) to `to` (excluded; included for
     the last bin, which ends at 100)."""
 
@@ -219,10 +219,13 @@ class HistogramBinOutput(serializers.Serializer):
         }
 
 
-class HistogramOutput(serializers.Serializer):
+class MemoryStatsHistogramOutput(serializers.Serializer):
     bin_size = serializers.IntegerField()
-    bins = HistogramBinOutput(many=True, source="histogram", help_text="Their counts add up to "
-                              "`counts.total`; deleted memories are in no bin.")
+    bins = MemoryStatsBinOutput(
+        many=True,
+        source="histogram",
+        help_text="Their counts add up to `counts.total`; deleted memories are in no bin.",
+    )
 
 
 class MemoryStatsOutput(serializers.Serializer):
@@ -231,28 +234,29 @@ class MemoryStatsOutput(serializers.Serializer):
     user_id = serializers.CharField(allow_null=True)
     from_timestamp = serializers.IntegerField(allow_null=True)
     to_timestamp = serializers.IntegerField(allow_null=True)
-    counts = StateCountsOutput()
-    histogram = HistogramOutput(source="*")
+    counts = MemoryStatsCountsOutput()
+    histogram = MemoryStatsHistogramOutput(source="*")
     query_duration_ms = serializers.FloatField(
         help_text="The statistics query's own duration (of the query that made a cached answer)."
     )
     csv = serializers.CharField(required=False, help_text="Only with export_format `both`.")
 
 
-class SeedHistogramOutput(serializers.Serializer):
-    binSize = serializers.IntegerField(source="bin_size")  # noqa: N815 (seed 004's spelling)
-    bins = HistogramBinOutput(many=True, source="histogram")
+# Seed 004's camelCase spelling of the same answer.
+class SeedMemoryStatsHistogramOutput(serializers.Serializer):
+    binSize = serializers.IntegerField(source="bin_size")
+    bins = MemoryStatsBinOutput(many=True, source="histogram")
 
 
 class SeedMemoryStatsOutput(serializers.Serializer):
-    generatedAt = EpochMsField(source="generated_at")  # noqa: N815
+    generatedAt = EpochMsField(source="generated_at")
     cached = serializers.BooleanField()
-    userId = serializers.CharField(source="user_id", allow_null=True)  # noqa: N815
-    fromTimestamp = serializers.IntegerField(source="from_timestamp", allow_null=True)  # noqa: N815
-    toTimestamp = serializers.IntegerField(source="to_timestamp", allow_null=True)  # noqa: N815
-    counts = StateCountsOutput()
-    histogram = SeedHistogramOutput(source="*")
-    queryDurationMs = serializers.FloatField(source="query_duration_ms")  # noqa: N815
+    userId = serializers.CharField(source="user_id", allow_null=True)
+    fromTimestamp = serializers.IntegerField(source="from_timestamp", allow_null=True)
+    toTimestamp = serializers.IntegerField(source="to_timestamp", allow_null=True)
+    counts = MemoryStatsCountsOutput()
+    histogram = SeedMemoryStatsHistogramOutput(source="*")
+    queryDurationMs = serializers.FloatField(source="query_duration_ms")
     csv = serializers.CharField(required=False, help_text="Only with exportFormat `both`.")
 
 
@@ -267,13 +271,12 @@ def stats_csv(stats: dict[str, Any]) -> str:
       state's scores from (included) and to (excluded; 100 included); empty for `deleted`;
     - one `bin` row per histogram bin in order, named `from-to`.
     """
-    floors = [(state, floor) for state, floor in STATE_THRESHOLDS]
-    ceilings = [SCORE_MAX, *(floor for _, floor in floors[:-1])]
+    ceilings = [SCORE_MAX, *(floor for _, floor in STATE_THRESHOLDS[:-1])]
     ranges = {
-        "total": (0, SCORE_MAX),
+        "total": ("0", f"{SCORE_MAX:g}"),
         **{
-            state: (floor, ceiling)
-            for (state, floor), ceiling in zip(floors, ceilings, strict=True)
+            state: (f"{floor:g}", f"{ceiling:g}")
+            for (state, floor), ceiling in zip(STATE_THRESHOLDS, ceilings, strict=True)
         },
         "deleted": ("", ""),
     }
@@ -281,7 +284,7 @@ def stats_csv(stats: dict[str, Any]) -> str:
     writer = csv.writer(out)
     writer.writerow(CSV_HEADER)
     for state, (low, high) in ranges.items():
-        writer.writerow(("state", state, f"{low:g}" if low != "" else "", f"{high:g}" if high != "" else "", stats["counts"][state]))
+        writer.writerow(("state", state, low, high, stats["counts"][state]))
     for bin_ in stats["histogram"]:
         name = f"{bin_['from']}-{bin_['to']}"
         writer.writerow(("bin", name, bin_["from"], bin_["to"], bin_["count"]))
@@ -358,7 +361,9 @@ class MemoryStatsApi(APIView):
         description=STATS_DESCRIPTION,
         parameters=[MemoryStatsInput],
         responses={
-            (200, "application/json"): MemoryStatsOutput,
+            (200, "application/json"): OpenApiResponse(
+                MemoryStatsOutput, "export_format json, or both (adds `csv`); or csv: text/csv"
+            ),
             (200, "text/csv"): CSV_RESPONSE,
             404: NOT_VISIBLE,
         },
@@ -377,7 +382,9 @@ class SeedMemoryStatsApi(APIView):
         ),
         parameters=[SeedMemoryStatsInput],
         responses={
-            (200, "application/json"): SeedMemoryStatsOutput,
+            (200, "application/json"): OpenApiResponse(
+                SeedMemoryStatsOutput, "exportFormat json, or both (adds `csv`); or csv: text/csv"
+            ),
             (200, "text/csv"): CSV_RESPONSE,
             404: NOT_VISIBLE,
         },

@@ -19,7 +19,14 @@ from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
 from evolution.api.serializers import SoulProposalInput, SoulRollbackInput
-from memories.api.serializers import MemoryCreateInput, RecallInput, SearchInput
+from memories.api.serializers import (
+    BulkReadInput,
+    MemoryCreateInput,
+    MemoryGetInput,
+    MemoryLookupInput,
+    RecallInput,
+    SearchInput,
+)
 from neuromem_site.access import Caller
 from neuromem_site.api.envelope import exception_handler
 from neuromem_site.api.serializers import UserIdLookupField
@@ -30,20 +37,22 @@ LIMIT = {
     "maximum": settings.RECALL_LIMIT_MAX,
     "description": f"How many results at most (1–{settings.RECALL_LIMIT_MAX}).",
 }
-USER_ID = field_schema(UserIdLookupField()) | {
-    "description": "The end user's id; it must start with one of this API client's prefixes."
-}
-MEMORY_ID = {"type": "string", "format": "uuid", "description": "The memory's id."}
-KEY = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": 255,
-    "description": "The memory's key, unique per user among current memories (with user_id).",
+USER_ID = {"description": "The end user's id; it must start with one of this client's prefixes."}
+# Which memory (MemoryLookupInput): by id, or by user and key.
+LOOKUP = {
+    "memory_id": {"description": "The memory's id."},
+    "user_id": {"description": "With `key`, instead of `memory_id`: the memory's end user."},
+    "key": {"description": "With `user_id`: the memory's key (unique among current memories)."},
 }
 ADDRESSING = (
     "Name the memory by `memory_id`, or by `user_id` and `key`. Another client's memory, or one "
     "that does not exist, is NOT_FOUND."
 )
+
+
+def bulk_limit(name: str, what: str) -> dict[str, Any]:
+    default, most = settings.BULK_READ_LIMITS[name]
+    return {"minimum": 1, "maximum": most, "description": f"{what} (1–{most}, default {default})."}
 
 
 @dataclass(frozen=True)
@@ -92,23 +101,17 @@ TOOLS: dict[str, McpTool] = {
                 + ADDRESSING
             ),
             operation="memories.api.operations:memory_get_result",
-            input_schema=object_schema(
-                {
-                    "memory_id": MEMORY_ID,
-                    "user_id": USER_ID,
-                    "key": KEY,
-                    "sort_links": {
-                        "type": ["boolean", "string"],
-                        "enum": [True, False, "true", "false"],
-                        "default": True,
-                        "description": "Sort `links` by weight × target score (default), or "
-                        "keep insertion order (false). Any other value is a VALIDATION_ERROR.",
-                    },
-                    "include": {
-                        "type": "string",
-                        "description": "`embedding` to also answer the memory's vector.",
-                    },
-                }
+            input_schema=serializer_schema(
+                MemoryGetInput,
+                **LOOKUP,
+                sort_links={
+                    "type": ["boolean", "string"],
+                    "enum": [True, False, "true", "false"],
+                    "default": True,
+                    "description": "Sort `links` by weight × target score (default), or keep "
+                    "insertion order (false). Any other value is a VALIDATION_ERROR.",
+                },
+                include={"description": "`embedding` to also answer the memory's vector."},
             ),
             read_only=True,
         ),
@@ -127,6 +130,13 @@ TOOLS: dict[str, McpTool] = {
                 q={"description": "What to search for, in natural language or keywords."},
                 limit=LIMIT,
                 memory_type={"description": "Only memories of this type."},
+                state={
+                    "description": "Only memories in these states: a comma list of active, "
+                    "cold, deprecated, deleted."
+                },
+                score_min={"description": "Lowest activity score (0–100)."},
+                score_max={"description": "Highest activity score (0–100)."},
+                sort_order={"description": "desc: best first (default); asc: reversed."},
             ),
             read_only=True,
         ),
@@ -172,33 +182,12 @@ TOOLS: dict[str, McpTool] = {
                 + ADDRESSING
             ),
             operation="memories.api.operations:memory_bulk_result",
-            input_schema=object_schema(
-                {
-                    "memory_id": MEMORY_ID,
-                    "user_id": USER_ID,
-                    "key": KEY,
-                    "depth": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": 6,
-                        "default": 3,
-                        "description": "How many links deep to follow (1–6).",
-                    },
-                    "breadth": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": 20,
-                        "default": 5,
-                        "description": "How many links to follow per memory (1–20).",
-                    },
-                    "total": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": 50,
-                        "default": 20,
-                        "description": "How many associated memories at most (1–50).",
-                    },
-                }
+            input_schema=serializer_schema(
+                BulkReadInput,
+                **LOOKUP,
+                depth=bulk_limit("depth", "How many links deep to follow"),
+                breadth=bulk_limit("breadth", "How many links to follow from each memory"),
+                total=bulk_limit("total", "How many associated memories at most"),
             ),
             read_only=True,
         ),
@@ -230,10 +219,10 @@ TOOLS: dict[str, McpTool] = {
             description=(
                 "Soft-delete one memory: it stops being current (`expired_at` is set) and is no "
                 "longer recalled; its row and history stay. Answers the memory as it is now. "
-                "Another client's memory is NOT_FOUND."
+                + ADDRESSING
             ),
             operation="memories.api.operations:memory_forget_result",
-            input_schema=object_schema({"memory_id": MEMORY_ID}, required=["memory_id"]),
+            input_schema=serializer_schema(MemoryLookupInput, **LOOKUP),
             read_only=False,
             destructive=True,
         ),
@@ -246,7 +235,9 @@ TOOLS: dict[str, McpTool] = {
                 "`behavior` and `other`, most confident first within each group."
             ),
             operation="reflection.api.operations:traits_get_result",
-            input_schema=object_schema({"user_id": USER_ID}, required=["user_id"]),
+            input_schema=object_schema(
+                {"user_id": field_schema(UserIdLookupField()) | USER_ID}, required=["user_id"]
+            ),
             read_only=True,
         ),
         McpTool(

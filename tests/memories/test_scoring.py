@@ -182,8 +182,8 @@ def test_link_degrees_count_both_directions():
 
     assert score(hub) == pytest.approx(66.7, abs=1e-4)  # in 3: ln 4 = 1.3863 → 66.667
     assert score(fan) == pytest.approx(60.8, abs=1e-4)  # out 2: 0.8·ln 3 = 0.8789 → 60.813
-    assert {score(m) for m in leaves} == {pytest.approx(56.9, abs=1e-4)}  # out 1
-    assert {score(m) for m in ends} == {pytest.approx(58.6, abs=1e-4)}  # in 1
+    assert [score(m) for m in leaves] == pytest.approx([56.9] * 3, abs=1e-4)  # out 1
+    assert [score(m) for m in ends] == pytest.approx([58.6] * 2, abs=1e-4)  # in 1
 
     MemoryLink.objects.filter(target_id=hub.id).delete()
     memories_score(now=NOW)
@@ -346,7 +346,7 @@ def test_batches_by_id_cover_every_memory(settings):
     run = memories_score(now=NOW)
 
     assert (run.scored, run.changed, run.batches, run.stopped_early) == (10, 10, 4, False)
-    assert {score(m) for m in memories} == {pytest.approx(11.9, abs=1e-4)}
+    assert [score(m) for m in memories] == pytest.approx([11.9] * 10, abs=1e-4)
     assert memories_score(now=NOW, batch_size=5).batches == 2  # 5, 5
 
 
@@ -359,14 +359,14 @@ def test_a_run_stops_between_batches_at_its_deadline_and_the_next_continues():
 
     assert (first.scored, first.batches, first.stopped_early) == (2, 1, True)
     assert first.resume_after == memories[1].id
-    assert [score(m) for m in memories] == [pytest.approx(11.9, abs=1e-4)] * 2 + [50.0] * 3
+    assert [score(m) for m in memories] == pytest.approx([11.9] * 2 + [50.0] * 3, abs=1e-4)
 
     second = memories_score(now=NOW, batch_size=2, deadline=passed, after=first.resume_after)
     third = memories_score(now=NOW, batch_size=2, deadline=passed, after=second.resume_after)
 
     assert (second.scored, second.resume_after) == (2, memories[3].id)
     assert (third.scored, third.stopped_early, third.resume_after) == (1, False, None)
-    assert {score(m) for m in memories} == {pytest.approx(11.9, abs=1e-4)}
+    assert [score(m) for m in memories] == pytest.approx([11.9] * 5, abs=1e-4)
 
 
 @pytest.mark.django_db

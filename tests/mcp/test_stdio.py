@@ -1,0 +1,149 @@
+"""`manage.py mcp_server`: the MCP server over stdio, as a real subprocess on the test database,
+driven by the SDK's stdio client."""
+
+import subprocess
+
+import pytest
+
+from evolution.services import safety_contract_update, soul_bootstrap
+from memories.models import Memory
+from neuromem_site.access import SYSTEM
+from neuromem_site.api.models import ApiClient
+from tests.evolution.conftest import ANCHORS, CONSTRAINTS, SEED, STAFF, edited
+from tests.mcp.conftest import mcp_stdio, stdio_command, stdio_environment
+from tests.memories.scratch import BASE_DIR
+
+# The subprocess reads what the test wrote: it must be committed.
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+TOOLS = {
+    "memory_get",
+    "memory_search",
+    "memory_add",
+    "bulk_read_memory",
+    "memory_recall",
+    "memory_forget",
+    "traits_get",
+    "soul_status",
+    "soul_propose",
+    "soul_rollback",
+}
+
+
+def command(token: str | None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        stdio_command(),
+        cwd=BASE_DIR,
+        env=stdio_environment(token),
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_without_a_token_the_command_exits_with_a_message():
+    done = command(None)
+    assert done.returncode != 0
+    assert "NEUROMEM_API_TOKEN is not set" in done.stderr
+    assert done.stdout == ""  # nothing on the protocol's stream
+
+
+def test_with_an_unknown_or_revoked_token_the_command_exits(make_agent):
+    assert "not a valid API token" in command("nm_not-a-token").stderr
+    agent = make_agent("a")
+    ApiClient.objects.update(is_active=False)
+    done = command(agent.token)
+    assert done.returncode != 0 and "not a valid API token" in done.stderr
+
+
+def test_it_lists_the_ten_tools_with_input_schemas(make_agent):
+    with mcp_stdio(make_agent("a").token) as mcp:
+        tools = {tool.name: tool for tool in mcp.tools()}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        schema = tool.input_schema
+        assert tool.description and len(tool.description) > 80, tool.name
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        for name, prop in schema["properties"].items():
+            assert prop.get("type") and prop.get("description"), (tool.name, name)
+        assert tool.annotations.read_only_hint is (
+            tool.name
+            in {"memory_get", "memory_search", "bulk_read_memory", "memory_recall"}
+            | {"traits_get", "soul_status"}
+        )
+    assert tools["memory_add"].input_schema["required"] == ["user_id", "content", "memory_type"]
+    assert tools["memory_search"].input_schema["required"] == ["user_id", "q"]
+    search = tools["memory_search"].input_schema["properties"]
+    assert (search["limit"]["minimum"], search["limit"]["maximum"]) == (1, 100)
+    assert search["limit"]["default"] == 10
+    bulk = tools["bulk_read_memory"].input_schema["properties"]
+    assert {
+        name: (bulk[name]["default"], bulk[name]["maximum"])
+        for name in bulk
+        if name in {"depth", "breadth", "total"}
+    } == {
+        "depth": (3, 6),
+        "breadth": (5, 20),
+        "total": (20, 50),
+    }
+    get = tools["memory_get"].input_schema["properties"]
+    assert get["sort_links"]["enum"] == [True, False, "true", "false"]
+    assert tools["soul_status"].input_schema["properties"] == {}
+
+
+def test_every_tool_answers(make_agent):
+    """Each tool once, successfully, as a staff client (soul_rollback is staff only)."""
+    safety_contract_update(caller=STAFF, anchors=ANCHORS, constraints=CONSTRAINTS)
+    soul_bootstrap(caller=STAFF, content=SEED)
+    with mcp_stdio(make_agent("ops", staff=True).token) as mcp:
+        added = mcp.data(
+            "memory_add", user_id="u:1", content="I like green tea", memory_type="fact", key="tea"
+        )
+        assert added["operation"] == "ADD"
+        memory_id = added["memory"]["id"]
+        assert mcp.data("memory_get", memory_id=memory_id)["links"] == []
+        assert mcp.data("memory_get", user_id="u:1", key="tea")["id"] == memory_id
+        Memory.objects.filter(pk=memory_id).update(embedding_status="ready")
+        assert isinstance(mcp.data("memory_search", user_id="u:1", q="tea"), list)
+        bulk = mcp.data("bulk_read_memory", memory_id=memory_id)
+        assert bulk["targetMemory"]["id"] == memory_id and bulk["associatedMemories"] == []
+        recall = mcp.data("memory_recall", user_id="u:1", query="tea")
+        assert set(recall) == {"fields", "merged", "traits"}
+        assert mcp.data("traits_get", user_id="u:1") == {
+            "core": [],
+            "preference": [],
+            "behavior": [],
+            "other": [],
+        }
+        assert mcp.data("soul_status")["version"] == 0
+        proposed = mcp.data("soul_propose", intent="Kinder", new_content=edited("Be kind."))
+        assert (proposed["status"], proposed["version"]) == ("applied", 1)
+        rolled = mcp.data("soul_rollback", reason="not yet")
+        assert (rolled["version"], rolled["content"]) == (2, SEED)
+        forgotten = mcp.data("memory_forget", memory_id=memory_id)
+        assert forgotten["id"] == memory_id and forgotten["expired_at"] is not None
+    assert Memory.objects.current().filter(pk=memory_id).count() == 0
+    assert SYSTEM.is_staff
+
+
+def test_unknown_tools_and_arguments_are_refused(make_agent):
+    with mcp_stdio(make_agent("a").token) as mcp:
+        with pytest.raises(Exception, match="Unknown tool: memory_delete"):
+            mcp.result("memory_delete", memory_id="x")
+        error = mcp.error("traits_get", user_id="a:1", user="a:1")
+    assert error == {
+        "code": "VALIDATION_ERROR",
+        "message": "Unknown field.",
+        "field": "user",
+        "details": {"user": ["Unknown field."]},
+    }
+
+
+def test_a_token_revoked_while_serving_stops_working_at_once(make_agent):
+    agent = make_agent("a")
+    with mcp_stdio(agent.token) as mcp:
+        assert mcp.call("traits_get", user_id="a:1")[0]
+        ApiClient.objects.update(is_active=False)
+        error = mcp.error("traits_get", user_id="a:1")
+    assert error == {"code": "UNAUTHORIZED", "message": "Invalid or revoked API token."}
