@@ -56,13 +56,71 @@ from memories.vectors import halfvecs, vector_cursor  # noqa: E402
 
 PER_USER = 1_000
 INSERT_CHUNK = 100_000
-WORDS = (
-    "coffee tea running guitar piano Berlin Lisbon Kyoto dog cat sister brother meeting "
-    "deadline project budget review garden bike train holiday birthday dinner lunch recipe "
-    "novel podcast chess yoga swim hike camera lens paint museum concert jazz school exam "
-    "doctor dentist flat lease car battery weekend morning evening Monday Friday colleague "
-    "manager client report launch release bug test deploy server laptop phone editor"
-).split()
+WORDS = [
+    "coffee",
+    "tea",
+    "running",
+    "guitar",
+    "piano",
+    "Berlin",
+    "Lisbon",
+    "Kyoto",
+    "dog",
+    "cat",
+    "sister",
+    "brother",
+    "meeting",
+    "deadline",
+    "project",
+    "budget",
+    "review",
+    "garden",
+    "bike",
+    "train",
+    "holiday",
+    "birthday",
+    "dinner",
+    "lunch",
+    "recipe",
+    "novel",
+    "podcast",
+    "chess",
+    "yoga",
+    "swim",
+    "hike",
+    "camera",
+    "lens",
+    "paint",
+    "museum",
+    "concert",
+    "jazz",
+    "school",
+    "exam",
+    "doctor",
+    "dentist",
+    "flat",
+    "lease",
+    "car",
+    "battery",
+    "weekend",
+    "morning",
+    "evening",
+    "Monday",
+    "Friday",
+    "colleague",
+    "manager",
+    "client",
+    "report",
+    "launch",
+    "release",
+    "bug",
+    "test",
+    "deploy",
+    "server",
+    "laptop",
+    "phone",
+    "editor",
+]
 
 MEMORIES_SQL = """
 INSERT INTO memories (id, user_id, memory_type, content, content_hash, lexical_vector,
@@ -136,8 +194,13 @@ def load(count: int, rng: random.Random, now) -> dict[str, Any]:
     sql("SELECT setseed(0.42)")
     for start in range(0, count, INSERT_CHUNK):
         stop = min(count, start + INSERT_CHUNK)
-        with transaction.atomic(), pgtrigger.ignore("memories.Memory:memories_audit_insert"):
-            sql(
+        with (
+            transaction.atomic(),
+            pgtrigger.ignore("memories.Memory:memories_audit_insert"),
+            vector_cursor() as cursor,
+        ):
+            sql("SELECT 1")  # sets pgtrigger's transaction-local ignore (named params clash)
+            cursor.execute(
                 MEMORIES_SQL,
                 {"start": start, "stop": stop, "users": users, "pool": len(texts), "now": now},
             )

@@ -121,10 +121,12 @@ def _degree(alias: str, column: str) -> str:
     return f"(SELECT count(*) FROM memory_links l WHERE l.{column} = {alias}.id)"
 
 
-# One batch: read the next current memories by id, score them, find the flags, and write the
-# rows where anything changed; answers what it read and wrote. `after` is omitted on the first
-# batch ({after}). The flags are computed from this run's scores, the merge target's too, so a
-# re-run at the same `now` finds the same and writes nothing.
+# One batch: score the current memories whose ids are in the batch's key range ({range}),
+# find their flags, and write the rows where anything changed; answers what it read and wrote.
+# The range is given as constants, also to the UPDATE, so the planner reads each partition's
+# slice by its primary key (joined to a 5,000-row batch it otherwise scans whole partitions).
+# The flags are computed from this run's scores, the merge target's too, so a re-run at the
+# same `now` finds the same and writes nothing.
 BATCH_SQL = f"""
 WITH batch AS MATERIALIZED (
     SELECT b.*, {score_sql("b", "b.in_degree", "b.out_degree")} AS score
@@ -133,9 +135,7 @@ WITH batch AS MATERIALIZED (
                m.traverse_count, m.last_accessed_at, m.last_linked_at, m.created_at,
                {_degree("m", "target_id")} AS in_degree, {_degree("m", "source_id")} AS out_degree
         FROM memories m
-        WHERE {current_sql("m")} {{after}}
-        ORDER BY m.id
-        LIMIT %(limit)s
+        WHERE {current_sql("m")} {{range}}
     ) b
 ),
 merges AS (
@@ -169,17 +169,21 @@ changed AS (
     UPDATE memories m
     SET score = f.score, eligible_for_delete = f.eligible, merge_candidate_of = f.merge_of
     FROM flagged f
-    WHERE m.id = f.id AND m.memory_type = f.memory_type AND {current_sql("m")}
+    WHERE m.id = f.id AND m.memory_type = f.memory_type AND {current_sql("m")} {{range}}
       AND (m.score, m.eligible_for_delete, m.merge_candidate_of)
           IS DISTINCT FROM (f.score, f.eligible, f.merge_of)
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM batch),
-       (SELECT id FROM batch ORDER BY id DESC LIMIT 1),
        (SELECT count(*) FROM changed),
        count(*) FILTER (WHERE eligible),
        count(merge_of)
 FROM flagged
+"""
+# Where a batch of SCORE_BATCH_SIZE ids after %(after)s ends (no row: the rest is the last
+# batch). Expired rows count: the primary key alone answers, without the heap.
+BATCH_END_SQL = """
+SELECT m.id FROM memories m {after} ORDER BY m.id OFFSET %(limit)s - 1 LIMIT 1
 """
 
 
@@ -214,8 +218,8 @@ def memories_score(
     batch_size: int | None = None,
 ) -> ScoreRun:
     """Score the current memories with ids above `after` (all of them by default) as of `now`,
-    in batches of SCORE_BATCH_SIZE by id, each its own transaction; expired and invalidated
-    memories are left as they are. Stops between batches once time.monotonic() passes
+    in batches of SCORE_BATCH_SIZE ids (keyset, each batch its own transaction); expired and
+    invalidated memories are left as they are. Stops between batches once time.monotonic() passes
     `deadline` (after one batch at least, so every run makes progress)."""
     started = time.perf_counter()
     rules = score_rules()
@@ -230,22 +234,27 @@ def memories_score(
     while True:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
-                BATCH_SQL.format(after="AND m.id > %(after)s" if after else ""),
-                {**params, "after": after},
+                BATCH_END_SQL.format(after="WHERE m.id > %(after)s" if after else ""),
+                {"after": after, "limit": params["limit"]},
             )
-            scored, last_id, changed, eligible, merges = cursor.fetchone()
-        if not scored:
-            break
-        run.batches += 1
+            end = cursor.fetchone()
+            upto = end[0] if end else None
+            bounds = [("m.id > %(after)s", after), ("m.id <= %(upto)s", upto)]
+            cursor.execute(
+                BATCH_SQL.format(range="".join(f" AND {b}" for b, v in bounds if v)),
+                {**params, "after": after, "upto": upto},
+            )
+            scored, changed, eligible, merges = cursor.fetchone()
+        run.batches += bool(scored)  # the last range may hold nothing
         run.scored += scored
         run.changed += changed
         run.eligible_for_delete += eligible
         run.merge_candidates += merges
-        after = last_id
-        if scored < params["limit"]:
+        if upto is None:
             break
+        after = upto
         if deadline is not None and time.monotonic() >= deadline:
-            run.stopped_early, run.resume_after = True, last_id
+            run.stopped_early, run.resume_after = True, upto
             break
     run.seconds = time.perf_counter() - started
     return run

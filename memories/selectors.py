@@ -4,10 +4,11 @@ import uuid
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.db import connection
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce
 
-from memories.meaning import STATE_THRESHOLDS, ActivityFilter
+from memories.meaning import STATE_THRESHOLDS, ActivityFilter, current_sql
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -98,6 +99,40 @@ def activity_filter(filters: dict[str, Any]) -> ActivityFilter:
         states=tuple(filters.get("state") or ()),
         include_all_states=filters.get("include_all_states", False),
     )
+
+
+def memories_fulltext(
+    *,
+    caller: Caller,
+    user_id: str,
+    keywords: list[str],
+    match_all: bool,
+    limit: int,
+    activity: ActivityFilter,
+) -> list[tuple[Memory, list[str]]]:
+    """The user's current memories holding any (or all) of `keywords`, by full-text match
+    (the CJK-aware search document recall's text side uses), best ranked first; each with the
+    keywords it holds."""
+    user_access_check(caller=caller, user_id=user_id, write=False)
+    queries = ", ".join(["neuromem_search_query(%s)"] * len(keywords))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH k AS (SELECT * FROM unnest(ARRAY[{queries}], %s::text[]) AS k(query, keyword))
+            SELECT m.id, array_agg(k.keyword ORDER BY k.keyword) AS matched,
+                   sum(ts_rank(m.search_vector, k.query)) AS rank
+            FROM memories m JOIN k ON m.search_vector @@ k.query
+            WHERE m.user_id = %s AND {current_sql("m")} AND {activity.sql("m")}
+            GROUP BY m.id, m.created_at
+            HAVING NOT %s OR count(*) = %s
+            ORDER BY rank DESC, m.created_at DESC, m.id
+            LIMIT %s
+            """,
+            [*keywords, keywords, user_id, match_all, len(keywords), limit],
+        )
+        rows = cursor.fetchall()
+    memories = Memory.objects.in_bulk([memory_id for memory_id, _, _ in rows])
+    return [(memories[memory_id], matched) for memory_id, matched, _ in rows]
 
 
 def memory_history(*, caller: Caller, memory: Memory) -> QuerySet[MemoryHistory]:

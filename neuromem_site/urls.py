@@ -8,4 +8,5 @@ urlpatterns = [
     path("api/", include("neuromem_site.api.docs_urls")),
     path("api/v1/", include("neuromem_site.api.urls")),
     path("", include(stats_compat_urls)),
+    path("", include("memories.api.compat_urls")),
 ]

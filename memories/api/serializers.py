@@ -299,6 +299,15 @@ class MemoryOutput(OutputModelSerializer):
         return data
 
 
+class MemoryWithLinksOutput(MemoryOutput):
+    """A memory with its links, in their order (`sort_links`)."""
+
+    links = LinkOutput(many=True, read_only=True)
+
+    class Meta(MemoryOutput.Meta):
+        fields = [*MemoryOutput.Meta.fields, "links"]
+
+
 class HistoryOutput(serializers.Serializer):
     id = serializers.UUIDField()
     memory_id = serializers.UUIDField()

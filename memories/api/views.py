@@ -39,6 +39,7 @@ from memories.api.serializers import (
     MemoryOutput,
     MemorySupersedeInput,
     MemoryUpdateInput,
+    MemoryWithLinksOutput,
     MessageInput,
     MessageOutput,
     RecallInput,
@@ -180,12 +181,6 @@ class MemoryBatchApi(APIView):
 def path_params(request: Request, memory_id: str) -> dict[str, Any]:
     """The query string's parameters and the memory the path names (the path wins)."""
     return {**request.query_params.dict(), "memory_id": memory_id}
-
-
-# One memory with its links: GET /memories/{id}/ and the seed's get_memory.
-MemoryWithLinksOutput = inline_serializer(
-    "MemoryWithLinks", {**MemoryOutput().get_fields(), "links": LinkOutput(many=True)}
-)
 
 
 class MemoryDetailApi(APIView):

@@ -4,6 +4,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from memories.api.compat_urls import ROOT_API_PATHS
 from neuromem_site.api.envelope import STATUS_CODES, error_body
 
 DEFAULT_MESSAGES = {
@@ -13,8 +14,13 @@ DEFAULT_MESSAGES = {
 }
 
 
+def is_api_path(path: str) -> bool:
+    """Under /api/, or one of seed 004's routes at the root."""
+    return path.startswith("/api/") or path.rstrip("/") in ROOT_API_PATHS
+
+
 class ApiErrorEnvelopeMiddleware:
-    """Under /api/, turn any non-JSON error page into the error envelope.
+    """Under /api/ (and seed 004's routes), turn any non-JSON error page into the envelope.
 
     DRF views already answer in the envelope; this catches what happens outside them: unknown
     routes (Django's 404, also its DEBUG page), crashes before a view runs, oversized bodies.
@@ -27,7 +33,7 @@ class ApiErrorEnvelopeMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         if (
-            request.path.startswith("/api/")
+            is_api_path(request.path)
             and response.status_code >= 400
             and not response.get("Content-Type", "").startswith("application/json")
         ):
@@ -45,7 +51,7 @@ class ApiErrorEnvelopeMiddleware:
         """413 for a body over the route's cap (a view's `max_body_bytes`, else
         API_BODY_MAX_BYTES under /api/ and FORM_BODY_MAX_BYTES elsewhere), judged by its
         Content-Length before anything reads it."""
-        api = request.path.startswith("/api/")
+        api = is_api_path(request.path)
         default_cap = settings.API_BODY_MAX_BYTES if api else settings.FORM_BODY_MAX_BYTES
         cap = getattr(getattr(view_func, "view_class", None), "max_body_bytes", default_cap)
         try:

@@ -23,7 +23,6 @@ from mcp_types import CallToolResult, Tool
 from rest_framework.test import APIClient
 
 from neuromem_site.api.services import api_client_create
-from neuromem_site.wsgi import application
 from tests.memories.scratch import BASE_DIR, server_url
 
 TIMEOUT = 120  # seconds for one MCP request (the first search loads the embedding model)
@@ -143,6 +142,8 @@ class QuietHandler(WSGIRequestHandler):
 @pytest.fixture
 def web(settings) -> Iterator[str]:
     """neuromem_site.wsgi.application on a real socket (wsgiref, one thread): its base URL."""
+    from neuromem_site.wsgi import application  # builds the middleware chain: not at import
+
     settings.ROOT_URLCONF = "tests.mcp.urls"
 
     def app(environ, start_response):

@@ -112,6 +112,7 @@ def test_purge_removes_every_row_of_one_user_and_no_other(agent):
         "memories": 7,
         "memory_history": 9,
         "memory_sources": 4,
+        "memory_links": 1,
         "trait_evidence": 1,
         "conversations": 2,
         "conversation_sessions": 1,
