@@ -141,7 +141,7 @@ class ActivityFilter:
 
     def sql(self, alias: str = "m") -> str:
         """The SQL twin of `q` ("true" when it lets everything through). The bounds are
-        validated numbers, written as literals."""
+        validated numbers, written as real (float4) literals, as the ORM rounds them."""
         parts = []
         if self.states:
             parts.append(states_sql(list(self.states), alias))
@@ -150,9 +150,9 @@ class ActivityFilter:
                 f"NOT ({alias}.expired_at IS NULL AND {alias}.score < {DEPRECATED_BELOW:g})"
             )
         if self.score_min is not None:
-            parts.append(f"{alias}.score >= {float(self.score_min)!r}")
+            parts.append(f"{alias}.score >= {float(self.score_min)!r}::real")
         if self.score_max is not None:
-            parts.append(f"{alias}.score <= {float(self.score_max)!r}")
+            parts.append(f"{alias}.score <= {float(self.score_max)!r}::real")
         return " AND ".join(parts) or "true"
 
 

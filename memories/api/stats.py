@@ -22,7 +22,6 @@ VALIDATION_ERROR on that parameter, as the route spells it. Every answer carries
 
 import csv
 import io
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -310,7 +309,7 @@ class StatsSchema(EnvelopeAutoSchema):
 def stats_response(
     request: Request,
     input_class: type[MemoryStatsInput],
-    output: Callable[[dict[str, Any]], dict[str, Any]],
+    output_class: type[serializers.Serializer],
 ) -> HttpResponse:
     params = validated(input_class, request.query_params)
     user_id = params.get("user_id")
@@ -338,7 +337,7 @@ def stats_response(
         }
         if params["export_format"] == "both":
             data["csv"] = stats_csv(stats)
-        response = Response(output(data))
+        response = Response(output_class(data).data)
     response["X-Cache"] = "HIT" if stats["cached"] else "MISS"
     return response
 
@@ -369,7 +368,7 @@ class MemoryStatsApi(APIView):
         },
     )
     def get(self, request: Request) -> HttpResponse:
-        return stats_response(request, MemoryStatsInput, lambda d: MemoryStatsOutput(d).data)
+        return stats_response(request, MemoryStatsInput, MemoryStatsOutput)
 
 
 class SeedMemoryStatsApi(APIView):
@@ -390,6 +389,4 @@ class SeedMemoryStatsApi(APIView):
         },
     )
     def get(self, request: Request) -> HttpResponse:
-        return stats_response(
-            request, SeedMemoryStatsInput, lambda d: SeedMemoryStatsOutput(d).data
-        )
+        return stats_response(request, SeedMemoryStatsInput, SeedMemoryStatsOutput)

@@ -98,13 +98,17 @@ def stdio_command() -> list[str]:
 
 @contextmanager
 def mcp_session(server: Any, **options: Any) -> Iterator[SyncMcp]:
-    with (
-        start_blocking_portal() as portal,
-        portal.wrap_async_context_manager(
+    with start_blocking_portal() as portal:
+        session = portal.wrap_async_context_manager(
             Client(server, read_timeout_seconds=TIMEOUT, **options)
-        ) as client,
-    ):
-        yield SyncMcp(portal, client)
+        )
+        client = session.__enter__()
+        try:
+            yield SyncMcp(portal, client)
+        finally:
+            # A failed assertion is the test's, not the session's: close it as if all went well
+            # (handing it the exception would re-raise it wrapped in exception groups).
+            session.__exit__(None, None, None)
 
 
 @contextmanager

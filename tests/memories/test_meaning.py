@@ -7,8 +7,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memories.meaning import as_of_sql, current_sql
+from memories.meaning import ActivityFilter, as_of_sql, current_sql, state_sql
 from memories.models import Memory
+from memories.selectors import memory_state
 
 pytestmark = pytest.mark.django_db
 
@@ -75,3 +76,40 @@ def test_as_of_by_hand(memories):
         "invalid only",
         "no valid_at",
     }
+
+
+@pytest.mark.parametrize(
+    "activity",
+    [
+        ActivityFilter(),
+        ActivityFilter(include_all_states=False),
+        ActivityFilter(states=("active",)),
+        ActivityFilter(states=("cold", "deleted")),
+        ActivityFilter(states=("deprecated",), score_min=10),
+        ActivityFilter(score_min=29.99, score_max=70, include_all_states=False),
+    ],
+)
+def test_activity_filters_mean_the_same_in_sql_and_the_orm(activity):
+    scores = {"at 0": 0, "at 29.99": 29.99, "at 30": 30, "at 69.99": 69.99, "at 70": 70}
+    for name, score in scores.items():
+        memory(name, score=score)
+        memory(f"{name}, deleted", score=score, expired_at=NOW)
+    orm = set(
+        Memory.objects.filter(activity.q(), user_id="u:meaning").values_list("content", flat=True)
+    )
+    assert orm == contents(activity.sql("m"), {})
+
+
+def test_the_state_in_sql_is_the_state_in_python():
+    for score in (0, 29.99, 30, 69.99, 70, 100):
+        for expired_at in (None, NOW):
+            row = memory(f"{score} {expired_at is None}", score=score, expired_at=expired_at)
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT {state_sql('m')} FROM memories m WHERE id = %s", [row.id])
+                assert cursor.fetchone()[0] == memory_state(row)
+    assert [memory_state(Memory(score=s)) for s in (29.99, 30, 69.99, 70)] == [
+        "deprecated",
+        "cold",
+        "cold",
+        "active",
+    ]

@@ -1,0 +1,108 @@
+"""`/mcp`: the same tools over MCP's streamable HTTP transport, behind the REST API's bearer
+tokens, served by the WSGI application on a real socket and driven by the SDK's streamable HTTP
+client (and by plain HTTP where the transport's edges are tested)."""
+
+import httpx
+import pytest
+
+from memories.models import Memory
+from memories.services import MemoryInput, memory_add
+from neuromem_site.access import SYSTEM
+from tests.mcp.conftest import mcp_http
+from tests.mcp.test_stdio import TOOLS
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def remember(user_id: str, content: str, key: str) -> Memory:
+    return memory_add(
+        item=MemoryInput(user_id=user_id, content=content, memory_type="fact", key=key),
+        caller=SYSTEM,
+    ).memory
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_the_sdk_client_uses_the_tools_over_http(web, make_agent, mode):
+    """`auto` negotiates the 2026-07-28 protocol (one self-contained POST per request),
+    `legacy` the initialize handshake of the earlier ones: both are served."""
+    memory = remember("a:1", "I like green tea", "tea")
+    agent = make_agent("a")
+    with mcp_http(f"{web}/mcp", agent.token, mode=mode) as mcp:
+        assert {tool.name for tool in mcp.tools()} == TOOLS
+        assert (
+            mcp.data("memory_get", memory_id=str(memory.id))
+            == (agent.http.get(f"/api/v1/memories/{memory.id}/").json()["data"])
+        )
+        assert (
+            mcp.data("traits_get", user_id="a:1")
+            == (agent.http.get("/api/v1/users/a:1/traits/").json()["data"])
+        )
+        added = mcp.data("memory_add", user_id="a:1", content="Runs on Sundays", memory_type="fact")
+        assert added["operation"] == "ADD"
+        error = mcp.error("bulk_read_memory", memory_id=str(memory.id), depth=9)
+        assert (
+            error
+            == (agent.http.get(f"/api/v1/memories/{memory.id}/bulk/", {"depth": 9}).json()["error"])
+        )
+    assert Memory.objects.current().filter(user_id="a:1").count() == 2
+
+
+def test_each_request_acts_as_the_client_whose_token_it_carries(web, make_agent):
+    theirs = remember("b:1", "Someone else's", "x")
+    a, b = make_agent("a"), make_agent("b")
+    with mcp_http(f"{web}/mcp", b.token) as as_b:
+        assert as_b.data("memory_get", memory_id=str(theirs.id))["content"] == "Someone else's"
+    with mcp_http(f"{web}/mcp", a.token) as as_a:
+        assert (
+            as_a.error("memory_get", memory_id=str(theirs.id))
+            == (a.http.get(f"/api/v1/memories/{theirs.id}/").json()["error"])
+        )
+        forbidden = as_a.error("memory_add", user_id="b:1", content="Mine", memory_type="fact")
+    assert forbidden["code"] == "FORBIDDEN"
+
+
+def test_without_a_valid_token_mcp_is_refused_as_the_api_refuses(web, make_agent):
+    url = f"{web}/mcp"
+    for headers, message in [
+        ({}, "Authentication credentials were not provided."),
+        ({"Authorization": "Bearer nm_not-a-token"}, "Invalid or revoked API token."),
+    ]:
+        response = httpx.post(url, json=LIST_TOOLS, headers={**MCP_HEADERS, **headers})
+        assert response.status_code == 401
+        assert response.headers["WWW-Authenticate"] == 'Bearer realm="neuromem"'
+        assert response.json() == {
+            "ok": False,
+            "error": {"code": "UNAUTHORIZED", "message": message},
+        }
+    with pytest.raises(Exception), mcp_http(url, "nm_not-a-token") as mcp:  # noqa: B017, PT011
+        mcp.tools()
+
+
+def test_one_post_one_json_answer_and_nothing_else(web, make_agent):
+    """Stateless and JSON-only: a POST is answered with one JSON body and no session; there is
+    no event stream to GET and no session to DELETE (405), and a body that is not JSON is the
+    API's 415."""
+    url = f"{web}/mcp"
+    auth = {"Authorization": f"Bearer {make_agent('a').token}"}
+    response = httpx.post(url, json=LIST_TOOLS, headers={**MCP_HEADERS, **auth})
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert "mcp-session-id" not in response.headers
+    answer = response.json()
+    assert answer["id"] == 1 and {t["name"] for t in answer["result"]["tools"]} == TOOLS
+    for method in ("GET", "DELETE"):
+        refused = httpx.request(method, url, headers={**MCP_HEADERS, **auth})
+        assert refused.status_code == 405
+        assert refused.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    text = httpx.post(url, content="tools/list", headers={**MCP_HEADERS, **auth})
+    assert text.status_code == 415
+    assert text.json()["error"]["code"] == "UNSUPPORTED_MEDIA_TYPE"
+    garbled = httpx.post(
+        url,
+        content="{not json",
+        headers={**MCP_HEADERS, **auth, "Content-Type": "application/json"},
+    )
+    assert garbled.status_code == 400 and garbled.json()["error"]["code"] == -32700  # PARSE_ERROR
