@@ -182,6 +182,8 @@ class ConsistencyCheck(models.TextChoices):
     SOURCE_SESSION = "source_session", "source → missing session"
     SUPERSEDED_BY = "superseded_by", "superseded_by → missing memory"
     TRAIT_PARENT = "trait_parent", "trait_parent_id → missing trait"
+    LINK_SOURCE = "link_source", "link → missing source memory"
+    LINK_TARGET = "link_target", "link → missing target memory"
 
 
 class ConsistencyIssue(models.Model):

@@ -259,6 +259,18 @@ CHECKS: dict[str, tuple[str, str]] = {
                  SELECT 1 FROM memories p
                  WHERE p.memory_type = 'trait' AND p.id = m.trait_parent_id)""",
     ),
+    ConsistencyCheck.LINK_SOURCE: (
+        "memory_links",
+        """SELECT l.id::text, l.source_id::text, l.user_id
+           FROM memory_links l
+           WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.source_id)""",
+    ),
+    ConsistencyCheck.LINK_TARGET: (
+        "memory_links",
+        """SELECT l.id::text, l.target_id::text, l.user_id
+           FROM memory_links l
+           WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.target_id)""",
+    ),
 }
 
 # One check in one statement: what dangles now is open (new, or seen again: last_seen_at),

@@ -17,6 +17,7 @@ from memories.models import (
     HistoryEvent,
     Memory,
     MemoryHistory,
+    MemoryLink,
     MemorySource,
 )
 from reflection.models import (
@@ -321,7 +322,7 @@ def open_issues() -> dict[str, list[tuple[str, str, str, str | None]]]:
 
 def test_dangling_references_are_reported_then_resolved_never_repaired():
     fact, trait = make_fact(), make_trait()
-    gone = [uuid.uuid4() for _ in range(7)]
+    gone = [uuid.uuid4() for _ in range(9)]
     to_missing_memory = TraitEvidence.objects.create(
         trait_id=trait.id, memory_id=gone[0], evidence_type="supporting", quality="B"
     )
@@ -339,9 +340,16 @@ def test_dangling_references_are_reported_then_resolved_never_repaired():
     MemorySource.objects.create(memory_id=gone[5], session_id=session.id)
     MemorySource.objects.create(memory_id=fact.id, session_id=gone[6])
     MemorySource.objects.create(memory_id=fact.id, session_id=session.id)  # sound
+    from_missing = MemoryLink.objects.create(
+        user_id="u1", source_id=gone[7], target_id=fact.id, weight=0.5
+    )
+    to_missing = MemoryLink.objects.create(
+        user_id="u1", source_id=fact.id, target_id=gone[8], weight=0.5
+    )
+    MemoryLink.objects.create(user_id="u1", source_id=fact.id, target_id=trait.id, weight=0.5)
     counts = {
         model: model.objects.count()
-        for model in (TraitEvidence, MemoryHistory, MemorySource, Memory)
+        for model in (TraitEvidence, MemoryHistory, MemorySource, MemoryLink, Memory)
     }
 
     expected = {
@@ -356,6 +364,8 @@ def test_dangling_references_are_reported_then_resolved_never_repaired():
         "source_memory": [("memory_sources", f"{gone[5]}/{session.id}", str(gone[5]), "u1")],
         "source_session": [("memory_sources", f"{fact.id}/{gone[6]}", str(gone[6]), "u1")],
         "superseded_by": [("memories", str(superseded.id), str(gone[3]), "u1")],
+        "link_source": [("memory_links", str(from_missing.id), str(gone[7]), "u1")],
+        "link_target": [("memory_links", str(to_missing.id), str(gone[8]), "u1")],
         "trait_parent": sorted(
             [
                 ("memories", str(orphan.id), str(gone[4]), "u1"),
