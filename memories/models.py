@@ -231,6 +231,8 @@ class Memory(models.Model):
     class Meta:
         db_table = "memories"
         ordering = ["-created_at"]
+        # An end user has no row of their own: purging one is a permission on their memories.
+        permissions = [("purge_end_user", "Can purge all data held about an end user")]
         constraints = [
             models.CheckConstraint(
                 name="chk_memory_type",
