@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client manage schema bench-ingest bench-recall bench-quality bench-reflection bench-score fuzz
+.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-quality bench-reflection bench-score fuzz
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -48,6 +48,11 @@ api-client: $(STAMP)
 	@test -n "$(NAME)" || (echo "usage: make api-client NAME=my-agent [PREFIX=p] [STAFF=1]" && exit 2)
 	$(DEVSTACK) exec -- $(BIN)/python manage.py create_api_client "$(NAME)" \
 		$(if $(PREFIX),--user-prefix "$(PREFIX)") $(if $(STAFF),--staff)
+
+## The MCP server over stdio, as the API client whose token is in NEUROMEM_API_TOKEN
+## (docs/mcp.md). Silent itself: stdout carries the protocol.
+mcp: $(STAMP)
+	@$(DEVSTACK) exec -- $(BIN)/python manage.py mcp_server
 
 ## Any manage.py command with the services up: make manage ARGS="showmigrations"
 manage: $(STAMP)

@@ -9,4 +9,5 @@ urlpatterns = [
     path("api/v1/", include("neuromem_site.api.urls")),
     path("", include(stats_compat_urls)),
     path("", include("memories.api.compat_urls")),
+    path("", include("neuromem_site.mcp.urls")),
 ]

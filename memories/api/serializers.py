@@ -2,6 +2,7 @@ from dataclasses import asdict
 from functools import cached_property
 from typing import Any, ClassVar
 
+import numpy as np
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -295,7 +296,12 @@ class MemoryOutput(OutputModelSerializer):
     def to_representation(self, memory: Memory) -> dict:
         data = super().to_representation(memory)
         if self.context.get("include_embedding"):
-            data["embedding"] = None if memory.embedding is None else list(memory.embedding)
+            # As halfvec stores them, however the connection loaded them (text or binary).
+            data["embedding"] = (
+                None
+                if memory.embedding is None
+                else np.asarray(memory.embedding, dtype=np.float16).astype(float).tolist()
+            )
         return data
 
 

@@ -15,8 +15,8 @@ DEFAULT_MESSAGES = {
 
 
 def is_api_path(path: str) -> bool:
-    """Under /api/, or one of seed 004's routes at the root."""
-    return path.startswith("/api/") or path.rstrip("/") in ROOT_API_PATHS
+    """Under /api/, one of seed 004's routes at the root, or the MCP endpoint."""
+    return path.startswith("/api/") or path.rstrip("/") in {*ROOT_API_PATHS, "/mcp"}
 
 
 class ApiErrorEnvelopeMiddleware:

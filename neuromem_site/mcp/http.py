@@ -11,6 +11,7 @@ GET (a server-to-client event stream) and DELETE (ending a session) have no mean
 sessions: 405, as the MCP specification allows.
 """
 
+import logging
 from typing import Any
 
 import anyio
@@ -24,6 +25,9 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from neuromem_site.mcp.server import mcp_server
+
+# The SDK logs its session manager's start and stop at INFO: here, that is every request.
+logging.getLogger("mcp.server.streamable_http_manager").setLevel(logging.WARNING)
 
 # Hop-by-hop or recomputed: not copied from the SDK's answer.
 SKIPPED_HEADERS = {"connection", "content-length", "transfer-encoding"}

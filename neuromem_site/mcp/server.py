@@ -16,6 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.db import close_old_connections
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -56,6 +57,19 @@ def token_caller(token: str) -> Caller:
         raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
     api_client_touch(client=client)
     return client.caller
+
+
+def stdio_caller(token: str) -> Callable[[], Caller]:
+    """For stdio: the token looked up again before each tool call (revoking it takes effect at
+    once), after dropping a connection that broke or outlived DATABASE_CONN_MAX_AGE, as Django
+    does before each request. (Not for HTTP: Django already does it there, and inside a
+    transaction it would close the connection under the request.)"""
+
+    def caller() -> Caller:
+        close_old_connections()
+        return token_caller(token)
+
+    return caller
 
 
 def mcp_server(caller: Callable[[], Caller]) -> Server:

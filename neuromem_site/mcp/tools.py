@@ -9,16 +9,23 @@ object, the same object the HTTP route answers (docs/mcp.md).
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib import import_module
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections
 from mcp_types import Tool, ToolAnnotations
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
+from evolution.api.operations import soul_propose_result, soul_rollback_result, soul_status_result
 from evolution.api.serializers import SoulProposalInput, SoulRollbackInput
+from memories.api.operations import (
+    memory_add_result,
+    memory_bulk_result,
+    memory_forget_result,
+    memory_get_result,
+    memory_recall_result,
+    memory_search_result,
+)
 from memories.api.serializers import (
     BulkReadInput,
     MemoryCreateInput,
@@ -31,6 +38,7 @@ from neuromem_site.access import Caller
 from neuromem_site.api.envelope import exception_handler
 from neuromem_site.api.serializers import UserIdLookupField
 from neuromem_site.mcp.schema import field_schema, object_schema, serializer_schema
+from reflection.api.operations import traits_get_result
 
 LIMIT = {
     "minimum": 1,
@@ -60,8 +68,8 @@ class McpTool:
     name: str
     title: str
     description: str
-    # "module:function", imported when first called: fn(*, caller, params) -> data.
-    operation: str
+    # The route's operation: fn(*, caller, params) -> data (or (data, HTTP status)).
+    operation: Callable[..., Any]
     input_schema: dict[str, Any]
     read_only: bool
     destructive: bool = False
@@ -82,10 +90,6 @@ class McpTool:
             ),
         )
 
-    def function(self) -> Callable[..., Any]:
-        module, name = self.operation.split(":")
-        return getattr(import_module(module), name)
-
 
 TOOLS: dict[str, McpTool] = {
     tool.name: tool
@@ -100,7 +104,7 @@ TOOLS: dict[str, McpTool] = {
                 "then key/id; `sort_links: false` keeps the order the links were made in. "
                 + ADDRESSING
             ),
-            operation="memories.api.operations:memory_get_result",
+            operation=memory_get_result,
             input_schema=serializer_schema(
                 MemoryGetInput,
                 **LOOKUP,
@@ -123,7 +127,7 @@ TOOLS: dict[str, McpTool] = {
                 "first: each hit as id, content, memory_type, metadata and score. For building "
                 "a prompt prefer memory_recall, which also answers the user's traits."
             ),
-            operation="memories.api.operations:memory_search_result",
+            operation=memory_search_result,
             input_schema=serializer_schema(
                 SearchInput,
                 user_id=USER_ID,
@@ -149,7 +153,7 @@ TOOLS: dict[str, McpTool] = {
                 "UPDATE (a near-duplicate current memory was superseded; `superseded` is its id). "
                 "Writing for a user_id outside this client's prefixes is FORBIDDEN."
             ),
-            operation="memories.api.operations:memory_add_result",
+            operation=memory_add_result,
             input_schema=serializer_schema(
                 MemoryCreateInput,
                 user_id={"description": "The end user the memory is about."},
@@ -181,7 +185,7 @@ TOOLS: dict[str, McpTool] = {
                 "VALIDATION_ERROR naming `field`, `minAllowed`/`maxAllowed` and `provided`. "
                 + ADDRESSING
             ),
-            operation="memories.api.operations:memory_bulk_result",
+            operation=memory_bulk_result,
             input_schema=serializer_schema(
                 BulkReadInput,
                 **LOOKUP,
@@ -201,7 +205,7 @@ TOOLS: dict[str, McpTool] = {
                 "and `traits`, the user's active traits. `fields: compact` answers each hit as "
                 "id, content, memory_type, valid_at and score only."
             ),
-            operation="memories.api.operations:memory_recall_result",
+            operation=memory_recall_result,
             input_schema=serializer_schema(
                 RecallInput,
                 user_id=USER_ID,
@@ -221,7 +225,7 @@ TOOLS: dict[str, McpTool] = {
                 "longer recalled; its row and history stay. Answers the memory as it is now. "
                 + ADDRESSING
             ),
-            operation="memories.api.operations:memory_forget_result",
+            operation=memory_forget_result,
             input_schema=serializer_schema(MemoryLookupInput, **LOOKUP),
             read_only=False,
             destructive=True,
@@ -234,7 +238,7 @@ TOOLS: dict[str, McpTool] = {
                 "decayed over time, above the recall minimum), grouped `core`, `preference`, "
                 "`behavior` and `other`, most confident first within each group."
             ),
-            operation="reflection.api.operations:traits_get_result",
+            operation=traits_get_result,
             input_schema=object_schema(
                 {"user_id": field_schema(UserIdLookupField()) | USER_ID}, required=["user_id"]
             ),
@@ -248,7 +252,7 @@ TOOLS: dict[str, McpTool] = {
                 "loads as SOUL.md, its evaluation, and `pending_proposals` (versions waiting). "
                 "NOT_FOUND before a staff client bootstraps it."
             ),
-            operation="evolution.api.operations:soul_status_result",
+            operation=soul_status_result,
             input_schema=object_schema({}),
             read_only=True,
         ),
@@ -263,7 +267,7 @@ TOOLS: dict[str, McpTool] = {
                 "when there is no SOUL yet, the proposal changes nothing, or the active version "
                 "changed meanwhile."
             ),
-            operation="evolution.api.operations:soul_propose_result",
+            operation=soul_propose_result,
             input_schema=serializer_schema(
                 SoulProposalInput,
                 risk_notes={"description": "What could go wrong with the change."},
@@ -278,7 +282,7 @@ TOOLS: dict[str, McpTool] = {
                 "content of the previous stable version, or of `to_version` (a version that was "
                 "active once); the current one becomes rolled_back. Answers the new version."
             ),
-            operation="evolution.api.operations:soul_rollback_result",
+            operation=soul_rollback_result,
             input_schema=serializer_schema(
                 SoulRollbackInput, reason={"description": "Why (kept in the audit log)."}
             ),
@@ -311,9 +315,7 @@ def tool_call(
     *, tool: McpTool, caller: Callable[[], Caller], arguments: Mapping[str, Any]
 ) -> ToolAnswer:
     """Run `tool` for whoever `caller()` names. Synchronous, on the thread whose database
-    connection it uses (a request's, or the stdio server's); like a request, it starts and ends
-    by dropping a connection that broke or outlived DATABASE_CONN_MAX_AGE."""
-    close_old_connections()
+    connection it uses (a request's, or the stdio server's)."""
     try:
         who = caller()  # first, as HTTP authenticates before it validates
         # A tool's arguments are a JSON object, like a request body: an unknown name is
@@ -321,11 +323,9 @@ def tool_call(
         unknown = [name for name in arguments if name not in tool.input_schema["properties"]]
         if unknown:
             raise serializers.ValidationError({unknown[0]: ["Unknown field."]})
-        data = tool.function()(caller=who, params=arguments)
+        data = tool.operation(caller=who, params=arguments)
         if isinstance(data, tuple):  # (data, HTTP status): the status is the HTTP route's
             data = data[0]
         return ToolAnswer(ok=True, text=render(data))
     except Exception as exc:
         return ToolAnswer(ok=False, text=render(error_object(exc)))
-    finally:
-        close_old_connections()

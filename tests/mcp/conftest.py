@@ -96,13 +96,22 @@ def stdio_command() -> list[str]:
     return [sys.executable, "manage.py", "mcp_server"]
 
 
+def innermost(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
 @contextmanager
 def mcp_session(server: Any, **options: Any) -> Iterator[SyncMcp]:
     with start_blocking_portal() as portal:
         session = portal.wrap_async_context_manager(
             Client(server, read_timeout_seconds=TIMEOUT, **options)
         )
-        client = session.__enter__()
+        try:
+            client = session.__enter__()
+        except BaseExceptionGroup as group:  # the SDK's task groups wrap what failed
+            raise innermost(group) from group
         try:
             yield SyncMcp(portal, client)
         finally:
@@ -144,11 +153,10 @@ class QuietHandler(WSGIRequestHandler):
 
 
 @pytest.fixture
-def web(settings) -> Iterator[str]:
+def web() -> Iterator[str]:
     """neuromem_site.wsgi.application on a real socket (wsgiref, one thread): its base URL."""
     from neuromem_site.wsgi import application  # builds the middleware chain: not at import
 
-    settings.ROOT_URLCONF = "tests.mcp.urls"
 
     def app(environ, start_response):
         response = application(environ, start_response)

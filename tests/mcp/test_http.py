@@ -2,8 +2,11 @@
 tokens, served by the WSGI application on a real socket and driven by the SDK's streamable HTTP
 client (and by plain HTTP where the transport's edges are tested)."""
 
+import json
+
 import httpx
 import pytest
+from mcp import MCPError
 
 from memories.models import Memory
 from memories.services import MemoryInput, memory_add
@@ -11,7 +14,7 @@ from neuromem_site.access import SYSTEM
 from tests.mcp.conftest import mcp_http
 from tests.mcp.test_stdio import TOOLS
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
@@ -77,7 +80,11 @@ def test_without_a_valid_token_mcp_is_refused_as_the_api_refuses(web, make_agent
             "ok": False,
             "error": {"code": "UNAUTHORIZED", "message": message},
         }
-    with pytest.raises(Exception), mcp_http(url, "nm_not-a-token") as mcp:  # noqa: B017, PT011
+    # The SDK client, refused (an HTTP error, no JSON-RPC answer): it fails to connect.
+    with (
+        pytest.raises(MCPError, match="Server returned an error response"),
+        mcp_http(url, "nm_not-a-token") as mcp,
+    ):
         mcp.tools()
 
 
@@ -106,3 +113,22 @@ def test_one_post_one_json_answer_and_nothing_else(web, make_agent):
         headers={**MCP_HEADERS, **auth, "Content-Type": "application/json"},
     )
     assert garbled.status_code == 400 and garbled.json()["error"]["code"] == -32700  # PARSE_ERROR
+
+
+@pytest.mark.django_db  # not transactional: the memory below is never committed
+def test_tools_run_on_the_requests_own_database_connection(make_agent):
+    """Through Django's test client, inside the test's transaction: the tool sees the memory
+    only if it runs on the request's thread and connection (not on a thread of its own)."""
+    memory = remember("a:1", "Uncommitted", "u")
+    agent = make_agent("a")
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "memory_get", "arguments": {"memory_id": str(memory.id)}},
+    }
+    response = agent.http.post("/mcp", call, format="json", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is False
+    assert json.loads(result["content"][0]["text"])["content"] == "Uncommitted"

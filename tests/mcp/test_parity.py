@@ -152,13 +152,9 @@ def test_reads_answer_the_same_over_http_and_mcp(make_agent, memories):
             over_http = data(http.get("/api/v1/search/", {"user_id": USER, **query}))
             assert over_http, query
             assert mcp.data("memory_search", user_id=USER, **query) == timeless(over_http)
-        by_score = mcp.data("memory_search", user_id=USER, q="tea", sort_by="score")
-        assert [hit["score"] for hit in by_score] == sorted(
-            (hit["score"] for hit in by_score), reverse=True
-        ) or by_score
         for body in ({"query": "green tea"}, {"query": "tea", "fields": "compact", "limit": 2}):
             over_http = data(http.post("/api/v1/recall/", {"user_id": USER, **body}, format="json"))
-            assert over_http["merged"] and over_http.get("traits", [None]), body
+            assert over_http["merged"], body
             assert mcp.data("memory_recall", user_id=USER, **body) == timeless(over_http)
 
         # traits_get and soul_status.

@@ -4,9 +4,9 @@ from contextlib import suppress
 from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError
-from rest_framework.exceptions import AuthenticationFailed
 
-from neuromem_site.mcp.server import stdio_serve, token_caller
+from neuromem_site.api.selectors import api_client_by_token
+from neuromem_site.mcp.server import stdio_caller, stdio_serve
 
 TOKEN_VARIABLE = "NEUROMEM_API_TOKEN"
 
@@ -25,16 +25,14 @@ class Command(BaseCommand):
                 "(python manage.py create_api_client NAME prints one)."
             )
         try:
-            caller = token_caller(token)
-        except AuthenticationFailed:
-            raise CommandError(
-                f"{TOKEN_VARIABLE} is not a valid API token (unknown or revoked)."
-            ) from None
+            client = api_client_by_token(token=token)
         except OperationalError as error:
             raise CommandError(f"Cannot reach the database: {error}") from None
+        if client is None:
+            raise CommandError(f"{TOKEN_VARIABLE} is not a valid API token (unknown or revoked).")
+        caller = client.caller
         scope = "all users (staff)" if caller.is_staff else ", ".join(caller.user_prefixes)
         # stdout carries the protocol: anything for people goes to stderr.
         self.stderr.write(f"NeuroMem MCP server (stdio), API client '{caller.name}': {scope}")
-        # The token is looked up again before each tool call: revoking it takes effect at once.
         with suppress(KeyboardInterrupt):
-            async_to_sync(stdio_serve)(lambda: token_caller(token))
+            async_to_sync(stdio_serve)(stdio_caller(token))
