@@ -34,7 +34,7 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 DATA_DIR = Path(env.str("NEUROMEM_DATA_DIR", default=str(BASE_DIR / ".data"))).resolve()
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "neuromem_site.backoffice.apps.NeuroMemAdminConfig",  # django.contrib.admin, NeuroMem's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "memories",
     "reflection",
     "evolution",
+    "neuromem_site.backoffice",  # last: its post_migrate follows every app's permissions
 ]
 
 MIDDLEWARE = [

@@ -27,6 +27,7 @@ from memories.models import Memory, MemoryType, TraitStage
 from memories.selectors import memory_history, trait_field
 from neuromem_site.access import Caller
 from neuromem_site.admin_base import ReadOnlyAdmin
+from neuromem_site.backoffice.links import EndUserColumn
 from neuromem_site.errors import DomainError
 from reflection.models import ConsistencyIssue, ReflectionCycle, Trait, TraitEvidence
 from reflection.selectors import decayed_confidence, trait_detail
@@ -94,13 +95,13 @@ class CurrentFilter(admin.SimpleListFilter):
 
 
 @admin.register(Trait)
-class TraitAdmin(ReadOnlyAdmin):
+class TraitAdmin(EndUserColumn, ReadOnlyAdmin):
     """Traits, read-only. Veto (dissolve) one from its page, or several with the action; both
     need the `reflection.change_trait` permission."""
 
     list_display = [
         "content_short",
-        "user_id",
+        "end_user",
         "trait_subtype",
         "trait_stage",
         "trait_context",
@@ -119,7 +120,7 @@ class TraitAdmin(ReadOnlyAdmin):
         CurrentFilter,
     ]
     # Sorting a million rows by an unindexed column would be a sort per page.
-    sortable_by = ["user_id"]
+    sortable_by = ["end_user"]
     # Only for the search box to show; get_search_results does the searching.
     search_fields = ["user_id"]
     search_help_text = (
@@ -133,7 +134,7 @@ class TraitAdmin(ReadOnlyAdmin):
             {
                 "fields": [
                     "id",
-                    "user_id",
+                    "end_user",
                     "content",
                     ("trait_subtype", "trait_stage", "trait_context", "trait_derived_from"),
                     ("trait_confidence", "decayed"),
@@ -342,9 +343,9 @@ class TraitEvidenceAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ReflectionCycle)
-class ReflectionCycleAdmin(ReadOnlyAdmin):
+class ReflectionCycleAdmin(EndUserColumn, ReadOnlyAdmin):
     list_display = [
-        "user_id",
+        "end_user",
         "trigger_type",
         "status",
         "memories_scanned",
@@ -386,13 +387,13 @@ class ResolvedFilter(admin.SimpleListFilter):
 
 
 @admin.register(ConsistencyIssue)
-class ConsistencyIssueAdmin(ReadOnlyAdmin):
+class ConsistencyIssueAdmin(EndUserColumn, ReadOnlyAdmin):
     list_display = [
         "check_name",
         "table_name",
         "row_id",
         "missing_id",
-        "user_id",
+        "end_user",
         "first_seen_at",
         "last_seen_at",
         "resolved_at",

@@ -17,20 +17,23 @@ from memories.access import accesses_record
 from memories.api.serializers import (
     BulkReadInput,
     CompactRecallOutput,
+    HistoryOutput,
     LinkOutput,
     MemoryCreateInput,
     MemoryGetInput,
     MemoryLookupInput,
     MemoryOutput,
+    MessageOutput,
     RecallInput,
     RecallOutput,
     SearchHitOutput,
     SearchInput,
+    SessionOutput,
 )
 from memories.links import BulkLimits, BulkRead, memory_bulk_read, memory_links
 from memories.models import Memory, MemoryType
 from memories.recall import RecallHit, RecallQuery, memories_recall
-from memories.selectors import activity_filter, memory_get, memory_get_by_key
+from memories.selectors import activity_filter, memory_get, memory_get_by_key, user_export
 from memories.services import MemoryInput, Operation, WriteResult, memory_add, memory_delete
 from neuromem_site.access import Caller
 from neuromem_site.api.views import validated
@@ -189,3 +192,55 @@ def memory_recall_result(
     )
     output = CompactRecallOutput if data["fields"] == "compact" else RecallOutput
     return output({"fields": data["fields"], "merged": hits, "traits": traits}).data
+
+
+def user_export_result(*, caller: Caller, user_id: str) -> dict:
+    """GET /users/{user_id}/export/ (and the admin's download): everything held about the
+    user."""
+    export = user_export(caller=caller, user_id=user_id)
+    return {
+        "user_id": user_id,
+        "memories": MemoryOutput(export["memories"], many=True).data,
+        "history": HistoryOutput(export["history"], many=True).data,
+        "evidence": [
+            {
+                "id": e.id,
+                "trait_id": e.trait_id,
+                "memory_id": e.memory_id,
+                "evidence_type": e.evidence_type,
+                "quality": e.quality,
+                "created_at": e.created_at,
+            }
+            for e in export["evidence"]
+        ],
+        "sources": [
+            {
+                "memory_id": s.memory_id,
+                "session_id": s.session_id,
+                "conversation_id": s.conversation_id,
+                "created_at": s.created_at,
+            }
+            for s in export["sources"]
+        ],
+        "links": [
+            {
+                "source_id": link.source_id,
+                "target_id": link.target_id,
+                "weight": link.weight,
+                "created_at": link.created_at,
+            }
+            for link in export["links"]
+        ],
+        "sessions": SessionOutput(export["sessions"], many=True).data,
+        "messages": MessageOutput(export["messages"], many=True).data,
+        "cycles": [
+            {
+                "id": c.id,
+                "trigger_type": c.trigger_type,
+                "status": c.status,
+                "started_at": c.started_at,
+                "completed_at": c.completed_at,
+            }
+            for c in export["cycles"]
+        ],
+    }

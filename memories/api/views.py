@@ -22,6 +22,7 @@ from memories.api.operations import (
     memory_recall_result,
     memory_search_result,
     search_hits,
+    user_export_result,
     write_result,
 )
 from memories.api.serializers import (
@@ -58,7 +59,6 @@ from memories.selectors import (
     memory_history,
     memory_list,
     memory_versions,
-    user_export,
 )
 from memories.services import (
     MemoryInput,
@@ -371,55 +371,7 @@ class UserExportApi(APIView):
     )
     def get(self, request: Request, user_id: str) -> Response:
         user_ids_agree(request, user_id)
-        export = user_export(caller=request.user.caller, user_id=user_id)
-        return Response(
-            {
-                "user_id": user_id,
-                "memories": MemoryOutput(export["memories"], many=True).data,
-                "history": HistoryOutput(export["history"], many=True).data,
-                "evidence": [
-                    {
-                        "id": e.id,
-                        "trait_id": e.trait_id,
-                        "memory_id": e.memory_id,
-                        "evidence_type": e.evidence_type,
-                        "quality": e.quality,
-                        "created_at": e.created_at,
-                    }
-                    for e in export["evidence"]
-                ],
-                "sources": [
-                    {
-                        "memory_id": s.memory_id,
-                        "session_id": s.session_id,
-                        "conversation_id": s.conversation_id,
-                        "created_at": s.created_at,
-                    }
-                    for s in export["sources"]
-                ],
-                "links": [
-                    {
-                        "source_id": link.source_id,
-                        "target_id": link.target_id,
-                        "weight": link.weight,
-                        "created_at": link.created_at,
-                    }
-                    for link in export["links"]
-                ],
-                "sessions": SessionOutput(export["sessions"], many=True).data,
-                "messages": MessageOutput(export["messages"], many=True).data,
-                "cycles": [
-                    {
-                        "id": c.id,
-                        "trigger_type": c.trigger_type,
-                        "status": c.status,
-                        "started_at": c.started_at,
-                        "completed_at": c.completed_at,
-                    }
-                    for c in export["cycles"]
-                ],
-            }
-        )
+        return Response(user_export_result(caller=request.user.caller, user_id=user_id))
 
 
 class SessionCreateApi(APIView):

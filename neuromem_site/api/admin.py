@@ -17,7 +17,10 @@ class ApiClientAdmin(admin.ModelAdmin):
     def has_add_permission(self, request) -> bool:
         return False
 
-    @admin.action(description="Revoke the selected clients' tokens")
+    @admin.action(description="Revoke the selected clients' tokens", permissions=["change"])
     def revoke(self, request, queryset) -> None:
+        clients = list(queryset.filter(is_active=True))
         revoked = queryset.update(is_active=False)
+        for client in clients:
+            self.log_change(request, client, "Revoked the token.")
         self.message_user(request, f"Revoked {revoked} client(s).")
