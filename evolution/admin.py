@@ -34,18 +34,12 @@ from evolution.services import (
     soul_rollback,
     soul_veto,
 )
-from neuromem_site.access import Caller
-from neuromem_site.admin_base import ReadOnlyAdmin
+from neuromem_site.admin_base import ReadOnlyAdmin, staff_caller
 from neuromem_site.errors import DomainError
 
 # Versions that may be vetoed, and versions that may be restored (soul_veto, soul_rollback).
 VETOABLE = (SoulStatus.PROPOSED, SoulStatus.ACTIVE)
 RESTORABLE = (SoulStatus.SUPERSEDED, SoulStatus.ROLLED_BACK)
-
-
-def staff_caller(request: HttpRequest) -> Caller:
-    """The Caller a staff member acts as in the admin (the event log's actor)."""
-    return Caller(name=f"staff:{request.user.get_username()}", is_staff=True)
 
 
 def eval_summary(version: SoulVersion) -> str:

@@ -47,8 +47,7 @@ from memories.models import (
 )
 from memories.selectors import memory_history, memory_state, memory_versions, trait_field
 from memories.services import memory_delete, memory_invalidate, memory_supersede
-from neuromem_site.access import Caller
-from neuromem_site.admin_base import ReadOnlyAdmin
+from neuromem_site.admin_base import ReadOnlyAdmin, staff_caller
 from neuromem_site.backoffice.links import EndUserColumn
 from neuromem_site.errors import Conflict, DomainError
 from reflection.models import TraitEvidence
@@ -62,11 +61,6 @@ HISTORY_ROWS = 100
 MESSAGE_ROWS = 200
 REASON_MAX_CHARS = 1000
 USER_ID_SEARCH = "user_id:"
-
-
-def staff_caller(request: HttpRequest) -> Caller:
-    """The Caller a staff member acts as in the admin (the audit log's actor)."""
-    return Caller(name=f"staff:{request.user.get_username()}", is_staff=True)
 
 
 def as_uuid(text: str) -> uuid.UUID | None:

@@ -231,6 +231,7 @@ class Memory(models.Model):
     class Meta:
         db_table = "memories"
         ordering = ["-created_at"]
+        verbose_name_plural = "memories"
         # An end user has no row of their own: purging one is a permission on their memories.
         permissions = [("purge_end_user", "Can purge all data held about an end user")]
         constraints = [

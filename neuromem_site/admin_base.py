@@ -11,7 +11,8 @@ million rows that is a scan per click. `EstimatedCountPaginator` asks the planne
         paginator = EstimatedCountPaginator
         show_full_result_count = False
 
-`ReadOnlyAdmin` does both, for tables staff read but never edit by hand.
+`ReadOnlyAdmin` does both, for tables staff read but never edit by hand. `staff_caller` is who
+a staff member acts as when an admin action calls a service.
 """
 
 import json
@@ -22,6 +23,14 @@ from django.db import DatabaseError, connections, transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.functional import cached_property
+
+from neuromem_site.access import Caller
+
+
+def staff_caller(request: HttpRequest) -> Caller:
+    """The Caller a staff member acts as in the admin: `staff:<username>`, the actor the audit
+    log and the event logs record."""
+    return Caller(name=f"staff:{request.user.get_username()}", is_staff=True)
 
 
 def planner_estimate(queryset: QuerySet) -> int | None:
@@ -54,10 +63,12 @@ class EstimatedCountPaginator(Paginator):
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    """A list and view pages, nothing editable; no exact counts of big lists."""
+    """A list and view pages, nothing editable; no exact counts of big lists (nor the filter
+    facets' counts, one per choice)."""
 
     paginator = EstimatedCountPaginator
     show_full_result_count = False
+    show_facets = admin.ShowFacets.NEVER
     list_per_page = 50
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -25,8 +25,7 @@ from django.utils.text import Truncator
 from memories.meaning import current_q
 from memories.models import Memory, MemoryType, TraitStage
 from memories.selectors import memory_history, trait_field
-from neuromem_site.access import Caller
-from neuromem_site.admin_base import ReadOnlyAdmin
+from neuromem_site.admin_base import ReadOnlyAdmin, staff_caller
 from neuromem_site.backoffice.links import EndUserColumn
 from neuromem_site.errors import DomainError
 from reflection.models import ConsistencyIssue, ReflectionCycle, Trait, TraitEvidence
@@ -40,11 +39,6 @@ HISTORY_ROWS = 100
 # One bulk veto is one transaction; more than this is a job for a script.
 MAX_BULK_VETO = 500
 USER_ID_SEARCH = "user_id:"
-
-
-def staff_caller(request: HttpRequest) -> Caller:
-    """The Caller a staff member acts as in the admin (and the audit's `veto.by`)."""
-    return Caller(name=f"staff:{request.user.get_username()}", is_staff=True)
 
 
 def memory_admin_url(memory: Memory) -> str | None:

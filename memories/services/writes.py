@@ -25,6 +25,7 @@ from memories.models import (
     Memory,
     MemoryLink,
     MemorySource,
+    MemoryType,
 )
 from memories.services.dedup import (
     Candidate,
@@ -33,7 +34,7 @@ from memories.services.dedup import (
     with_lexical_vectors,
 )
 from memories.services.embedding_jobs import embeddings_schedule
-from memories.traits import normalised_type, trait_fields
+from memories.traits import TRAIT_METADATA, normalised_type, trait_fields
 from memories.vectors import copy_memories
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.db.actor import audit_actor
@@ -425,6 +426,12 @@ def _supersede_with(
     successor = _memory_row(
         item=item, memory_type=memory.memory_type, metadata=metadata, version=memory.version + 1
     )
+    if memory.memory_type == MemoryType.TRAIT:
+        # New words for the same trait: its lifecycle (stage, confidence, counters, parent)
+        # carries over, except what the new metadata states.
+        for key, (column, _) in TRAIT_METADATA.items():
+            if metadata.get(key) is None:
+                setattr(successor, column, getattr(memory, column))
     _save_new([(successor, item)])
     _supersede(
         memory,

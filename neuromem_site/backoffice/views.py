@@ -23,6 +23,7 @@ from memories.models import Memory, MemoryType
 from memories.selectors import memory_state
 from memories.services import user_purge
 from neuromem_site.access import Caller
+from neuromem_site.admin_base import staff_caller
 from neuromem_site.api.envelope import EnvelopeJSONRenderer
 from neuromem_site.backoffice.links import (
     admin_url,
@@ -44,11 +45,6 @@ from neuromem_site.validation import user_id_problem
 
 VIEW_PERMISSION = "memories.view_memory"
 PURGE_PERMISSION = "memories.purge_end_user"
-
-
-def staff_caller(request: HttpRequest) -> Caller:
-    """The Caller a staff member acts as in the admin (the audit's actor)."""
-    return Caller(name=f"staff:{request.user.get_username()}", is_staff=True)
 
 
 def may_view_end_users(request: HttpRequest) -> bool:

@@ -363,3 +363,29 @@ def test_search_filters_by_score_and_state_and_sorts_by_score(agent):
         "coffee is bitter",
     ]
     assert searched("sort_by=score&sort_order=asc")[0] == "coffee in the morning"
+
+
+def test_a_superseded_trait_keeps_its_lifecycle(agent):
+    trait = memory_add(
+        item=MemoryInput(
+            user_id=USER,
+            content="Runs every morning",
+            memory_type="trait",
+            metadata={"trait_subtype": "behavior", "trait_stage": "emerging", "confidence": 0.45},
+        ),
+        caller=SYSTEM,
+    ).memory
+    Memory.objects.filter(pk=trait.pk).update(trait_reinforcement_count=3, metadata={})
+    trait.refresh_from_db()
+    newer = memory_supersede(memory=trait, content="Runs before work, most days", caller=SYSTEM)
+    newer.refresh_from_db()
+    assert (
+        newer.trait_subtype,
+        newer.trait_stage,
+        newer.trait_confidence,
+        newer.trait_reinforcement_count,
+    ) == ("behavior", "emerging", pytest.approx(0.45), 3)
+    restaged = memory_supersede(
+        memory=newer, content="Runs daily", metadata={"trait_stage": "established"}, caller=SYSTEM
+    )
+    assert (restaged.trait_stage, restaged.trait_subtype) == ("established", "behavior")
