@@ -21,7 +21,11 @@ run: $(STAMP)
 	$(DEVSTACK) run
 
 ## The whole suite, on a throw-away embedded PostgreSQL + Redis (or DATABASE_URL / REDIS_URL).
+## The browser tests (tests/browser) run in Debian's Chromium, /usr/bin/chromium or
+## NEUROMEM_CHROMIUM; without it they are skipped, and this says so.
 test: $(STAMP)
+	@chromium="$${NEUROMEM_CHROMIUM:-/usr/bin/chromium}"; command -v "$$chromium" >/dev/null || \
+		echo "make test: no Chromium at $$chromium: the browser tests are skipped (apt-get install chromium)"
 	$(DEVSTACK) exec --temporary -- $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -157,7 +157,6 @@ def web() -> Iterator[str]:
     """neuromem_site.wsgi.application on a real socket (wsgiref, one thread): its base URL."""
     from neuromem_site.wsgi import application  # builds the middleware chain: not at import
 
-
     def app(environ, start_response):
         response = application(environ, start_response)
         try:
