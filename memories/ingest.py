@@ -35,6 +35,7 @@ from memories.services import (
     memory_delete,
     memory_supersede,
 )
+from memories.services.writes import lock_memory_writes
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.db.actor import audit_actor
 from neuromem_site.errors import Conflict, Invalid, NotFound
@@ -131,6 +132,12 @@ def session_message_add(
         except ExtractionError:
             status = "failed"  # the message (and its episode) is kept either way
     with audit_actor(caller.name):
+        # Every memory-write lock this message may need, first and in one sorted go: locks
+        # taken one write at a time (a fact, its key, then the episode) could deadlock with
+        # another writer taking them in another order.
+        lock_memory_writes(
+            {(session.user_id, kind) for kind in (MemoryType.FACT, MemoryType.EPISODIC)}
+        )
         message = ConversationMessage.objects.create(
             session=session,
             user_id=session.user_id,

@@ -18,6 +18,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Q
 
+from neuromem_site.validation import float4
+
 
 def current_sql(alias: str = "m") -> str:
     return f"{alias}.expired_at IS NULL AND {alias}.invalid_at IS NULL"
@@ -55,19 +57,20 @@ def trait_stage_sql(alias: str = "m") -> str:
 
 # A memory's activity score (0–100) names its state (deprecated ones are hidden from listings
 # unless asked for); highest floor first.
+# The floors as the `real` score column holds numbers, so Python, the ORM and SQL agree.
 STATE_THRESHOLDS = (
-    ("active", settings.SCORE_ACTIVE_FROM),
-    ("cold", settings.SCORE_COLD_FROM),
+    ("active", float4(settings.SCORE_ACTIVE_FROM)),
+    ("cold", float4(settings.SCORE_COLD_FROM)),
     ("deprecated", 0.0),
 )
-DEPRECATED_BELOW = settings.SCORE_COLD_FROM
+DEPRECATED_BELOW = STATE_THRESHOLDS[1][1]
 STATES = (*(state for state, _ in STATE_THRESHOLDS), "deleted")
 
 
 def state_sql(alias: str = "m") -> str:
     """The SQL twin of memories.selectors.memory_state."""
     floors = " ".join(
-        f"WHEN {alias}.score >= {floor:g} THEN '{state}'" for state, floor in STATE_THRESHOLDS
+        f"WHEN {alias}.score >= {floor!r}::real THEN '{state}'" for state, floor in STATE_THRESHOLDS
     )
     return f"CASE WHEN {alias}.expired_at IS NOT NULL THEN 'deleted' {floors} END"
 
@@ -109,9 +112,9 @@ def states_sql(states: list[str], alias: str = "m") -> str:
         low, high = _state_bounds()[state]
         part = f"{alias}.expired_at IS NULL"
         if low is not None:
-            part += f" AND {alias}.score >= {low:g}"
+            part += f" AND {alias}.score >= {low!r}::real"
         if high is not None:
-            part += f" AND {alias}.score < {high:g}"
+            part += f" AND {alias}.score < {high!r}::real"
         parts.append(f"({part})")
     return "(" + (" OR ".join(parts) or "false") + ")"
 
@@ -147,7 +150,7 @@ class ActivityFilter:
             parts.append(states_sql(list(self.states), alias))
         elif not self.include_all_states:
             parts.append(
-                f"NOT ({alias}.expired_at IS NULL AND {alias}.score < {DEPRECATED_BELOW:g})"
+                f"NOT ({alias}.expired_at IS NULL AND {alias}.score < {DEPRECATED_BELOW!r}::real)"
             )
         if self.score_min is not None:
             parts.append(f"{alias}.score >= {float(self.score_min)!r}::real")

@@ -86,7 +86,7 @@ def memory_list(*, caller: Caller, filters: dict[str, Any]) -> QuerySet[Memory]:
             queryset = queryset.filter(**{name: filters[name]})
     if filters.get("as_of"):
         queryset = queryset.as_of(filters["as_of"])
-    elif not filters.get("include_expired"):
+    elif not filters.get("include_expired") and "deleted" not in (filters.get("state") or ()):
         queryset = queryset.filter(expired_at__isnull=True)
     return queryset.filter(activity_filter(filters).q())
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -20,7 +21,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.api.operations import bulk_metadata, bulk_read, search_hits
+from memories.access import accesses_record
+from memories.api.operations import bulk_read, bulk_shaped, search_hits
 from memories.api.serializers import (
     MEMORY_TYPE_CHOICES,
     ActivityFilterInput,
@@ -43,7 +45,7 @@ from memories.services import (
     memory_link_set,
     memory_update,
 )
-from neuromem_site.access import Caller
+from neuromem_site.access import Caller, user_access_check
 from neuromem_site.api.envelope import ApiError
 from neuromem_site.api.permissions import user_ids_agree
 from neuromem_site.api.serializers import (
@@ -173,8 +175,13 @@ class SeedBodyInput(StrictInputSerializer):
 
 
 class SeedValueInput(StrictInputSerializer):
-    text = serializers.CharField(trim_whitespace=False)
+    text = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
     summary = serializers.CharField(required=False, max_length=2000)
+
+    def validate_text(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("Must not be blank.")
+        return value
 
 
 class SeedLinkInput(StrictInputSerializer):
@@ -231,14 +238,15 @@ def link_targets(*, caller: Caller, user_id: str, links: list[dict]) -> dict[str
 
 
 def links_replace(*, caller: Caller, memory: Memory, links: list[dict], targets: dict) -> None:
+    """Make `links` the memory's links: others removed, new ones made, changed weights set;
+    a link that stays as it was is not touched (making a link stamps `last_linked_at`)."""
     wanted = {targets[entry["key"]].id: entry["weight"] for entry in links}
-    for target_id in MemoryLink.objects.filter(source_id=memory.id).values_list(
-        "target_id", flat=True
-    ):
-        if target_id not in wanted:
-            memory_link_remove(source=memory, target_id=target_id, caller=caller)
+    held = dict(MemoryLink.objects.filter(source_id=memory.id).values_list("target_id", "weight"))
+    for target_id in held.keys() - wanted.keys():
+        memory_link_remove(source=memory, target_id=target_id, caller=caller)
     for target_id, weight in wanted.items():
-        memory_link_set(source=memory, target_id=target_id, weight=weight, caller=caller)
+        if held.get(target_id) != weight:  # both float4-rounded
+            memory_link_set(source=memory, target_id=target_id, weight=weight, caller=caller)
 
 
 def seed_response(memory: Memory, **extra: Any) -> dict[str, Any]:
@@ -258,6 +266,7 @@ class AddMemoryApi(APIView):
         caller = request.user.caller
         data = validated(AddMemoryInput, request.data)
         user_ids_agree(request, data["user_id"])
+        user_access_check(caller=caller, user_id=data["user_id"], write=True)
         links = data.get("links", [])
         targets = link_targets(caller=caller, user_id=data["user_id"], links=links)
         metadata = dict(data["metadata"])
@@ -275,7 +284,8 @@ class AddMemoryApi(APIView):
                 ),
                 caller=caller,
             )
-            if links:
+            # A NOOP changes nothing, links included (update_memory changes them).
+            if links and result.operation != Operation.NOOP:
                 links_replace(caller=caller, memory=result.memory, links=links, targets=targets)
         code = status.HTTP_200_OK if result.operation == Operation.NOOP else status.HTTP_201_CREATED
         return Response(seed_response(result.memory, operation=result.operation), status=code)
@@ -434,6 +444,7 @@ class FulltextApi(APIView):
             limit=data["limit"],
             activity=activity_filter(data),
         )
+        accesses_record(memory_ids=[memory.id for memory, _ in found])  # as search hits do
         return Response(
             [
                 {
@@ -480,19 +491,9 @@ class BulkApi(APIView):
             user_ids_agree(request, params["user_id"])
             read = bulk_read(caller=request.user.caller, params=params)
         return Response(
-            {
-                "targetMemory": seed_memory(read.target, links=memory_links(memory=read.target)),
-                "associatedMemories": [
-                    {
-                        **seed_memory(reached.memory),
-                        "retrievalInfo": {
-                            "depth": reached.depth,
-                            "weight": reached.weight,
-                            "path": reached.path,
-                        },
-                    }
-                    for reached in read.reached
-                ],
-                "metadata": bulk_metadata(read),
-            }
+            bulk_shaped(
+                read,
+                target=lambda memory: seed_memory(memory, links=memory_links(memory=memory)),
+                reached=seed_memory,
+            )
         )

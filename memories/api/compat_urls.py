@@ -11,7 +11,7 @@ urlpatterns = [
     path("update_memory_key", compat.UpdateMemoryKeyApi.as_view()),
     path("search", compat.SearchApi.as_view()),
     path("fulltext", compat.FulltextApi.as_view()),
-    path("api/memories/<str:key>/bulk", compat.BulkApi.as_view()),
+    path("api/memories/<path:key>/bulk", compat.BulkApi.as_view()),  # keys may hold "/"
 ]
 
 # Outside /api/, yet API routes: errors answer in the envelope (neuromem_site/api/middleware.py).

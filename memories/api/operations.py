@@ -85,30 +85,36 @@ def bulk_read(*, caller: Caller, params: Mapping[str, Any]) -> BulkRead:
 
 def memory_bulk_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
     """GET /memories/{id}/bulk/, in seed 004's shape."""
-    read = bulk_read(caller=caller, params=params)
+    return bulk_shaped(
+        bulk_read(caller=caller, params=params),
+        target=lambda memory: memory_with_links(memory, sort_links=True),
+        reached=lambda memory: MemoryOutput(memory).data,
+    )
+
+
+def bulk_shaped(
+    read: BulkRead, *, target: Callable[[Memory], dict], reached: Callable[[Memory], dict]
+) -> dict:
+    """A bulk read in seed 004's shape, each memory written by `target` or `reached`."""
     return {
-        "targetMemory": memory_with_links(read.target, sort_links=True),
+        "targetMemory": target(read.target),
         "associatedMemories": [
             {
-                **MemoryOutput(reached.memory).data,
+                **reached(step.memory),
                 "retrievalInfo": {
-                    "depth": reached.depth,
-                    "weight": reached.weight,
-                    "path": reached.path,
+                    "depth": step.depth,
+                    "weight": step.weight,
+                    "path": step.path,
                 },
             }
-            for reached in read.reached
+            for step in read.reached
         ],
-        "metadata": bulk_metadata(read),
-    }
-
-
-def bulk_metadata(read: BulkRead) -> dict:
-    return {
-        "depthReached": read.depth_reached,
-        "totalRetrieved": len(read.reached),
-        "duplicatesSkipped": read.duplicates_skipped,
-        "executionTimeMs": read.execution_ms,
+        "metadata": {
+            "depthReached": read.depth_reached,
+            "totalRetrieved": len(read.reached),
+            "duplicatesSkipped": read.duplicates_skipped,
+            "executionTimeMs": read.execution_ms,
+        },
     }
 
 

@@ -183,9 +183,7 @@ class MemoryLookupInput(QueryInputSerializer):
 
 class MemoryGetParams(QueryInputSerializer):
     sort_links = SortLinksField()
-    include = serializers.CharField(
-        required=False, allow_blank=True, help_text="`embedding`; others ignored"
-    )
+    include = serializers.CharField(required=False, help_text="`embedding`; others ignored")
 
 
 class MemoryGetInput(MemoryLookupInput, MemoryGetParams):
@@ -376,6 +374,8 @@ class RecallInput(StrictInputSerializer):
 
 
 class SearchInput(ActivityFilterInput):
+    """Search reads current memories: `deleted` is no state it could find."""
+
     user_id = UserIdLookupField()
     q = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
     limit = serializers.IntegerField(required=False, default=10)
@@ -389,6 +389,14 @@ class SearchInput(ActivityFilterInput):
 
     def validate_limit(self, value: int) -> int:
         return checked_limit(value)
+
+    def validate_state(self, value: str) -> list[str]:
+        states = states_parsed(value)
+        if "deleted" in states:
+            raise serializers.ValidationError(
+                "Search reads current memories: use active, cold or deprecated."
+            )
+        return states
 
 
 def checked_limit(value: int) -> int:

@@ -31,8 +31,16 @@ def memory_link_set(
             raise Conflict("This memory is no longer current (superseded or deleted).")
         if target_id == source.id:
             raise Invalid("A memory cannot link to itself.", field="target_id")
-        # One message whether the target is another user's, gone, or never existed.
-        if not Memory.objects.current().filter(pk=target_id, user_id=source.user_id).exists():
+        # One message whether the target is another user's, gone, or never existed. Locked
+        # (before any link row, as a supersede locks it): a supersede of the target under way
+        # finishes first, and then the target is no longer current.
+        target = (
+            Memory.objects.current()
+            .select_for_update()
+            .filter(pk=target_id, user_id=source.user_id)
+            .values_list("id", flat=True)
+        )
+        if not list(target):
             raise Invalid(
                 f"No current memory '{target_id}' of user '{source.user_id}'.", field="target_id"
             )

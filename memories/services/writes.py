@@ -219,7 +219,15 @@ def _supersede(
 
 def links_follow(*, old_id: uuid.UUID, new_id: uuid.UUID) -> None:
     """Move a superseded memory's links to its successor. The successor is new, so no pair it
-    holds can collide; a link between the two versions would become a self-link: dropped."""
+    holds can collide; a link between the two versions would become a self-link: dropped.
+    The rows are locked in id order first: two memories linked both ways and superseded at
+    once would otherwise each lock one link and wait for the other's."""
+    list(
+        MemoryLink.objects.filter(Q(source_id=old_id) | Q(target_id=old_id))
+        .order_by("id")
+        .select_for_update()
+        .values_list("id", flat=True)
+    )
     MemoryLink.objects.filter(
         Q(source_id=old_id, target_id=new_id) | Q(source_id=new_id, target_id=old_id)
     ).delete()
@@ -319,8 +327,17 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
     new: dict[int, Memory] = {}
     for index, memory in prepared.items():
         identity = (memory.user_id, memory.memory_type, memory.content_hash)
-        if identity in existing:
-            results[index] = WriteResult(Operation.NOOP, existing[identity])
+        held = existing.get(identity)
+        if held is not None and memory.key is not None and held.key != memory.key:
+            # The content is held under another key (or none): a NOOP would drop the key.
+            results[index] = Conflict(
+                f"This content is already held by the current memory '{held.id}'"
+                + (f" under the key '{held.key}'." if held.key is not None else ", without a key."),
+                field="key",
+                memory_id=str(held.id),
+            )
+        elif held is not None:
+            results[index] = WriteResult(Operation.NOOP, held)
         else:
             existing[identity] = new[index] = memory
 
@@ -348,6 +365,13 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
         older = next((c for c in candidates if c.id not in replaced), None)
         if older is None:
             continue
+        if older.key is not None:
+            # A restatement of a keyed memory keeps its key; one under another key is another
+            # memory (an ADD), not a new version of this one.
+            if new[index].key is None:
+                new[index].key = older.key
+            elif new[index].key != older.key:
+                continue
         replaces[index] = older
         replaced.add(older.id)
         new[index].version = older.version + 1

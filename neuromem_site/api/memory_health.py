@@ -75,9 +75,14 @@ def scheduler_state(*, now: datetime) -> tuple[dict[str, Any], float, list[str]]
     try:
         check_beat()
         available = True
-    except Exception as error:  # Redis failing included: beat cannot be shown alive
+    except RuntimeError as error:  # check_beat's own words: no heartbeat, or a stale one
         available = False
         reasons.append(f"scheduler unavailable: {error}")
+    except Exception as error:  # Redis failing: beat cannot be shown alive
+        # The error's own text may name hosts and ports: logged, not answered.
+        log.warning("memory-system health: the beat check failed", exc_info=True)
+        available = False
+        reasons.append(f"scheduler unavailable: {type(error).__name__}")
     runs = JobRun.objects.filter(started_at__gte=now - RECENT_RUNS).aggregate(
         finished=Count("id", filter=Q(status__in=[JobStatus.DONE, JobStatus.FAILED])),
         failed=Count("id", filter=Q(status=JobStatus.FAILED)),
@@ -144,7 +149,8 @@ def memory_system_health(*, caller: Caller, user_id: str | None) -> dict[str, An
         log.warning("memory-system health: the database failed", exc_info=True)
         return {
             "status": "unhealthy",
-            "reasons": [f"database: {type(error).__name__}: {error}".strip()],
+            # The error's own text may name the server: logged above, not answered.
+            "reasons": [f"database unavailable ({type(error).__name__})"],
             "scheduler": None,
             "memory_overview": None,
             "performance": None,

@@ -1,12 +1,16 @@
 """Links between memories, their order, the depth-first bulk read, key addressing, and the
 activity-score filters of listing and search: through HTTP, against the real database."""
 
+import threading
+
 import pytest
+from django.db import connections, transaction
 
 from memories.access import accesses_flush
 from memories.models import Memory, MemoryLink
 from memories.services import MemoryInput, memory_add, memory_link_set, memory_supersede
 from neuromem_site.access import SYSTEM
+from neuromem_site.errors import Invalid
 
 pytestmark = pytest.mark.django_db
 
@@ -389,3 +393,128 @@ def test_a_superseded_trait_keeps_its_lifecycle(agent):
         memory=newer, content="Runs daily", metadata={"trait_stage": "established"}, caller=SYSTEM
     )
     assert (restaged.trait_stage, restaged.trait_subtype) == ("established", "behavior")
+
+
+# --- Review findings: keys through the operation model, races, seed routes ------------------
+
+
+def test_a_restatement_keeps_the_key_and_another_key_makes_another_memory():
+    first = remember("The user likes green tea with breakfast every day", key="tea")
+    restated = memory_add(
+        item=MemoryInput(
+            user_id=USER,
+            content="The user likes green tea with breakfast every day!",
+            memory_type="fact",
+        ),
+        caller=SYSTEM,
+    )
+    assert (restated.operation, restated.memory.key) == ("UPDATE", "tea")
+    assert restated.superseded.id == first.id
+    other = memory_add(
+        item=MemoryInput(
+            user_id=USER,
+            content="The user likes green tea with breakfast every day!!",
+            memory_type="fact",
+            key="drinks",
+        ),
+        caller=SYSTEM,
+    )
+    assert (other.operation, other.memory.key) == ("ADD", "drinks")
+    assert set(Memory.objects.current().values_list("key", flat=True)) == {"tea", "drinks"}
+
+
+def test_the_same_content_under_another_key_conflicts_instead_of_dropping_the_key(agent):
+    held = remember("Works at the harbour", key="job")
+    response = agent.post(
+        "/api/v1/memories/",
+        {"user_id": USER, "content": "Works at the harbour", "memory_type": "fact", "key": "work"},
+        format="json",
+    )
+    assert response.status_code == 409
+    assert (error(response)["field"], error(response)["memory_id"]) == ("key", str(held.id))
+    assert Memory.objects.get(pk=held.pk).key == "job"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_link_made_while_its_target_is_superseded_never_points_at_the_old_version():
+    """The supersede holds the target's row when the link is asked for: the link waits, then
+    finds the target no longer current (never a link to the old version that nobody moves)."""
+    source = remember("The architecture of the system")
+    # Another type than the source's: the link's lock on the source's writes does not cover it.
+    target = memory_add(
+        item=MemoryInput(user_id=USER, content="Postgres stores every row", memory_type="episodic"),
+        caller=SYSTEM,
+    ).memory
+    superseding, linked = threading.Event(), []
+
+    def link_meanwhile() -> None:
+        try:
+            superseding.wait()
+            memory_link_set(source=source, target_id=target.id, weight=0.5, caller=SYSTEM)
+            linked.append("made")
+        except Invalid as refused:
+            linked.append(refused.field)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=link_meanwhile)
+    thread.start()
+    with transaction.atomic():
+        newer = memory_supersede(memory=target, content="Postgres keeps the rows", caller=SYSTEM)
+        superseding.set()
+        thread.join(timeout=2)  # blocked on the target's row until this commits
+        assert thread.is_alive()
+    thread.join()
+    assert linked == ["target_id"]
+    assert not MemoryLink.objects.exclude(target_id=newer.id).exists()
+
+
+def test_seed_text_has_the_content_limits(agent, settings):
+    for text in ["   ", "x" * (settings.MEMORY_MAX_CHARS + 1)]:
+        response = agent.post(
+            "/add_memory", {"user_id": USER, "key": "k", "value": {"text": text}}, format="json"
+        )
+        assert response.status_code == 400 and error(response)["field"] == "value.text"
+    assert not Memory.objects.exists()
+
+
+def test_a_noop_add_memory_leaves_the_links_alone(agent):
+    one, two = remember("Postgres stores every row", key="db"), remember("Redis", key="cache")
+    body = {"user_id": USER, "key": "arch", "value": {"text": "The architecture"}}
+    agent.post("/add_memory", {**body, "links": [{"key": "db", "weight": 0.5}]}, format="json")
+    again = agent.post(
+        "/add_memory", {**body, "links": [{"key": "cache", "weight": 0.5}]}, format="json"
+    )
+    assert again.json()["data"]["operation"] == "NOOP"
+    assert list(MemoryLink.objects.values_list("target_id", flat=True)) == [one.id]
+    assert two.id not in MemoryLink.objects.values_list("target_id", flat=True)
+
+
+def test_writing_with_links_outside_the_prefixes_is_forbidden(agent):
+    response = agent.post(
+        "/add_memory",
+        {
+            "user_id": "other:1",
+            "key": "k",
+            "value": {"text": "t"},
+            "links": [{"key": "x", "weight": 0.5}],
+        },
+        format="json",
+    )
+    assert response.status_code == 403 and error(response)["code"] == "FORBIDDEN"
+
+
+def test_deleted_is_a_listing_state_but_not_a_search_one(agent):
+    gone = remember("coffee gone cold")
+    agent.delete(f"/api/v1/memories/{gone.id}/")
+    listed = agent.get(f"/api/v1/memories/?user_id={USER}&state=deleted")
+    assert [m["id"] for m in listed.json()["data"]] == [str(gone.id)]
+    searched = agent.get(f"/api/v1/search/?user_id={USER}&q=coffee&state=deleted")
+    assert searched.status_code == 400 and error(searched)["field"] == "state"
+
+
+def test_a_key_with_a_slash_is_bulk_read_by_the_seed_route(agent):
+    remember("The architecture of the system", key="project/architecture")
+    response = agent.get(f"/api/memories/project/architecture/bulk?user_id={USER}")
+    assert response.status_code == 200, response.json()
+    assert response.json()["data"]["targetMemory"]["key"] == "project/architecture"
