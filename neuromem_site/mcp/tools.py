@@ -136,7 +136,7 @@ TOOLS: dict[str, McpTool] = {
                 memory_type={"description": "Only memories of this type."},
                 state={
                     "description": "Only memories in these states: a comma list of active, "
-                    "cold, deprecated, deleted."
+                    "cold, deprecated (search reads current memories)."
                 },
                 score_min={"description": "Lowest activity score (0–100)."},
                 score_max={"description": "Highest activity score (0–100)."},
