@@ -5,9 +5,11 @@
 
 1. **Data**, written by SQL (`generate_series`, seeded `random()`), without the audit log's ADD
    rows (as a load would): `--memories` rows over one user per 1,000, facts, episodes and
-   documents 2:1:1, created uniformly over the past two years, 30% accessed (1–50 times, last
-   between creation and now), 10% reached by bulk reads (1–10 times), 3% expired; links within
-   each user (~40% of the memories link out, targets skewed so some have many incoming);
+   documents 2:1:1, created over the past two years in the order they are inserted (as the
+   service appends them, so a user's recent memories share recent pages), 30% accessed (1–50
+   times, the last between creation and now), 10% reached by bulk reads (1–10 times), 3%
+   expired; links within each user (~40% of the memories link out, targets skewed so some
+   have many incoming);
    content and lexical vector from a pool of 1,000 word-bag texts per user slot, one in five a
    restatement of another of its type (merge candidates). Embeddings are left `pending`,
    so no HNSW index is maintained (see docs/benchmarks.md for what that leaves out). Then
@@ -139,7 +141,7 @@ SELECT md5('bench' || g.n)::uuid, 'user-' || g.u,
        'pending', '{}'::jsonb, 1, 0.5, 50
 FROM (
     SELECT n, n %% %(users)s AS u, n / %(users)s AS j,
-           %(now)s - random() * interval '730 days' AS created_at,
+           %(now)s - interval '730 days' * (1 - (n + random()) / %(count)s) AS created_at,
            random() < 0.3 AS accessed, random() < 0.1 AS traversed
     FROM generate_series(%(start)s, %(stop)s - 1) AS n
 ) g
@@ -202,7 +204,14 @@ def load(count: int, rng: random.Random, now) -> dict[str, Any]:
             sql("SELECT 1")  # sets pgtrigger's transaction-local ignore (named params clash)
             cursor.execute(
                 MEMORIES_SQL,
-                {"start": start, "stop": stop, "users": users, "pool": len(texts), "now": now},
+                {
+                    "start": start,
+                    "stop": stop,
+                    "count": count,
+                    "users": users,
+                    "pool": len(texts),
+                    "now": now,
+                },
             )
         print(f"  {stop:,} memories", file=sys.stderr, flush=True)
     links = sql(LINKS_SQL, {"users": users, "count": count, "per_user": PER_USER, "now": now})

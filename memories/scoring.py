@@ -138,25 +138,30 @@ WITH batch AS MATERIALIZED (
         WHERE {current_sql("m")} {{range}}
     ) b
 ),
-merges AS (
-    SELECT d.id, better.id AS merge_of
-    FROM batch d
+deprecated AS (
+    SELECT id, user_id, memory_type, lexical_vector, score FROM batch
+    WHERE score < %(cold_from)s AND lexical_vector IS NOT NULL
+),
+-- Each user's and type's window is read once per batch, however many of its deprecated
+-- memories the batch holds.
+windows AS MATERIALIZED (
+    SELECT w.* FROM (SELECT DISTINCT user_id, memory_type FROM deprecated) g
     CROSS JOIN LATERAL (
-        SELECT o.id FROM (
-            SELECT o.id, o.lexical_vector, o.access_count, o.traverse_count,
-                   o.last_accessed_at, o.last_linked_at, o.created_at
-            FROM memories o
-            WHERE o.user_id = d.user_id AND o.memory_type = d.memory_type
-              AND {current_sql("o")}
-            ORDER BY o.created_at DESC
-            LIMIT %(merge_window)s
-        ) o
-        WHERE o.id <> d.id AND (o.lexical_vector <=> d.lexical_vector) < %(merge_max_distance)s
-          AND {score_sql("o", _degree("o", "target_id"), _degree("o", "source_id"))} > d.score
-        ORDER BY o.lexical_vector <=> d.lexical_vector, o.id
-        LIMIT 1
-    ) better
-    WHERE d.score < %(cold_from)s AND d.lexical_vector IS NOT NULL
+        SELECT o.id, o.user_id, o.memory_type, o.lexical_vector, o.access_count,
+               o.traverse_count, o.last_accessed_at, o.last_linked_at, o.created_at
+        FROM memories o
+        WHERE o.user_id = g.user_id AND o.memory_type = g.memory_type AND {current_sql("o")}
+        ORDER BY o.created_at DESC
+        LIMIT %(merge_window)s
+    ) w
+),
+merges AS (
+    SELECT DISTINCT ON (d.id) d.id, o.id AS merge_of
+    FROM deprecated d
+    JOIN windows o ON o.user_id = d.user_id AND o.memory_type = d.memory_type AND o.id <> d.id
+    WHERE (o.lexical_vector <=> d.lexical_vector) < %(merge_max_distance)s
+      AND {score_sql("o", _degree("o", "target_id"), _degree("o", "source_id"))} > d.score
+    ORDER BY d.id, o.lexical_vector <=> d.lexical_vector, o.id
 ),
 flagged AS (
     SELECT b.id, b.memory_type, b.score, mg.merge_of,
@@ -189,8 +194,8 @@ SELECT m.id FROM memories m {after} ORDER BY m.id OFFSET %(limit)s - 1 LIMIT 1
 
 @dataclass
 class ScoreRun:
-    """What a run of the score job did. `resume_after` is the last memory scored when the
-    deadline stopped it (the next run continues after it), else None."""
+    """What a run of the score job did. `resume_after` is the last id of the last batch when
+    the deadline stopped the run (the next run continues after it), else None."""
 
     scored: int = 0
     changed: int = 0

@@ -77,7 +77,7 @@ def refresh_user_indexes() -> dict[str, list[str]] | str:
 
 SCORE_JOB = "score-memories"  # its beat entry (migration 0010) and its runs in job_runs
 # A score run stops between batches this long before its soft time limit (a batch takes about a
-# second: docs/benchmarks.md); the next run continues after the last memory it scored.
+# second: docs/benchmarks.md); the next run continues after the last id it reached.
 SCORE_STOP_MARGIN = 30
 
 

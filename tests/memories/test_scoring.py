@@ -18,6 +18,7 @@ import pytest
 from celery.app.backends import by_url
 from django.apps import apps as django_apps
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django_celery_beat.models import PeriodicTask
 
@@ -319,6 +320,33 @@ def test_a_deprecated_restatement_points_at_the_better_memory_until_it_goes():
 
     assert flags(old) == (True, None) and run.merge_candidates == 0
     assert Memory.objects.count() == 7
+
+
+@pytest.mark.django_db
+def test_the_merge_lookup_reads_only_the_users_most_recent_memories(settings):
+    old = make("The user's favourite colour is blue", created_at=OLD)
+    better = make("The user's favourite colour is green", created_at=NOW - DAY)
+    make("Lunch with the new team at the Thai place", created_at=NOW)
+    settings.SCORE_RULES = {"merge_window": 1}  # the lunch only
+
+    memories_score(now=NOW)
+    assert flags(old)[1] is None
+
+    settings.SCORE_RULES = {}
+    score_rules.cache_clear()
+    memories_score(now=NOW)
+    assert flags(old)[1] == better.id
+
+
+def test_rules_are_overridden_by_name_and_checked(settings):
+    settings.SCORE_RULES = {"T_access_hours": 12, "merge_similarity": 0.92}
+    rules = score_rules()
+    assert (rules.T_access_hours, rules.merge_similarity, rules.A) == (12, 0.92, 1.0)
+    for bad, message in (({"H": 1.0}, "unknown rule"), ({"S": 0}, "S must be positive")):
+        settings.SCORE_RULES = bad
+        score_rules.cache_clear()
+        with pytest.raises(ImproperlyConfigured, match=message):
+            score_rules()
 
 
 @pytest.mark.django_db
