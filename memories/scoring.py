@@ -118,7 +118,14 @@ def score_sql(alias: str, in_degree: str, out_degree: str) -> str:
 
 
 def _degree(alias: str, column: str) -> str:
-    return f"(SELECT count(*) FROM memory_links l WHERE l.{column} = {alias}.id)"
+    """Links at `column` (target_id: incoming, source_id: outgoing) whose other end is a
+    current memory: a deleted memory's links stay on record but link nothing any more."""
+    other = "source_id" if column == "target_id" else "target_id"
+    end = f"{alias}_end"  # an alias of its own: `alias` may be any outer query's
+    return (
+        f"(SELECT count(*) FROM memory_links l JOIN memories {end} ON {end}.id = l.{other}"
+        f" WHERE l.{column} = {alias}.id AND {current_sql(end)})"
+    )
 
 
 # One batch: score the current memories whose ids are in the batch's key range ({range}),

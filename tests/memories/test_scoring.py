@@ -473,3 +473,18 @@ def test_the_worker_runs_the_score_job_and_records_it(worker, results):
     )
     inspect = celery_app.control.inspect(destination=[WORKER], limit=1, timeout=10)
     assert entry.task in inspect.registered()[WORKER]
+
+
+@pytest.mark.django_db
+def test_links_from_or_to_deleted_memories_do_not_count():
+    source, target = make("Linked from a memory later deleted"), make("The target of the link")
+    link(source, target)
+    memories_score(now=NOW)
+    # A = 1.0, B = 0.8: one link each way is ln 2 of raw (no last_linked_at set here).
+    assert (score(target), score(source)) == (
+        round(logistic(math.log(2)), 1),
+        round(logistic(0.8 * math.log(2)), 1),
+    )
+    Memory.objects.filter(pk=source.pk).update(expired_at=NOW)
+    memories_score(now=NOW)
+    assert score(target) == 50.0
