@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-quality bench-reflection bench-score fuzz
+.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-quality bench-reflection bench-score bench-admin fuzz
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -76,6 +76,11 @@ bench-reflection: $(STAMP)
 ## The activity score job over 1,000,000 memories: throughput and a second, idle run
 bench-score: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/score.py $(ARGS)
+
+## Server time of every admin page at 1,000,000 memories, against the same pages at 10,000
+## (bench/admin.py): make bench-admin [ARGS="--memories 20000"]
+bench-admin: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/admin.py $(ARGS)
 
 ## Memory quality against BM25 and dense-only baselines (bench/quality.py); one run = one
 ## provider: EMBEDDING_PROVIDER=use make bench-quality [ARGS="--limit 300 --json out.json"]
