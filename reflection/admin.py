@@ -320,6 +320,7 @@ def search_exact(queryset: QuerySet, term: str, *, text: list[str], ids: list[st
 @admin.register(TraitEvidence)
 class TraitEvidenceAdmin(ReadOnlyAdmin):
     list_display = ["trait_link", "memory_id", "evidence_type", "quality", "created_at"]
+    ordering = ["-created_at", "-id"]  # idx_evidence_recent
     list_filter = ["evidence_type", "quality"]
     sortable_by = ["created_at"]
     search_fields = ["trait_id"]

@@ -52,6 +52,8 @@ class ReflectionCycle(models.Model):
         indexes = [
             models.Index(fields=["user_id", "-started_at"], name="idx_reflection_user"),
             models.Index(fields=["status", "-started_at"], name="idx_reflection_status"),
+            # The admin's cycle list, newest first.
+            models.Index(fields=["-started_at", "-id"], name="idx_reflection_recent"),
         ]
         constraints = [
             models.CheckConstraint(
@@ -92,6 +94,8 @@ class TraitEvidence(models.Model):
         indexes = [
             models.Index(fields=["trait_id", "evidence_type"], name="idx_evidence_trait"),
             models.Index(fields=["memory_id"], name="idx_evidence_memory"),
+            # The admin's evidence list, newest first.
+            models.Index(fields=["-created_at", "-id"], name="idx_evidence_recent"),
         ]
         constraints = [
             models.CheckConstraint(
