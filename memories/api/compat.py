@@ -163,6 +163,12 @@ class SeedMemoryOutput(serializers.Serializer):
     meta = serializers.DictField(help_text="id, userId, memoryType, score, state, ...")
 
 
+NO_MEMORY_WITH_KEY = OpenApiResponse(
+    description="No current memory holds the key (or the user is outside the prefixes)"
+)
+USER_NOT_VISIBLE = OpenApiResponse(description="user_id outside this client's prefixes")
+
+
 class SeedBodyInput(StrictInputSerializer):
     """A seed route's JSON body: `domain` and `type` name the fields seed 004 removed."""
 
@@ -259,6 +265,7 @@ class AddMemoryApi(APIView):
         responses={
             201: SeedMemoryOutput,
             200: OpenApiResponse(SeedMemoryOutput, "NOOP: already held"),
+            403: OpenApiResponse(description="user_id outside this client's prefixes"),
             409: OpenApiResponse(description="The key is held by another current memory"),
         },
     )
@@ -292,7 +299,9 @@ class AddMemoryApi(APIView):
 
 
 class GetMemoryApi(APIView):
-    @extend_schema(request=GetMemoryInput, responses=SeedMemoryOutput)
+    @extend_schema(
+        request=GetMemoryInput, responses={200: SeedMemoryOutput, 404: NO_MEMORY_WITH_KEY}
+    )
     def post(self, request: Request) -> Response:
         data = validated(GetMemoryInput, request.data)
         user_ids_agree(request, data["user_id"])
@@ -308,6 +317,7 @@ class UpdateMemoryApi(APIView):
         request=UpdateMemoryInput,
         responses={
             200: SeedMemoryOutput,
+            404: NO_MEMORY_WITH_KEY,
             409: OpenApiResponse(description="The memory changed meanwhile"),
         },
     )
@@ -346,6 +356,7 @@ class UpdateMemoryKeyApi(APIView):
         request=UpdateMemoryKeyInput,
         responses={
             200: SeedMemoryOutput,
+            404: NO_MEMORY_WITH_KEY,
             409: OpenApiResponse(description="`newKey` is held by another current memory"),
         },
     )
@@ -385,7 +396,10 @@ class SeedSearchParams(ActivityFilterInput):
 
 
 class SearchApi(APIView):
-    @extend_schema(parameters=[SeedSearchParams], responses=SeedMemoryOutput(many=True))
+    @extend_schema(
+        parameters=[SeedSearchParams],
+        responses={200: SeedMemoryOutput(many=True), 404: USER_NOT_VISIBLE},
+    )
     def get(self, request: Request) -> Response:
         """Hybrid search (as /api/v1/search/), each hit as a seed memory with its links and
         its `relevance`."""
@@ -427,7 +441,10 @@ class FulltextInput(ActivityFilterInput):
 
 
 class FulltextApi(APIView):
-    @extend_schema(parameters=[FulltextInput], responses=SeedMemoryOutput(many=True))
+    @extend_schema(
+        parameters=[FulltextInput],
+        responses={200: SeedMemoryOutput(many=True), 404: USER_NOT_VISIBLE},
+    )
     def get(self, request: Request) -> Response:
         """Full-text search for several keywords (CJK-aware, as recall's text side), best
         match first; each memory with `matched`, the keywords it holds."""

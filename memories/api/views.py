@@ -100,6 +100,9 @@ class MemoryListCreateApi(APIView):
             201: OpenApiResponse(WriteOutput, "ADD, or UPDATE (a near duplicate superseded)"),
             200: OpenApiResponse(WriteOutput, "NOOP: already held"),
             403: OpenApiResponse(description="user_id outside this client's prefixes"),
+            409: OpenApiResponse(
+                description="The key is held, or the content is held under another key"
+            ),
         },
     )
     def post(self, request: Request) -> Response:
