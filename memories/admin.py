@@ -15,6 +15,7 @@ ILIKE. Migration 0012 holds the indexes the lists and filters read.
 import json
 import uuid
 from datetime import date, datetime, time, timedelta
+from typing import ClassVar
 
 from django import forms
 from django.conf import settings
@@ -233,6 +234,28 @@ class StateFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ScoreFlagFilter(admin.SimpleListFilter):
+    """What the activity score job flags for staff (docs/decay.md); it never acts on them."""
+
+    title = "flagged by the score job"
+    parameter_name = "flag"
+    FLAGS: ClassVar[dict[str, Q]] = {
+        "eligible_for_delete": Q(eligible_for_delete=True),
+        "merge_candidate": Q(merge_candidate_of__isnull=False),
+    }
+
+    def lookups(self, request, model_admin):
+        return [
+            ("eligible_for_delete", "Eligible for delete"),
+            ("merge_candidate", "Merge candidate"),
+        ]
+
+    def queryset(self, request, queryset):
+        if self.value() in self.FLAGS:
+            return queryset.filter(self.FLAGS[self.value()])
+        return queryset
+
+
 class TraitStageFilter(admin.SimpleListFilter):
     title = "trait stage"
     parameter_name = "trait_stage"
@@ -379,6 +402,7 @@ class MemoryAdmin(EndUserColumn, ReadOnlyAdmin):
         "memory_type",
         CurrentFilter,
         StateFilter,
+        ScoreFlagFilter,
         TraitStageFilter,
         "embedding_status",
         CreatedRangeFilter,

@@ -33,32 +33,46 @@ def staff_caller(request: HttpRequest) -> Caller:
     return Caller(name=f"staff:{request.user.get_username()}", is_staff=True)
 
 
-def planner_estimate(queryset: QuerySet) -> int | None:
-    """The planner's row estimate for `queryset` (None off PostgreSQL or when EXPLAIN fails).
-    Ordering is dropped: it does not change the row count and sorting would cost the plan."""
+def planner_plan(queryset: QuerySet) -> dict | None:
+    """The plan PostgreSQL would run `queryset` with (EXPLAIN, nothing run), or None off
+    PostgreSQL or when EXPLAIN fails. Ordering is dropped: it does not change the row count
+    and sorting would cost the plan."""
     if connections[queryset.db].vendor != "postgresql":
         return None
     try:
         # A savepoint, so a failed EXPLAIN cannot break the request's transaction.
         with transaction.atomic(using=queryset.db):
-            plan = json.loads(queryset.order_by().explain(format="json"))
-        return int(plan[0]["Plan"]["Plan Rows"])
+            return json.loads(queryset.order_by().explain(format="json"))[0]["Plan"]
     except (DatabaseError, ValueError, KeyError, IndexError, TypeError):
         return None
 
 
+def planner_estimate(queryset: QuerySet) -> int | None:
+    """The planner's row estimate for `queryset` (None off PostgreSQL or when EXPLAIN fails)."""
+    plan = planner_plan(queryset)
+    return None if plan is None else int(plan["Plan Rows"])
+
+
+def scans_memories(plan: dict) -> bool:
+    """Whether the plan reads a `memories` partition whole (a filter no index serves)."""
+    if plan.get("Node Type") == "Seq Scan" and plan.get("Relation Name", "").startswith("memories"):
+        return True
+    return any(scans_memories(child) for child in plan.get("Plans", ()))
+
+
 class EstimatedCountPaginator(Paginator):
     """A paginator whose `count` is the planner's estimate when that is at least
-    `exact_below` rows, and an exact COUNT otherwise."""
+    `exact_below` rows, or when counting would read a `memories` partition whole (a rare
+    state, say: the score has no index); an exact COUNT otherwise."""
 
     exact_below = 10_000
 
     @cached_property
     def count(self) -> int:
         if isinstance(self.object_list, QuerySet):
-            estimate = planner_estimate(self.object_list)
-            if estimate is not None and estimate >= self.exact_below:
-                return estimate
+            plan = planner_plan(self.object_list)
+            if plan is not None and (plan["Plan Rows"] >= self.exact_below or scans_memories(plan)):
+                return int(plan["Plan Rows"])
         return super().count
 
 

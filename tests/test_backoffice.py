@@ -9,7 +9,8 @@ from django.apps import apps as django_apps
 from django.contrib import admin
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.models import CHANGE, DELETION, LogEntry
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Group, Permission, User
+from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
@@ -600,3 +601,26 @@ def test_capped_counts_say_at_least():
     assert str(selectors.count_capped(Memory.objects.all(), cap=2)) == "2+"
     assert str(selectors.count_capped(Memory.objects.all(), cap=3)) == "3"
     assert str(selectors.Count(1234, estimated=True)) == "≈ 1,234"
+
+
+def test_an_export_is_on_record(operator, operator_user, alice):
+    assert operator.get(export_url("u:1")).status_code == 200
+    entry = LogEntry.objects.get(object_id="u:1")
+    assert (entry.user, entry.content_type.model_class()) == (operator_user, Memory)
+    assert entry.change_message == "Exported everything held about end user u:1."
+
+
+def test_a_purge_leaves_no_content_in_the_admin_log(operator, alice):
+    memory = Memory.objects.filter(user_id="u:1").first()
+    LogEntry.objects.create(
+        user=User.objects.create(username="earlier"),
+        content_type=ContentType.objects.get_for_model(Memory),
+        object_id=str(memory.pk),
+        object_repr=str(memory),
+        action_flag=CHANGE,
+        change_message=f"Invalidated: {memory.content}",
+    )
+    done = operator.post(purge_url("u:1"), {"confirm_user_id": "u:1"})
+    assert dict(done.context["deleted"])["django_admin_log_redacted"] == 1
+    redacted = LogEntry.objects.get(object_id=str(memory.pk))
+    assert (redacted.object_repr, redacted.change_message) == ("(purged)", "")

@@ -3,6 +3,7 @@ memories/selectors.py)."""
 
 import pgtrigger
 from django.conf import settings
+from django.contrib.admin.models import LogEntry
 from django.db import transaction
 
 from memories.models import (
@@ -51,6 +52,11 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
             ).delete()[0],
             "reflection_cycles": ReflectionCycle.objects.filter(user_id=user_id).delete()[0],
             "consistency_issues": ConsistencyIssue.objects.filter(user_id=user_id).delete()[0],
+            # Staff actions on the user's memories stay on record as actions, but without the
+            # content their entries quote (the memory's text, the staff's reason).
+            "django_admin_log_redacted": LogEntry.objects.filter(
+                object_id__in=[str(memory_id) for memory_id in memory_ids]
+            ).update(object_repr="(purged)", change_message=""),
         }
     # The decay view holds a copy of the user's traits until its next refresh: now, not in
     # half an hour (readers already skip traits gone from `memories`).

@@ -80,6 +80,11 @@ class WriteResult:
     superseded: Memory | None = None
 
 
+# The score job flags only current memories and rescores only them: a memory that stops being
+# current drops its flags at once (docs/decay.md).
+SCORE_FLAGS_CLEARED = {"eligible_for_delete": False, "merge_candidate_of": None}
+
+
 def content_md5(content: str) -> str:
     return hashlib.md5(content.encode("utf-8")).hexdigest()
 
@@ -211,7 +216,11 @@ def _supersede(
     now = timezone.now()
     stamps = {"invalid_at": invalid_at} if invalid_at is not None else {}
     if not current.update(
-        expired_at=expired_at or now, updated_at=now, superseded_by=successor.id, **stamps
+        expired_at=expired_at or now,
+        updated_at=now,
+        superseded_by=successor.id,
+        **stamps,
+        **SCORE_FLAGS_CLEARED,
     ):
         raise stale(memory)
     links_follow(old_id=memory.id, new_id=successor.id)
@@ -541,7 +550,7 @@ def memory_delete(*, memory: Memory, caller: Caller, at: datetime | None = None)
         memory = write_target(memory, caller)
         now = timezone.now()
         Memory.objects.filter(pk=memory.pk, expired_at__isnull=True).update(
-            expired_at=at or now, updated_at=now, version=F("version") + 1
+            expired_at=at or now, updated_at=now, version=F("version") + 1, **SCORE_FLAGS_CLEARED
         )
         return Memory.objects.get(pk=memory.pk)
 
@@ -555,7 +564,11 @@ def memory_invalidate(
         memory = write_target(memory, caller)
         now = timezone.now()
         updated = Memory.objects.filter(pk=memory.pk, expired_at__isnull=True).update(
-            invalid_at=invalid_at or now, expired_at=now, updated_at=now, version=F("version") + 1
+            invalid_at=invalid_at or now,
+            expired_at=now,
+            updated_at=now,
+            version=F("version") + 1,
+            **SCORE_FLAGS_CLEARED,
         )
         if not updated:
             raise stale(memory)

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.db import transaction
 
 from neuromem_site.api.models import ApiClient
 
@@ -19,8 +20,9 @@ class ApiClientAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke the selected clients' tokens", permissions=["change"])
     def revoke(self, request, queryset) -> None:
-        clients = list(queryset.filter(is_active=True))
-        revoked = queryset.update(is_active=False)
-        for client in clients:
-            self.log_change(request, client, "Revoked the token.")
-        self.message_user(request, f"Revoked {revoked} client(s).")
+        with transaction.atomic():  # the revocations and their log entries, or neither
+            clients = list(queryset.filter(is_active=True).select_for_update())
+            queryset.filter(pk__in=[client.pk for client in clients]).update(is_active=False)
+            for client in clients:
+                self.log_change(request, client, "Revoked the token.")
+        self.message_user(request, f"Revoked {len(clients)} client(s).")

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.admin import AdminSite
-from django.contrib.admin.models import DELETION, LogEntry
+from django.contrib.admin.models import CHANGE, DELETION, LogEntry
 from django.contrib.admin.utils import quote, unquote
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
@@ -205,6 +205,15 @@ class EndUserPages:
     def export_view(self, request: HttpRequest, quoted_id: str) -> HttpResponse:
         user_id = self.user_id_of(request, quoted_id, VIEW_PERMISSION)
         body = user_export_body(caller=staff_caller(request), user_id=user_id)
+        # Who downloaded everything held about whom: on record like any action.
+        LogEntry.objects.create(
+            user_id=request.user.pk,
+            content_type=ContentType.objects.get_for_model(Memory),
+            object_id=user_id,
+            object_repr=f"end user {user_id}"[:200],
+            action_flag=CHANGE,
+            change_message=f"Exported everything held about end user {user_id}.",
+        )
         response = HttpResponse(body, content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="{export_filename(user_id)}"'
         return response

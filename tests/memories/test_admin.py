@@ -633,3 +633,26 @@ def test_index_migration_reverses_and_resumes_after_an_interruption():
                 " WHERE indexrelid::regclass::text LIKE 'idx\\_%'"
             ).fetchone()
             assert valid == (True,)
+
+
+def test_the_score_jobs_flags_are_a_filter(admin_client):
+    make_memory("Flagged for deletion", eligible_for_delete=True)
+    better = make_memory("The better memory")
+    make_memory("A restatement", merge_candidate_of=better.id)
+    make_memory("Unflagged")
+
+    def listed(flag: str) -> set[str]:
+        changelist = admin_client.get(MEMORIES, {"flag": flag}).context["cl"]
+        return {memory.content for memory in changelist.result_list}
+
+    assert listed("eligible_for_delete") == {"Flagged for deletion"}
+    assert listed("merge_candidate") == {"A restatement"}
+
+
+def test_a_count_that_would_scan_memories_is_estimated(admin_client, many_memories):
+    """The score has no index: counting a rare state exactly would read every partition, so
+    the list shows the planner's estimate instead (no COUNT(*) query runs)."""
+    with CaptureQueriesContext(connection) as queries:
+        page = admin_client.get(MEMORIES, {"state": "active", "memory_type__exact": "fact"})
+    assert page.status_code == 200
+    assert not [q["sql"] for q in queries if "COUNT(*)" in q["sql"].upper()]
