@@ -48,7 +48,7 @@ from memories.models import (
 )
 from memories.selectors import memory_history, memory_state, memory_versions, trait_field
 from memories.services import memory_delete, memory_invalidate, memory_supersede
-from neuromem_site.admin_base import ReadOnlyAdmin, staff_caller
+from neuromem_site.admin_base import ReadOnlyAdmin, search_term, staff_caller
 from neuromem_site.backoffice.links import EndUserColumn
 from neuromem_site.errors import Conflict, DomainError
 from reflection.models import TraitEvidence
@@ -135,7 +135,7 @@ class UserIdFilter(InputFilter):
 
     def queryset(self, request, queryset):
         if self.value() and self.value().strip():
-            return queryset.filter(user_id=self.value().strip())
+            return queryset.filter(user_id=search_term(self.value()))
         return queryset
 
 
@@ -186,7 +186,7 @@ class CreatedRangeFilter(admin.ListFilter):
         end = day_start(self.used_parameters.get("created_to"))
         if start is not None:
             queryset = queryset.filter(created_at__gte=start)
-        if end is not None:
+        if end is not None and end.date() < date.max:  # to the last day there is: no bound
             queryset = queryset.filter(created_at__lt=end + timedelta(days=1))
         return queryset
 
@@ -295,7 +295,7 @@ def memory_search(queryset: QuerySet, term: str) -> QuerySet:
     """`user_id:<id>`: that user's memories. A UUID: the memory with that id, or the memories
     of the user with that id. One word that is a user's id (an index probe says so): that
     user's memories. Anything else: the memories holding any of its words. All on indexes."""
-    term = term.strip()
+    term = search_term(term)
     if not term:
         return queryset
     if term.startswith(USER_ID_SEARCH):
@@ -784,7 +784,7 @@ class EndedFilter(admin.SimpleListFilter):
 
 def exact_search(queryset: QuerySet, term: str, *, ids: list[str]) -> QuerySet:
     """An exact user_id, or (a UUID) an exact id in one of the `ids` columns: indexes only."""
-    term = term.strip()
+    term = search_term(term)
     if not term:
         return queryset
     condition = Q(user_id=term)

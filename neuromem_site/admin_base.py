@@ -18,6 +18,7 @@ a staff member acts as when an admin action calls a service.
 import json
 
 from django.contrib import admin
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connections, transaction
 from django.db.models import QuerySet
@@ -25,12 +26,21 @@ from django.http import HttpRequest
 from django.utils.functional import cached_property
 
 from neuromem_site.access import Caller
+from neuromem_site.validation import text_problem
 
 
 def staff_caller(request: HttpRequest) -> Caller:
     """The Caller a staff member acts as in the admin: `staff:<username>`, the actor the audit
     log and the event logs record."""
     return Caller(name=f"staff:{request.user.get_username()}", is_staff=True)
+
+
+def search_term(term: str) -> str:
+    """A search box's or filter's text, stripped; one PostgreSQL cannot hold (NUL, a lone
+    surrogate) makes the list say its parameters are wrong, rather than fail."""
+    if text_problem(term) is not None:
+        raise IncorrectLookupParameters(text_problem(term))
+    return term.strip()
 
 
 def planner_plan(queryset: QuerySet) -> dict | None:

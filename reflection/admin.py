@@ -25,7 +25,7 @@ from django.utils.text import Truncator
 from memories.meaning import current_q
 from memories.models import Memory, MemoryType, TraitStage
 from memories.selectors import memory_history, trait_field
-from neuromem_site.admin_base import ReadOnlyAdmin, staff_caller
+from neuromem_site.admin_base import ReadOnlyAdmin, search_term, staff_caller
 from neuromem_site.backoffice.links import EndUserColumn
 from neuromem_site.errors import DomainError
 from reflection.models import ConsistencyIssue, ReflectionCycle, Trait, TraitEvidence
@@ -306,7 +306,7 @@ class TraitAdmin(EndUserColumn, ReadOnlyAdmin):
 def search_exact(queryset: QuerySet, term: str, *, text: list[str], ids: list[str]) -> QuerySet:
     """Equality on indexed columns: `text` columns against the term, `ids` (UUID columns)
     when the term is a UUID."""
-    term = term.strip()
+    term = search_term(term)
     condition = Q(pk__in=[])
     for name in text:
         condition |= Q(**{name: term})

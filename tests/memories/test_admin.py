@@ -656,3 +656,19 @@ def test_a_count_that_would_scan_memories_is_estimated(admin_client, many_memori
         page = admin_client.get(MEMORIES, {"state": "active", "memory_type__exact": "fact"})
     assert page.status_code == 200
     assert not [q["sql"] for q in queries if "COUNT(*)" in q["sql"].upper()]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"q": "coffee\x00"},
+        {"user_id": "u:\x00"},
+        {"created_to": "9999-12-31"},
+    ],
+)
+def test_odd_list_parameters_answer_without_an_error(admin_client, query):
+    make_memory("Drinks coffee")
+    page = admin_client.get(MEMORIES, query)
+    assert page.status_code in (200, 302)
+    if page.status_code == 302:
+        assert page["Location"].endswith("?e=1")
