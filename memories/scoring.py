@@ -233,6 +233,9 @@ def memories_score(
     in batches of SCORE_BATCH_SIZE ids (keyset, each batch its own transaction); expired and
     invalidated memories are left as they are. Stops between batches once time.monotonic() passes
     `deadline` (after one batch at least, so every run makes progress)."""
+    limit = batch_size or settings.SCORE_BATCH_SIZE
+    if limit < 1:  # OFFSET limit - 1 below: 0 would be a SQL error on every run
+        raise ImproperlyConfigured(f"SCORE_BATCH_SIZE must be at least 1 (got {limit})")
     started = time.perf_counter()
     rules = score_rules()
     params = {
@@ -240,7 +243,7 @@ def memories_score(
         "now": now,
         "cold_from": settings.SCORE_COLD_FROM,
         "idle_since": now - timedelta(days=settings.SCORE_DELETE_IDLE_DAYS),
-        "limit": batch_size or settings.SCORE_BATCH_SIZE,
+        "limit": limit,
     }
     run = ScoreRun()
     while True:

@@ -488,3 +488,10 @@ def test_links_from_or_to_deleted_memories_do_not_count():
     Memory.objects.filter(pk=source.pk).update(expired_at=NOW)
     memories_score(now=NOW)
     assert score(target) == 50.0
+
+
+@pytest.mark.django_db
+def test_a_batch_size_below_one_is_refused(settings):
+    settings.SCORE_BATCH_SIZE = 0
+    with pytest.raises(ImproperlyConfigured, match="SCORE_BATCH_SIZE"):
+        memories_score(now=NOW)
