@@ -244,6 +244,11 @@ def links_follow(*, old_id: uuid.UUID, new_id: uuid.UUID) -> None:
     MemoryLink.objects.filter(target_id=old_id).update(target_id=new_id)
 
 
+def lock_keys(pairs: set[tuple[str, str]]) -> None:
+    """Serialise the use of these (user, key) pairs until commit."""
+    xact_lock(LockNamespace.MEMORY_KEYS, (f"{user}\x1f{key}" for user, key in pairs))
+
+
 def keys_taken(rows: dict[int, Memory]) -> dict[int, Conflict]:
     """The rows whose key a current memory of their end user (of any type), or an earlier
     row, already holds: index → error. Holding the same content as the same type is no
@@ -252,7 +257,7 @@ def keys_taken(rows: dict[int, Memory]) -> dict[int, Conflict]:
     keyed = {index: row for index, row in rows.items() if row.key is not None}
     if not keyed:
         return {}
-    xact_lock(LockNamespace.MEMORY_KEYS, (f"{row.user_id}\x1f{row.key}" for row in keyed.values()))
+    lock_keys({(row.user_id, row.key) for row in keyed.values()})
     holders = {
         (held.user_id, held.key): held
         for held in Memory.objects.current().filter(
@@ -516,7 +521,7 @@ def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -
         fields.update(memory_type=memory_type, metadata=metadata)
         fields.update(trait_fields(memory_type=memory_type, metadata=metadata))
     if fields.get("key") is not None and fields["key"] != memory.key:
-        xact_lock(LockNamespace.MEMORY_KEYS, [f"{memory.user_id}\x1f{fields['key']}"])
+        lock_keys({(memory.user_id, fields["key"])})
         holder = (
             Memory.objects.current()
             .filter(user_id=memory.user_id, key=fields["key"])

@@ -42,6 +42,7 @@ from rest_framework.views import APIView
 from memories.api.stats import EpochMsField, KnownQueryInput
 from memories.models import JobRun, JobStatus
 from memories.stats import memory_stats
+from memories.tasks import SCORE_JOB, score_memories
 from neuromem_site.access import Caller
 from neuromem_site.api.envelope import error_body
 from neuromem_site.api.health import check_beat
@@ -52,8 +53,7 @@ from neuromem_site.api.views import validated
 log = logging.getLogger("neuromem.health")
 
 # The score job: its job_runs name and its beat schedule's task (memories/migrations/0010).
-SCORE_JOB = "score-memories"
-SCORE_TASK = "memories.tasks.score_memories"
+SCORE_TASK = score_memories.name
 RECENT_RUNS = timedelta(hours=1)
 # A run of the score job may start this late after it was due before the job is overdue.
 OVERDUE_GRACE = timedelta(minutes=10)
