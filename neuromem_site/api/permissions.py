@@ -10,13 +10,19 @@ from neuromem_site.api.envelope import ApiError
 from neuromem_site.validation import user_id_problem
 
 
+def checked_user_id(user_id: str) -> str:
+    """`user_id` when it is one to read by (see user_id_problem), else a VALIDATION_ERROR."""
+    problem = user_id_problem(user_id, new=False)
+    if problem is not None:
+        raise ApiError(problem, field="user_id")
+    return user_id
+
+
 def user_ids_agree(request: Request, user_id: str) -> str:
     """`user_id`, the validated value the service will act on (and check access for), when
     every other `user_id` the request names (URL path, query string) is the same value; else
     a VALIDATION_ERROR, or a client could be checked on one and act on the other."""
-    problem = user_id_problem(user_id, new=False)
-    if problem is not None:
-        raise ApiError(problem, field="user_id")
+    checked_user_id(user_id)
     named = {
         "URL path": (request.parser_context or {}).get("kwargs", {}).get("user_id"),
         "query string": request.query_params.get("user_id"),

@@ -9,8 +9,7 @@ from typing import Any
 from rest_framework import serializers
 
 from neuromem_site.access import Caller
-from neuromem_site.api.envelope import ApiError
-from neuromem_site.validation import user_id_problem
+from neuromem_site.api.permissions import checked_user_id
 from reflection.api.serializers import TRAIT_GROUPS, BelievedTraitOutput
 from reflection.selectors import traits_believed
 
@@ -20,10 +19,7 @@ def user_id_param(params: Mapping[str, Any]) -> str:
     user_id = params.get("user_id")
     if user_id is None:
         raise serializers.ValidationError({"user_id": ["This field is required."]})
-    problem = user_id_problem(user_id, new=False)
-    if problem is not None:
-        raise ApiError(problem, field="user_id")
-    return user_id
+    return checked_user_id(user_id)
 
 
 def traits_get_result(*, caller: Caller, params: Mapping[str, Any]) -> dict[str, list]:
