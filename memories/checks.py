@@ -28,3 +28,20 @@ def embedding_dimension_check(app_configs, databases=None, **kwargs) -> list[Err
                 )
             )
     return errors
+
+
+@register()
+def redaction_kinds_check(app_configs, **kwargs) -> list[Error]:
+    """REDACTION_DISABLED_KINDS names kinds that exist (a typo would leave a kind on)."""
+    from memories.redaction import KINDS
+
+    unknown = sorted(set(settings.REDACTION_DISABLED_KINDS) - set(KINDS))
+    if not unknown:
+        return []
+    return [
+        Error(
+            f"REDACTION_DISABLED_KINDS names unknown kind(s): {', '.join(unknown)}.",
+            hint=f"Known kinds: {', '.join(KINDS)}.",
+            id="memories.E002",
+        )
+    ]

@@ -22,25 +22,31 @@ user's own words (`episode_content`), unless it carries no content (`content_fre
 import json
 import re
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal, Protocol
 
 from django.conf import settings
 
+from memories.forgetting.asks import forget_asks
+from memories.redaction import KINDS as REDACTION_KINDS
+from memories.sentences import HAN, sentence_spans, sentences
 from neuromem_site.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
 
 
 @dataclass(frozen=True)
 class Extraction:
-    action: Literal["remember", "forget"]
+    action: Literal["remember", "forget", "sensitive"]
     content: str = ""
     importance: float = 0.5
     slot: str | None = None
-    # For `forget`: with a slot, any of these words names the topic (synonyms: "address",
-    # "地址"); without one, a memory is about the topic when it contains all of them.
-    topic_words: tuple[str, ...] = ()
+    # `forget`: the words naming what to forget ("my home address"; memories/forgetting/), and
+    # the user's words that asked, verbatim (the sentence stored as "[forget request]").
+    topic: str = ""
+    request: str = ""
+    # `sensitive` (the LLM extractor only): a secret the rules missed, verbatim, and its kind
+    # (memories/redaction.py); it is redacted like the rules' finds.
+    kind: str = ""
 
 
 class ExtractionError(Exception):
@@ -53,7 +59,6 @@ class Extractor(Protocol):
 
 # --- Episodes ---------------------------------------------------------------------------------
 
-HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # The assistant turn kept as an episode's context: its end (where the question usually is),
 # whole sentences up to this many characters.
 CONTEXT_CHARS = 160
@@ -111,34 +116,6 @@ def content_free(text: str) -> bool:
 
 
 # --- Rules: shared pieces --------------------------------------------------------------------
-
-# English sentences end at . ! ? ; before a space (so "alice@example.com" stays whole);
-# Chinese ones at 。！？； whatever follows.
-SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
-SENTENCE_END = ".!?;。！？； "
-
-# Openers of a correction or a request, skipped before a sentence is read: "Oh wait, sorry, I
-# got that wrong:", "Correction:", "Can you please …", "不对，", "其实", "请".
-PREAMBLE = re.compile(
-    r"^(?:(?:oh|oops|wait|sorry|no|nope|actually|correction|update|also|and|ok|okay|well"
-    r"|i mean|i meant|my bad|scratch that|to be clear|i got (?:that|it) wrong|i was wrong"
-    r"|let me correct (?:that|myself)|please|can you|could you|would you|i want you to"
-    r"|i'd like you to)\b[\s,:;.!-]*)+",
-    re.I,
-)
-ZH_PREAMBLE = re.compile(
-    r"^(?:(?:不对|不是|其实|抱歉|对不起|更正一下|更正|纠正一下|我说错了|说错了|哦|噢|等等|等一下"
-    r"|另外|还有|对了|请你|请|麻烦你|麻烦|你能不能|能不能|可以)[，,：:\s]*)+"
-)
-
-
-def sentences(text: str) -> Iterator[str]:
-    """The message's sentences, openers and final punctuation removed."""
-    for sentence in SENTENCE_BREAK.split(text.replace("’", "'")):
-        sentence = ZH_PREAMBLE.sub("", PREAMBLE.sub("", sentence.strip())).strip(SENTENCE_END)
-        if sentence:
-            yield sentence
-
 
 ADVERBS = r"(?:(?:actually|really|now|currently|still|also|just|already|recently|finally) )*"
 # Where a value (a city, a company) ends: punctuation, the sentence's end, or a word that
@@ -401,109 +378,20 @@ def _fact(rule: Rule, match: re.Match[str], sentence: str) -> Extraction:
     return Extraction("remember", content, rule.importance, slot)
 
 
-# --- Rules: forget requests ------------------------------------------------------------------
-
-# Topics a user may ask to forget → the slot holding them and the words that mention them.
-ADDRESS = ("profile:address", ("address", "地址", "住址"))
-NAME = ("profile:name", ("name", "名字", "我叫"))
-CITY = ("profile:home_city", ("live in", "moved to", "住在", "搬到"))
-PHONE = ("profile:phone", ("phone", "电话", "手机"))
-EMAIL = ("profile:email", ("email", "邮箱"))
-JOB = ("profile:job", ("work as", "work at", "work for", "工作"))
-BIRTHDAY = ("profile:birthday", ("birthday", "生日"))
-FORGET_TOPICS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "address": ADDRESS,
-    "home address": ADDRESS,
-    "地址": ADDRESS,
-    "住址": ADDRESS,
-    "name": NAME,
-    "名字": NAME,
-    "city": CITY,
-    "location": CITY,
-    "phone": PHONE,
-    "phone number": PHONE,
-    "电话": PHONE,
-    "手机号": PHONE,
-    "email": EMAIL,
-    "邮箱": EMAIL,
-    "job": JOB,
-    "工作": JOB,
-    "birthday": BIRTHDAY,
-    "生日": BIRTHDAY,
-}
-
-FORGET_MY = [
-    re.compile(r"^(?:forget|delete|erase|remove)(?: about)? (?:all )?my (?P<topic>[\w ]+)$", re.I),
-    re.compile(r"^(?:忘记|忘掉|删除|删掉)我的(?P<topic>\w+?)(?:吧|了)*$"),
-]
-# "forget that I love spicy food", "忘掉我喜欢吃辣这件事", "把我喜欢吃辣这件事忘掉吧",
-# "帮我把我爱吃辣这件事忘了吧", "把我前男友的事都忘掉吧".
-ZH_THAT = r"(?:这件事|这回事|这事|的事情?|这一点|这个)?"
-FORGET_THAT = [
-    re.compile(
-        r"^(?:forget|don't remember|do not remember|stop remembering)"
-        r"(?: (?:that|about|the fact that|what i said about|everything about))* (?P<topic>.+)$",
-        re.I,
-    ),
-    re.compile(
-        rf"^(?:忘记|忘掉|删除|删掉|别记着|不要记着|别记住|不要记住)(?P<topic>.+?){ZH_THAT}(?:吧|了)*$"
-    ),
-    re.compile(
-        rf"^(?:帮我|请你?|麻烦你?)?把(?P<topic>.+?){ZH_THAT}(?:都|全|全部)?(?:给)?"
-        r"(?:忘记|忘掉|忘|删除|删掉)(?:吧|了)*(?:[，,].*)?$"  # a reason may follow
-    ),
-]
-# Words that say nothing about which memories a topic is: pronouns, articles, and how the
-# user felt about it ("forget that I love spicy food" is about spicy food).
-TOPIC_STOPWORDS_TEXT = (
-    "i me my mine myself you your that this the a an about what said say told tell is am are "
-    "was were be been it its of to in on at for and or really very so just do does did don't "
-    "not like likes love loves enjoy enjoys hate hates prefer prefers thing stuff part fact "
-    "i'm i've all everything please now"
-)
-TOPIC_STOPWORDS = frozenset(TOPIC_STOPWORDS_TEXT.split())
-ZH_TOPIC_STOPWORDS = re.compile(r"我的|我|你|很|非常|特别|真的|不喜欢|喜欢|爱|讨厌|偏好|的|了|吧")
-
-
-def topic_words(topic: str) -> tuple[str, ...]:
-    """The words a memory about `topic` contains: "I love spicy food" → ("spicy", "food"),
-    "我喜欢吃辣" → ("吃辣",)."""
-    if HAN.search(topic):
-        parts = ZH_TOPIC_STOPWORDS.split(re.sub(r"[\s，,。！？!?]", "", topic))
-        return tuple(part for part in parts if part)
-    words = re.findall(r"[\w'@.-]+", topic.lower())
-    return tuple(word for word in words if word not in TOPIC_STOPWORDS)
-
-
-def forget_request(sentence: str) -> Extraction | None:
-    """The forget request a sentence makes, if it makes one (the topic may name nothing
-    usable: "forget what I said" forgets nothing, and is no fact either)."""
-    for pattern in FORGET_MY:
-        if match := pattern.match(sentence):
-            words = topic_words(match["topic"])
-            slot, words = FORGET_TOPICS.get(" ".join(words), (None, words))
-            return Extraction("forget", slot=slot, topic_words=words)
-    for pattern in FORGET_THAT:
-        if match := pattern.match(sentence):
-            return Extraction("forget", topic_words=topic_words(match["topic"]))
-    return None
-
-
-def asks_to_forget(text: str) -> bool:
-    """Whether the message asks to forget something (such a turn is not kept as an episode:
-    it would keep what it asks to forget)."""
-    return any(forget_request(sentence) is not None for sentence in sentences(text))
-
-
 class RuleBasedExtractor:
     def extract(self, text: str, *, replying_to: str = "") -> list[Extraction]:
         extractions: list[Extraction] = []
-        for sentence in sentences(text):
-            forget = forget_request(sentence)
-            if forget is not None:
-                if forget.slot or forget.topic_words:
-                    extractions.append(forget)
+        asks = {(ask.start, ask.end): ask for ask in forget_asks(text)}
+        for start, end in sentence_spans(text):
+            if (ask := asks.get((start, end))) is not None:
+                extractions.append(Extraction("forget", topic=ask.topic, request=text[start:end]))
                 continue
+            extractions += self._facts(text[start:end])
+        return extractions
+
+    def _facts(self, text: str) -> list[Extraction]:
+        extractions: list[Extraction] = []
+        for sentence in sentences(text):
             found: list[tuple[int, Extraction]] = []
             slots: set[str] = set()
             for rule in RULES:
@@ -529,7 +417,8 @@ LLM_PROMPT = f"""You extract long-term memories about the user from the user's l
 The assistant message before it, when there is one, is context only.
 Answer with JSON: {{"items": [...]}}, each item one of
   {{"action": "remember", "content": "...", "importance": 0..1, "slot": "<slot>" | null}}
-  {{"action": "forget", "slot": "<slot>" | null, "topic_words": ["..."]}}
+  {{"action": "forget", "topic": "...", "request": "..."}}
+  {{"action": "sensitive", "kind": "<kind>", "text": "..."}}
 Rules:
 - A "remember" item is one fact about the user, written in the third person in the user's
   language ("The user lives in Hangzhou", "用户住在杭州"). A sentence stating several details
@@ -538,9 +427,16 @@ Rules:
 - slot, for facts a person holds one value of at a time: {SLOTS}.
 - A correction or change ("Oh wait, I got that wrong: I actually live in Hangzhou now",
   "不对，我是产品经理") is a "remember" item with the slot: the new value replaces the old one.
-- When the user asks to forget something, give a "forget" item, never a "remember" item: the
-  slot when it is a slot's value, and topic_words: the few words every memory about it
-  contains ("forget that I love spicy food": ["spicy", "food"]).
+- When the user asks you to forget, delete or stop keeping something (in any wording or
+  language: "please remove my home address from your memory", "别记我的病史了"), give a
+  "forget" item, never a "remember" item: topic is what to forget in the user's own words
+  ("my home address", "everything about that relationship", "我的病史"), request is the
+  user's sentence that asks, copied exactly. Saying they forgot something themselves ("I
+  always forget my keys") is no request.
+- A credential or identifier the user states (a password, a PIN or door code, a card number,
+  a social security or national id number, an IBAN, an API key or token, a private key) is a
+  "sensitive" item: kind one of {", ".join(REDACTION_KINDS)}, text the secret exactly as written.
+  Never put a secret into a "remember" item. "[redacted: …]" marks a secret already removed.
 - Events, plans, questions and small talk give no item: the message itself is kept.
 - No items when nothing is worth keeping."""
 
@@ -568,11 +464,19 @@ class LLMExtractor:
 
 
 def _from_llm(item: dict) -> Extraction | None:
-    """The item as an Extraction; None for one that says nothing (no content, no topic)."""
+    """The item as an Extraction; None for one that says nothing (no content, no topic, an
+    unknown kind of secret)."""
     slot = str(item.get("slot") or "") or None
     if item.get("action") == "forget":
-        words = tuple(str(word) for word in item.get("topic_words") or () if str(word).strip())
-        return Extraction("forget", slot=slot, topic_words=words) if slot or words else None
+        topic, request = str(item.get("topic") or "").strip(), str(item.get("request") or "")
+        return Extraction("forget", topic=topic, request=request.strip())
+    if item.get("action") == "sensitive":
+        kind, secret = str(item.get("kind") or ""), str(item.get("text") or "").strip()
+        return (
+            Extraction("sensitive", kind=kind, content=secret)
+            if kind in REDACTION_KINDS and secret
+            else None
+        )
     content = str(item.get("content") or "").strip()
     if not content:
         return None

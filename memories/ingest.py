@@ -1,40 +1,42 @@
 """Conversation sessions and their messages; memories from what users say: the facts it
-states, and the turn itself as an episode."""
+states, and the turn itself as an episode; what it asks to forget."""
 
+import re
 import uuid
+from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime
-from functools import reduce
-from operator import and_, or_
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from memories.extraction import (
     Extraction,
     ExtractionError,
-    asks_to_forget,
+    RuleBasedExtractor,
     content_free,
     episode_content,
     extractor,
 )
+from memories.forgetting.plan import FORGET_REQUEST, Asking
+from memories.forgetting.topics import topic_read
 from memories.models import (
     ConversationMessage,
     ConversationSession,
     Memory,
-    MemorySource,
     MemoryType,
 )
+from memories.redaction import Redacted, Span, redact, redact_json, redact_spans
 from memories.services import (
     MemoryInput,
     Operation,
     WriteResult,
     content_md5,
     memory_add,
-    memory_delete,
     memory_supersede,
 )
+from memories.services.forgetting import ForgetOutcome, conversation_forget, topic_vectors
 from memories.services.writes import lock_memory_writes
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.db.actor import audit_actor
@@ -49,7 +51,8 @@ def session_open(
 ) -> ConversationSession:
     user_access_check(caller=caller, user_id=user_id, write=True)
     validated(user_id=user_id_problem(user_id), metadata=json_problem(metadata or {}))
-    return ConversationSession.objects.create(user_id=user_id, metadata=metadata or {})
+    metadata, _ = redact_json(metadata or {})
+    return ConversationSession.objects.create(user_id=user_id, metadata=metadata)
 
 
 def session_get(*, caller: Caller, session_id: uuid.UUID) -> ConversationSession:
@@ -98,6 +101,17 @@ def _checked_sent_at(*, session: ConversationSession, sent_at: datetime | None) 
     return sent_at
 
 
+@dataclass(frozen=True)
+class MessageAdded:
+    """A stored message and what it did: the memories written (in the order said, the
+    episode last), each forget request's outcome, and what was redacted from it."""
+
+    message: ConversationMessage
+    memories: list[WriteResult]
+    forgets: list[ForgetOutcome]
+    redactions: Counter[str]
+
+
 def session_message_add(
     *,
     session: ConversationSession,
@@ -105,15 +119,17 @@ def session_message_add(
     content: str,
     caller: Caller,
     sent_at: datetime | None = None,
-) -> tuple[ConversationMessage, list[WriteResult]]:
+) -> MessageAdded:
     """Store a message. For a user's message, write the facts it states and honour its
     corrections and forget requests, then keep the turn itself as an episode (the user's
     words with the assistant message they answer, dated by the message) unless it carries no
     content or asks to forget something. Every memory written has provenance
     (memory_sources: session and message; the session in source_episode_ids).
 
-    The extractor (an LLM, for EXTRACTOR=llm) is asked first, with no transaction open; then
-    the message and its memories are written in one.
+    Secrets are redacted before anything else sees the message (the extractor included), and
+    each sentence asking to forget is stored as "[forget request]" (it may name what it asks
+    to forget). The extractor (an LLM, for EXTRACTOR=llm) is asked first, with no transaction
+    open; then the message, its memories and its forgets are written in one.
 
     `sent_at` dates a message said earlier (importing a past conversation); it must not be
     in the future nor before the session's last message, so the turns stay in order."""
@@ -121,52 +137,122 @@ def session_message_add(
     sent_at = _checked_sent_at(session=session, sent_at=sent_at)
     if session.ended_at is not None:
         raise Conflict("This session has ended; open a new one.", field="session_id")
+    redacted = redact(content)
     extractions: list[Extraction] = []
     status = "skipped"
     replying_to = ""
     if role == "user":
         replying_to = assistant_turn_before(session=session)
         try:
-            extractions = extractor().extract(content, replying_to=replying_to)
+            extractions = extractor().extract(redacted.text, replying_to=replying_to)
             status = "done"
         except ExtractionError:
             status = "failed"  # the message (and its episode) is kept either way
+        extractions = _with_rule_forgets(redacted.text, extractions)
+        redacted = _llm_secrets_redacted(redacted, extractions)
+    extractions = _restatements_dropped(extractions)
+    forget_requests = [e for e in extractions if e.action == "forget"]
+    topics = {e.topic: topic_read(e.topic) for e in forget_requests}
+    vectors = topic_vectors(list(topics.values()))  # the embedding provider: no transaction
+    stored = _requests_marked(redacted.text, forget_requests)
     with audit_actor(caller.name):
         # Every memory-write lock this message may need, first and in one sorted go: locks
         # taken one write at a time (a fact, its key, then the episode) could deadlock with
         # another writer taking them in another order.
-        lock_memory_writes(
-            {(session.user_id, kind) for kind in (MemoryType.FACT, MemoryType.EPISODIC)}
-        )
+        kinds = MemoryType.values if forget_requests else (MemoryType.FACT, MemoryType.EPISODIC)
+        lock_memory_writes({(session.user_id, kind) for kind in kinds})
         message = ConversationMessage.objects.create(
             session=session,
             user_id=session.user_id,
             role=role,
-            content=content,
+            content=stored,
             extraction_status=status,
             created_at=sent_at,
+            redactions=dict(redacted.counts) or None,
         )
         results: list[WriteResult] = []
+        forgets: list[ForgetOutcome] = []
         for extraction in extractions:
-            if extraction.action == "forget":
-                results += memories_forget(
-                    user_id=session.user_id,
-                    extraction=extraction,
-                    caller=caller,
-                    at=message.created_at,
-                )
-            else:
+            if extraction.action == "remember":
                 results.append(
                     remember(session=session, message=message, extraction=extraction, caller=caller)
                 )
-        forgets = asks_to_forget(content) or any(e.action == "forget" for e in extractions)
-        if role == "user" and not forgets and not content_free(content):
+            elif extraction.action == "forget":
+                asking = _asking(message, len(forgets))
+                forgets.append(
+                    conversation_forget(
+                        caller=caller,
+                        message=message,
+                        asking=asking,
+                        topic=topics[extraction.topic],
+                        vectors=vectors,
+                    )
+                )
+        if role == "user" and not forget_requests and not content_free(stored):
             results.append(
                 episode_add(
                     session=session, message=message, replying_to=replying_to, caller=caller
                 )
             )
-    return message, results
+    return MessageAdded(message, results, forgets, redacted.counts)
+
+
+def _with_rule_forgets(text: str, extractions: list[Extraction]) -> list[Extraction]:
+    """The extractor's items, with every forget request the rules find that it did not name
+    (an LLM that missed or failed one): a request to forget is never dropped."""
+    named = {e.request for e in extractions if e.action == "forget"}
+    rules = [
+        e
+        for e in RuleBasedExtractor().extract(text)
+        if e.action == "forget" and e.request not in named
+    ]
+    return extractions + rules
+
+
+def _restatements_dropped(extractions: list[Extraction]) -> list[Extraction]:
+    """Without a bare "that" / "it" that only restates a request made before it in the same
+    message ("Please delete my medical information. I don't want it stored.")."""
+    kept, asked = [], False
+    for extraction in extractions:
+        if extraction.action == "forget":
+            topic = topic_read(extraction.topic)
+            if asked and topic.anaphoric and not (topic.words or topic.concepts):
+                continue
+            asked = True
+        kept.append(extraction)
+    return kept
+
+
+def _llm_secrets_redacted(redacted: Redacted, extractions: list[Extraction]) -> Redacted:
+    """The message with the secrets the LLM extractor named redacted too (the rules ran first)."""
+    secrets = [e for e in extractions if e.action == "sensitive"]
+    spans = [
+        Span(match.start(), match.end(), secret.kind)
+        for secret in secrets
+        for match in re.finditer(re.escape(secret.content), redacted.text)
+    ]
+    if not spans:
+        return redacted
+    again = redact_spans(redacted.text, spans)
+    return Redacted(again.text, redacted.counts + again.counts)
+
+
+def _requests_marked(text: str, requests: list[Extraction]) -> str:
+    """The message as stored: each sentence asking to forget replaced by FORGET_REQUEST."""
+    for request in requests:
+        if request.request and request.request in text:
+            text = text.replace(request.request, FORGET_REQUEST, 1)
+    return text
+
+
+def _asking(message: ConversationMessage, index: int) -> Asking:
+    """Where the message's `index`-th forget request stands: its "[forget request]" in the
+    stored text as it is now (an earlier request may have erased some of it), or the end when
+    the request could not be placed."""
+    message.refresh_from_db(fields=["content"])
+    marks = [m.span() for m in re.finditer(re.escape(FORGET_REQUEST), message.content)]
+    end = len(message.content)
+    return Asking(message=message, spans=(marks[index] if index < len(marks) else (end, end),))
 
 
 def assistant_turn_before(*, session: ConversationSession) -> str:
@@ -244,35 +330,3 @@ def remember(
         ),
         caller=caller,
     )
-
-
-def memories_forget(
-    *, user_id: str, extraction: Extraction, caller: Caller, at: datetime | None = None
-) -> list[WriteResult]:
-    """Soft-delete the user's current memories about what `extraction` asks to forget.
-
-    With a slot: the slot's facts, the episodes of the messages any version of them came
-    from, and whatever mentions one of the topic words. Without: whatever mentions all of the
-    topic words ("forget that I love spicy food": the fact and the turns that said it)."""
-    words = [Q(content__icontains=word) for word in extraction.topic_words]
-    if extraction.slot:
-        slot_messages = MemorySource.objects.filter(
-            memory_id__in=Memory.objects.filter(user_id=user_id, key=extraction.slot).values("id")
-        ).values("conversation_id")
-        their_episodes = MemorySource.objects.filter(conversation_id__in=slot_messages).values(
-            "memory_id"
-        )
-        conditions = [
-            Q(key=extraction.slot),
-            Q(memory_type=MemoryType.EPISODIC, id__in=their_episodes),
-            *words,
-        ]
-        matching = reduce(or_, conditions)
-    elif words:
-        matching = reduce(and_, words)
-    else:
-        return []
-    return [
-        WriteResult(Operation.DELETE, memory_delete(memory=memory, caller=caller, at=at))
-        for memory in Memory.objects.current().filter(matching, user_id=user_id)
-    ]

@@ -6,7 +6,7 @@ drift apart (tests/memories/test_meaning.py checks that they agree).
   fact stopped being true: `invalid_at`).
 - **As of** an instant: valid then (`valid_at` not after it, `invalid_at` after it), not yet
   expired then, and already recorded then (`created_at` not after it). Superseded versions
-  count for the instants they were current.
+  count for the instants they were current; forgotten memories for none (docs/privacy.md).
 - **Trait stage**: the dedicated column, else V1's `metadata.trait_stage`.
 - **State**: `deleted` when expired, else by the activity score: `active` from
   SCORE_ACTIVE_FROM, `cold` from SCORE_COLD_FROM, `deprecated` below.
@@ -33,6 +33,7 @@ def as_of_sql(alias: str = "m", param: str = "as_of") -> str:
         f" AND ({alias}.invalid_at IS NULL OR {alias}.invalid_at > {at})"
         f" AND ({alias}.expired_at IS NULL OR {alias}.expired_at > {at})"
         f" AND {alias}.created_at <= {at}"
+        f" AND {alias}.forgotten_at IS NULL"
     )
 
 
@@ -46,6 +47,7 @@ def as_of_q(instant: datetime) -> Q:
         & (Q(invalid_at__isnull=True) | Q(invalid_at__gt=instant))
         & (Q(expired_at__isnull=True) | Q(expired_at__gt=instant))
         & Q(created_at__lte=instant)
+        & Q(forgotten_at__isnull=True)
     )
 
 

@@ -78,6 +78,7 @@ AUDIT_PRELUDE = """
 DECLARE
     actor text := coalesce(nullif(current_setting('neuromem.actor', true), ''), 'system');
     moving text := coalesce(current_setting('neuromem.moving', true), '');
+    forgetting text := coalesce(current_setting('neuromem.forgetting', true), '');
 BEGIN"""
 # What a history row is worth writing for, and what is bookkeeping (changes with no history
 # row). Every column is in one or the other: a test fails on a new column in neither.
@@ -129,6 +130,9 @@ NOT_AUDITED = (
     "last_linked_at",
     "eligible_for_delete",
     "merge_candidate_of",
+    "redactions",  # counts only: what the write replaced by placeholders
+    "forgotten_at",  # a forget is logged as FORGET, without content (see the trigger)
+    "forget_request_id",
 )
 # "@" stands for OLD. or NEW.
 AUDITED_COLUMNS = ", ".join(f"@{column}" for column in AUDITED)
@@ -220,6 +224,14 @@ class Memory(models.Model):
     merge_candidate_of = models.UUIDField(null=True, blank=True)
 
     # Full-text document, CJK-aware (migration 0003); the database derives it from content.
+    # What the write redacted (kind → count; docs/privacy.md): the secrets themselves were
+    # never stored.
+    redactions = models.JSONField(null=True, blank=True)
+    # Forgotten (docs/privacy.md): the row keeps its id, times and type; its content, metadata,
+    # key and vectors are erased. Every client read leaves it out.
+    forgotten_at = models.DateTimeField(null=True, blank=True)
+    forget_request_id = models.UUIDField(null=True, blank=True)
+
     search_vector = models.GeneratedField(
         expression=models.Func(models.F("content"), function="neuromem_search_document"),
         output_field=SearchVectorField(),
@@ -285,6 +297,13 @@ class Memory(models.Model):
                    ({AUDITED_COLUMNS.replace("@", "NEW.")}) THEN
                     RETURN NEW;  -- bookkeeping only (embedding, access counts, score)
                 END IF;
+                IF forgetting <> '' THEN
+                    -- Erasing: the event and its request, never the content erased.
+                    INSERT INTO memory_history (memory_id, memory_type, event, new_metadata, actor)
+                    VALUES (NEW.id, NEW.memory_type, 'FORGET',
+                            jsonb_build_object('forget_request', forgetting), actor);
+                    RETURN NEW;
+                END IF;
                 INSERT INTO memory_history (memory_id, memory_type, event, old_content,
                                             new_content, old_metadata, new_metadata, actor)
                 VALUES (NEW.id, NEW.memory_type,
@@ -328,10 +347,24 @@ class HistoryEvent(models.TextChoices):
     DELETE = "DELETE"
     SUPERSEDE = "SUPERSEDE"
     STAGE_CHANGE = "STAGE_CHANGE"
+    FORGET = "FORGET"  # content erased on request; earlier events of the memory redacted
+
+
+# A history row may be changed in one way only: its content and metadata erased (set NULL), when
+# the memory is forgotten. Everything else about it stays as written.
+HISTORY_REDACTION_ONLY = """
+(NEW.id, NEW.memory_id, NEW.memory_type, NEW.event, NEW.actor, NEW.created_at)
+    IS NOT DISTINCT FROM (OLD.id, OLD.memory_id, OLD.memory_type, OLD.event, OLD.actor,
+                          OLD.created_at)
+AND (NEW.old_content IS NULL OR NEW.old_content IS NOT DISTINCT FROM OLD.old_content)
+AND (NEW.new_content IS NULL OR NEW.new_content IS NOT DISTINCT FROM OLD.new_content)
+AND (NEW.old_metadata IS NULL OR NEW.old_metadata IS NOT DISTINCT FROM OLD.old_metadata)
+AND (NEW.new_metadata IS NULL OR NEW.new_metadata IS NOT DISTINCT FROM OLD.new_metadata)
+"""
 
 
 class MemoryHistory(models.Model):
-    """Audit log of changes to memories (append-only)."""
+    """Audit log of changes to memories (append-only; a forget erases content, nothing else)."""
 
     # Database defaults: the audit trigger inserts rows without the ORM.
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, db_default=RandomUUID())
@@ -349,11 +382,15 @@ class MemoryHistory(models.Model):
         db_table = "memory_history"
         ordering = ["created_at"]
         verbose_name_plural = "memory history"
-        # Append-only; only the user-purge service lifts this (pgtrigger.ignore).
+        # Append-only: no row is deleted but by the user purge (which lifts `history_no_delete`
+        # with pgtrigger.ignore), none changed but to erase its content on a forget.
         triggers = [
             pgtrigger.Protect(
-                name="history_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+                name="history_append_only",
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Condition(f"NOT ({HISTORY_REDACTION_ONLY})"),
             ),
+            pgtrigger.Protect(name="history_no_delete", operation=pgtrigger.Delete),
         ]
         indexes = [
             models.Index(fields=["memory_id", "-created_at"], name="idx_history_memory"),
@@ -398,6 +435,8 @@ class ConversationMessage(models.Model):
     content = models.TextField()
     extraction_status = models.CharField(max_length=20, default="pending")
     created_at = models.DateTimeField(default=timezone.now)
+    # What was redacted from the message as received (kind → count; docs/privacy.md).
+    redactions = models.JSONField(null=True, blank=True)
 
     class Meta:
         db_table = "conversations"
@@ -458,6 +497,49 @@ class MemoryLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} → {self.target_id} ({self.weight:g})"
+
+
+class ForgetVia(models.TextChoices):
+    CONVERSATION = "conversation"  # the end user asked, in a message
+    API = "api"  # POST /users/{user_id}/forget/
+    MCP = "mcp"  # the memory_forget tool
+    ADMIN = "admin"  # staff, in the back-office
+
+
+class ForgetRequest(models.Model):
+    """A request to forget, and what it erased: the record that stays when the content is gone
+    (docs/privacy.md). It names ids only, never what was said: the topic itself may be the
+    secret ("forget that I have diabetes")."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user_id = models.CharField(max_length=255)
+    # The API client (the agent) that passed the request on, or staff:<username>.
+    requested_by = models.CharField(max_length=100)
+    via = models.CharField(max_length=20, choices=ForgetVia)
+    # The end user's message that asked, for requests made in a conversation.
+    message_id = models.UUIDField(null=True, blank=True)
+    memory_ids = ArrayField(models.UUIDField(), default=list, blank=True)  # forgotten whole
+    erased_memory_ids = ArrayField(models.UUIDField(), default=list, blank=True)  # in part
+    message_ids = ArrayField(models.UUIDField(), default=list, blank=True)  # messages erased
+    traits_reweighed = ArrayField(models.UUIDField(), default=list, blank=True)
+    traits_dissolved = ArrayField(models.UUIDField(), default=list, blank=True)
+    # Why nothing was forgotten (a request naming nothing, or nothing held on the topic).
+    reason = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "forget_requests"
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["user_id", "-created_at"], name="idx_forget_requests_user"),
+            models.Index(fields=["-created_at", "-id"], name="idx_forget_requests_recent"),
+        ]
+        constraints = [
+            models.CheckConstraint(name="chk_forget_via", condition=Q(via__in=ForgetVia.values)),
+        ]
+
+    def __str__(self) -> str:
+        return f"forget request {self.id} for {self.user_id} ({self.via})"
 
 
 class JobStatus(models.TextChoices):

@@ -12,6 +12,7 @@ from memories.meaning import STATE_THRESHOLDS, ActivityFilter, current_sql
 from memories.models import (
     ConversationMessage,
     ConversationSession,
+    ForgetRequest,
     Memory,
     MemoryHistory,
     MemoryLink,
@@ -38,13 +39,15 @@ def trait_field(memory: Memory, key: str) -> Any:
 
 
 def memories_visible_to(caller: Caller) -> QuerySet[Memory]:
-    """The memories of the end users `caller` may read (the SQL twin of may_access_user)."""
+    """The memories of the end users `caller` may read (the SQL twin of may_access_user); no
+    client reads a forgotten one (docs/privacy.md)."""
+    remembered = Memory.objects.filter(forgotten_at__isnull=True)
     if caller.is_staff:
-        return Memory.objects.all()
+        return remembered
     condition = Q(pk__in=[])
     for prefix in caller.user_prefixes:
         condition |= Q(user_id__startswith=prefix)
-    return Memory.objects.filter(condition)
+    return remembered.filter(condition)
 
 
 def memory_get(*, caller: Caller, memory_id: uuid.UUID | str) -> Memory:
@@ -150,14 +153,16 @@ def memory_versions(*, caller: Caller, memory: Memory) -> list[Memory]:
         newer := Memory.objects.filter(pk=chain[-1].superseded_by).first()
     ):
         chain.append(newer)
-    return chain
+    return [version for version in chain if version.forgotten_at is None]
 
 
 def user_export(*, caller: Caller, user_id: str) -> dict[str, Any]:
-    """Everything held about one end user (the data-access right)."""
+    """Everything held about one end user (the data-access right). Of a forgotten memory only
+    the record is held: its id, type, times and the request that forgot it."""
     user_access_check(caller=caller, user_id=user_id, write=False)
-    memories = list(Memory.objects.filter(user_id=user_id).order_by("created_at", "id"))
-    memory_ids = [memory.id for memory in memories]
+    held = list(Memory.objects.filter(user_id=user_id).order_by("created_at", "id"))
+    memories = [memory for memory in held if memory.forgotten_at is None]
+    memory_ids = [memory.id for memory in held]
     sessions = list(ConversationSession.objects.filter(user_id=user_id).order_by("started_at"))
     session_ids = [session.id for session in sessions]
     return {
@@ -181,4 +186,8 @@ def user_export(*, caller: Caller, user_id: str) -> dict[str, Any]:
             ConversationMessage.objects.filter(session_id__in=session_ids).order_by("created_at")
         ),
         "cycles": list(ReflectionCycle.objects.filter(user_id=user_id).order_by("started_at")),
+        "forgotten": [memory for memory in held if memory.forgotten_at is not None],
+        "forget_requests": list(
+            ForgetRequest.objects.filter(user_id=user_id).order_by("created_at", "id")
+        ),
     }

@@ -8,6 +8,8 @@ spread, for what a caller may see.
 - **Counts**: per state of memories.meaning (`deleted` = expired: deleted, superseded or
   invalidated versions); `total` is the memories that are not deleted
   (active + cold + deprecated).
+- **Redactions**: what was redacted from the memories and the conversation messages written in
+  the window (kind → count; docs/privacy.md).
 - **Histogram**: the `total` memories by score, in bins `bin_size` wide from 0:
   [0, bin_size), [bin_size, 2·bin_size), …; the last bin is closed and ends at 100, so a score
   of 100 falls in it (and a last bin may be narrower when bin_size does not divide 100). The
@@ -25,15 +27,18 @@ import json
 import logging
 import math
 import time
+from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any
 
 import redis
 from django.core.cache import cache
 from django.db import connection
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memories.meaning import STATE_THRESHOLDS, STATES, state_sql
+from memories.models import ConversationMessage
 from memories.selectors import memories_visible_to
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.errors import Invalid
@@ -44,7 +49,7 @@ SCORE_MAX = 100
 BIN_SIZE_MAX = SCORE_MAX
 # Cache keys: `<namespace>:<sha256 of scope and parameters>`. Bump the version when the
 # cached shape changes.
-CACHE_NAMESPACE = "memory-stats:v1"
+CACHE_NAMESPACE = "memory-stats:v2"
 
 
 def histogram_bins(bin_size: int) -> list[tuple[int, int]]:
@@ -65,8 +70,8 @@ def memory_stats(
     cache_ttl_ms: int,
 ) -> dict[str, Any]:
     """`{generated_at, cached, counts: {total, active, cold, deprecated, deleted}, bin_size,
-    histogram: [{from, to, count}], query_duration_ms}` for the scope and window (see the
-    module's docstring)."""
+    histogram: [{from, to, count}], redactions: {memories, messages}, query_duration_ms}` for
+    the scope and window (see the module's docstring)."""
     if user_id is not None:
         user_access_check(caller=caller, user_id=user_id, write=False)
     if not 1 <= bin_size <= BIN_SIZE_MAX:
@@ -140,6 +145,17 @@ def stats_query(
             by_bin[bin_index] += count
     return {
         "generated_at": generated_at,
+        "redactions": {
+            "memories": _redactions(memories),
+            "messages": _redactions(
+                messages_in_scope(
+                    caller=caller,
+                    user_id=user_id,
+                    created_from=created_from,
+                    created_to=created_to,
+                )
+            ),
+        },
         "counts": {
             "total": sum(count for state, count in by_state.items() if state != "deleted"),
             **by_state,
@@ -151,6 +167,38 @@ def stats_query(
         ],
         "query_duration_ms": round(duration_ms, 3),
     }
+
+
+def _redactions(rows: QuerySet) -> dict[str, int]:
+    """What was redacted from these rows, kind → count (the rows with a redaction, through the
+    partial indexes of memories 0016)."""
+    counts: Counter[str] = Counter()
+    for redactions in rows.filter(redactions__isnull=False).values_list("redactions", flat=True):
+        counts.update(redactions)
+    return dict(sorted(counts.items()))
+
+
+def messages_in_scope(
+    *,
+    caller: Caller,
+    user_id: str | None,
+    created_from: datetime | None,
+    created_to: datetime | None,
+) -> QuerySet[ConversationMessage]:
+    """The conversation messages of the statistics' scope and window (as their memories')."""
+    messages = ConversationMessage.objects.all()
+    if user_id is not None:
+        messages = messages.filter(user_id=user_id)
+    elif not caller.is_staff:
+        condition = Q(pk__in=[])
+        for prefix in caller.user_prefixes:
+            condition |= Q(user_id__startswith=prefix)
+        messages = messages.filter(condition)
+    if created_from is not None:
+        messages = messages.filter(created_at__gte=created_from)
+    if created_to is not None:
+        messages = messages.filter(created_at__lte=created_to)
+    return messages
 
 
 def stats_cache_key(

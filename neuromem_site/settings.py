@@ -230,6 +230,14 @@ FORM_BODY_MAX_BYTES = 2_621_440
 # Cosine similarity above which a new memory supersedes a current one (an UPDATE).
 DEDUP_SIMILARITY = env.float("DEDUP_SIMILARITY", default=0.95)
 
+# Secrets are redacted on every write (docs/privacy.md); these kinds are left as written
+# (password, pin, card_number, ssn, national_id, iban, api_key, token, private_key).
+REDACTION_DISABLED_KINDS = env.list("REDACTION_DISABLED_KINDS", default=[])
+
+# A memory no sentence of which names a forget request's topic is forgotten by meaning when its
+# embedding is this far above the relevance floor (docs/privacy.md; bench/privacy.py).
+FORGET_SEMANTIC_MARGIN = env.float("FORGET_SEMANTIC_MARGIN", default=0.15)
+
 # Memories from conversation: "rules" (offline) or "llm" (OpenAI-compatible chat endpoint).
 EXTRACTOR = env.str("EXTRACTOR", default="rules")
 if EXTRACTOR not in ("rules", "llm"):

@@ -151,6 +151,7 @@ def seed_memory(memory: Memory, *, links: list[Link] | None = None) -> dict[str,
             "lastAccessedAt": (
                 memory.last_accessed_at.isoformat() if memory.last_accessed_at else None
             ),
+            "redactions": memory.redactions or {},
         },
     }
 
@@ -160,7 +161,9 @@ class SeedMemoryOutput(serializers.Serializer):
 
     key = serializers.CharField(help_text="The memory's key, else its id")
     value = serializers.DictField(help_text="`text`, `summary` (when set), `links`")
-    meta = serializers.DictField(help_text="id, userId, memoryType, score, state, ...")
+    meta = serializers.DictField(
+        help_text="id, userId, memoryType, score, state, ..., redactions (kind → count)"
+    )
 
 
 NO_MEMORY_WITH_KEY = OpenApiResponse(

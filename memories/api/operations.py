@@ -17,6 +17,8 @@ from memories.access import accesses_record
 from memories.api.serializers import (
     BulkReadInput,
     CompactRecallOutput,
+    ForgetRequestOutput,
+    ForgottenRecordOutput,
     HistoryOutput,
     LinkOutput,
     MemoryCreateInput,
@@ -29,12 +31,15 @@ from memories.api.serializers import (
     SearchHitOutput,
     SearchInput,
     SessionOutput,
+    UserForgetInput,
 )
+from memories.forgetting.plan import REASONS
 from memories.links import BulkLimits, BulkRead, memory_bulk_read, memory_links
-from memories.models import Memory, MemoryType
+from memories.models import ForgetVia, Memory, MemoryType
 from memories.recall import RecallHit, RecallQuery, memories_recall
 from memories.selectors import activity_filter, memory_get, memory_get_by_key, user_export
 from memories.services import MemoryInput, Operation, WriteResult, memory_add, memory_delete
+from memories.services.forgetting import ForgetOutcome, user_forget
 from neuromem_site.access import Caller
 from neuromem_site.api.views import validated
 from reflection.selectors import traits_believed_memories
@@ -119,7 +124,8 @@ def bulk_shaped(
 
 
 def write_result(result: WriteResult) -> dict[str, Any]:
-    data = {"operation": result.operation, "memory": MemoryOutput(result.memory).data}
+    memory = MemoryOutput(result.memory).data
+    data = {"operation": result.operation, "memory": memory, "redactions": memory["redactions"]}
     if result.superseded is not None:
         data["superseded"] = str(result.superseded.id)
     return data
@@ -136,7 +142,7 @@ def memory_add_result(
     return write_result(result), code
 
 
-def memory_forget_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
+def memory_delete_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
     """DELETE /memories/{id}/: soft delete; the memory, now expired."""
     data = validated(MemoryLookupInput, params)
     memory = memory_lookup(caller=caller, data=data)
@@ -200,6 +206,57 @@ def memory_recall_result(
     return output({"fields": data["fields"], "merged": hits, "traits": traits}).data
 
 
+def user_forget_result(
+    *, caller: Caller, params: Mapping[str, Any], via: str = ForgetVia.MCP
+) -> dict:
+    """POST /users/{user_id}/forget/ (and MCP's memory_forget): forget a topic or memories by
+    id, or (`dry_run`) say what that would forget."""
+    data = validated(UserForgetInput, params)
+    outcome = user_forget(
+        caller=caller,
+        user_id=data["user_id"],
+        topic=data.get("topic"),
+        memory_ids=data.get("memory_ids"),
+        dry_run=data["dry_run"],
+        via=via,
+    )
+    return forget_outcome_data(outcome)
+
+
+def forget_outcome_data(outcome: ForgetOutcome) -> dict[str, Any]:
+    """The outcome as the API, MCP and ingest answer it (ForgetOutput): what was (or, in a dry
+    run, would be) forgotten, by id; a dry run shows the content too, the real run never."""
+    memories = []
+    for erasure in outcome.plan.memories.values():
+        item: dict[str, Any] = {
+            "id": str(erasure.memory.id),
+            "memory_type": erasure.memory.memory_type,
+            "erased": "whole" if erasure.whole else "part",
+        }
+        if outcome.dry_run:
+            item["content"] = erasure.memory.content
+            if not erasure.whole:
+                item["content_after"] = erasure.content_after
+        memories.append(item)
+    messages = []
+    for erasure in outcome.plan.messages.values():
+        message = {"id": str(erasure.message.id), "session_id": str(erasure.message.session_id)}
+        if outcome.dry_run:
+            message["content_after"] = erasure.content_after
+        messages.append(message)
+    reason = outcome.plan.reason
+    return {
+        "id": None if outcome.request is None else str(outcome.request.id),
+        "user_id": outcome.plan.user_id,
+        "dry_run": outcome.dry_run,
+        "memories": memories,
+        "messages": messages,
+        "traits_reweighed": [str(trait) for trait in outcome.traits_reweighed],
+        "traits_dissolved": [str(trait) for trait in outcome.traits_dissolved],
+        "reason": None if reason is None else {"code": reason, "message": REASONS[reason]},
+    }
+
+
 def user_export_result(*, caller: Caller, user_id: str) -> dict:
     """GET /users/{user_id}/export/ (and the admin's download): everything held about the
     user."""
@@ -249,4 +306,6 @@ def user_export_result(*, caller: Caller, user_id: str) -> dict:
             }
             for c in export["cycles"]
         ],
+        "forgotten": ForgottenRecordOutput(export["forgotten"], many=True).data,
+        "forget_requests": ForgetRequestOutput(export["forget_requests"], many=True).data,
     }

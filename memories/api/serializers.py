@@ -7,16 +7,19 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from memories.forgetting.plan import REASONS
 from memories.meaning import STATES
 from memories.models import (
     LEGACY_MEMORY_TYPES,
     ConversationMessage,
     ConversationSession,
+    ForgetRequest,
     Memory,
     MemoryType,
 )
 from memories.recall import RecallHit
 from memories.selectors import memory_state, trait_field
+from memories.services.forgetting import MEMORY_IDS_MAX, TOPIC_MAX_CHARS
 from memories.traits import TRAIT_METADATA
 from neuromem_site.api.envelope import checked_range
 from neuromem_site.api.serializers import (
@@ -46,6 +49,23 @@ class EmbeddingField(serializers.ListField):
         if problem is not None:
             raise serializers.ValidationError(problem)
         return vector
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {"type": "integer", "minimum": 1},
+        "description": "What was redacted from what was written (docs/privacy.md): kind → "
+        'count, e.g. {"password": 1}; {} when nothing. The secrets themselves are never '
+        "stored: the content holds `[redacted: <kind>]` in their place.",
+    }
+)
+class RedactionsField(serializers.Field):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(read_only=True, source="*", **kwargs)
+
+    def to_representation(self, instance: Any) -> dict[str, int]:
+        return dict(instance.redactions or {})
 
 
 class MemoryCreateInput(StrictInputSerializer):
@@ -255,6 +275,7 @@ class TraitOutput(serializers.Serializer):
 class MemoryOutput(OutputModelSerializer):
     state = serializers.SerializerMethodField()
     trait = serializers.SerializerMethodField()
+    redactions = RedactionsField()
 
     class Meta:
         model = Memory
@@ -282,6 +303,7 @@ class MemoryOutput(OutputModelSerializer):
             "source_episode_ids",
             "subject_entity_id",
             "object_entity_id",
+            "redactions",
             "trait",
         ]
 
@@ -347,9 +369,11 @@ class MessageInput(StrictInputSerializer):
 
 
 class MessageOutput(OutputModelSerializer):
+    redactions = RedactionsField()
+
     class Meta:
         model = ConversationMessage
-        fields = ["id", "session_id", "user_id", "role", "content", "created_at"]
+        fields = ["id", "session_id", "user_id", "role", "content", "created_at", "redactions"]
 
 
 class RecallInput(StrictInputSerializer):
@@ -500,3 +524,113 @@ class ScoredSearchHitOutput(SearchHitOutput):
     relevance = serializers.FloatField(source="rrf_score")
     recency = serializers.FloatField(source="boosts.recency")
     importance = serializers.FloatField(source="boosts.importance")
+
+
+class ForgetInput(StrictInputSerializer):
+    """What to forget: a `topic` as a person would say it, or the memories by id."""
+
+    topic = serializers.CharField(
+        required=False,
+        max_length=TOPIC_MAX_CHARS,
+        trim_whitespace=False,
+        help_text='What to forget, in words: "my home address", "everything about Alex", '
+        '"my medical information", "我的病史". Memories about it are found by its words, its '
+        "names and the kind of information it names; a topic that names nothing "
+        '("everything") forgets nothing and says why.',
+    )
+    memory_ids = serializers.ListField(
+        child=serializers.UUIDField(),
+        required=False,
+        min_length=1,
+        max_length=MEMORY_IDS_MAX,
+        help_text="The memories to forget (with their older versions), instead of `topic`.",
+    )
+    dry_run = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Answer what would be forgotten (with its content) and change nothing.",
+    )
+
+    def validate_topic(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("Must not be blank.")
+        return value
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if ("topic" in data) == ("memory_ids" in data):
+            raise serializers.ValidationError({"topic": ["Give either `topic` or `memory_ids`."]})
+        return data
+
+
+class UserForgetInput(ForgetInput):
+    """MCP's forget: the end user too (the REST route has them in its path)."""
+
+    user_id = UserIdLookupField()
+
+
+class ForgottenMemoryOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    memory_type = serializers.CharField()
+    erased = serializers.ChoiceField(
+        ["whole", "part"],
+        help_text="`whole`: the memory is forgotten (its record stays, its content is erased); "
+        "`part`: the sentences on the topic are erased, the rest stays.",
+    )
+    content = serializers.CharField(required=False, help_text="Dry run only: the content now.")
+    content_after = serializers.CharField(
+        required=False, help_text="Dry run only, `part`: what would stay."
+    )
+
+
+class ForgottenMessageOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    session_id = serializers.UUIDField()
+    content_after = serializers.CharField(
+        required=False, help_text='Dry run only: the message with "[forgotten]" in place.'
+    )
+
+
+class ForgetReasonOutput(serializers.Serializer):
+    code = serializers.ChoiceField(list(REASONS))
+    message = serializers.CharField()
+
+
+class ForgetOutput(serializers.Serializer):
+    """What a forget request erased (or, in a dry run, would erase)."""
+
+    id = serializers.UUIDField(allow_null=True, help_text="The forget request; null for a dry run.")
+    user_id = serializers.CharField()
+    dry_run = serializers.BooleanField()
+    memories = ForgottenMemoryOutput(many=True)
+    messages = ForgottenMessageOutput(many=True)
+    traits_reweighed = serializers.ListField(child=serializers.UUIDField())
+    traits_dissolved = serializers.ListField(child=serializers.UUIDField())
+    reason = ForgetReasonOutput(
+        allow_null=True, help_text="Why nothing was forgotten; null when something was."
+    )
+
+
+class ForgetRequestOutput(OutputModelSerializer):
+    class Meta:
+        model = ForgetRequest
+        fields = [
+            "id",
+            "requested_by",
+            "via",
+            "message_id",
+            "memory_ids",
+            "erased_memory_ids",
+            "message_ids",
+            "traits_reweighed",
+            "traits_dissolved",
+            "reason",
+            "created_at",
+        ]
+
+
+class ForgottenRecordOutput(OutputModelSerializer):
+    """A forgotten memory as it is still held: the record, never the content."""
+
+    class Meta:
+        model = Memory
+        fields = ["id", "memory_type", "created_at", "forgotten_at", "forget_request_id"]

@@ -227,6 +227,16 @@ class MemoryStatsHistogramOutput(serializers.Serializer):
     )
 
 
+class RedactionCountsOutput(serializers.Serializer):
+    memories = serializers.DictField(
+        child=serializers.IntegerField(), help_text="kind → secrets redacted from memories"
+    )
+    messages = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="kind → secrets redacted from conversation messages",
+    )
+
+
 class MemoryStatsOutput(serializers.Serializer):
     generated_at = serializers.DateTimeField(help_text="When the statistics were computed.")
     cached = serializers.BooleanField(help_text="Answered from the cache.")
@@ -235,6 +245,7 @@ class MemoryStatsOutput(serializers.Serializer):
     to_timestamp = serializers.IntegerField(allow_null=True)
     counts = MemoryStatsCountsOutput()
     histogram = MemoryStatsHistogramOutput(source="*")
+    redactions = RedactionCountsOutput(help_text="What was redacted (docs/privacy.md).")
     query_duration_ms = serializers.FloatField(
         help_text="The statistics query's own duration (of the query that made a cached answer)."
     )
@@ -255,6 +266,7 @@ class SeedMemoryStatsOutput(serializers.Serializer):
     toTimestamp = serializers.IntegerField(source="to_timestamp", allow_null=True)
     counts = MemoryStatsCountsOutput()
     histogram = SeedMemoryStatsHistogramOutput(source="*")
+    redactions = RedactionCountsOutput()
     queryDurationMs = serializers.FloatField(source="query_duration_ms")
     csv = serializers.CharField(required=False, help_text="Only with exportFormat `both`.")
 
@@ -268,7 +280,9 @@ def stats_csv(stats: dict[str, Any]) -> str:
 
     - one `state` row each for `total`, `active`, `cold`, `deprecated`, `deleted`, with the
       state's scores from (included) and to (excluded; 100 included); empty for `deleted`;
-    - one `bin` row per histogram bin in order, named `from-to`.
+    - one `bin` row per histogram bin in order, named `from-to`;
+    - one `redacted_memories` and one `redacted_messages` row per kind redacted, named by the
+      kind, scores empty.
     """
     ceilings = [SCORE_MAX, *(floor for _, floor in STATE_THRESHOLDS[:-1])]
     ranges = {
@@ -287,6 +301,9 @@ def stats_csv(stats: dict[str, Any]) -> str:
     for bin_ in stats["histogram"]:
         name = f"{bin_['from']}-{bin_['to']}"
         writer.writerow(("bin", name, bin_["from"], bin_["to"], bin_["count"]))
+    for where, counts in stats["redactions"].items():
+        for kind, count in counts.items():
+            writer.writerow((f"redacted_{where}", kind, "", "", count))
     return out.getvalue()
 
 

@@ -20,4 +20,5 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/end/", views.SessionEndApi.as_view()),
     path("users/<str:user_id>/", views.UserApi.as_view(), name="user"),
     path("users/<str:user_id>/export/", views.UserExportApi.as_view(), name="user-export"),
+    path("users/<str:user_id>/forget/", views.UserForgetApi.as_view(), name="user-forget"),
 ]

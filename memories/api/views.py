@@ -15,19 +15,25 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.operations import (
+    forget_outcome_data,
     memory_add_result,
     memory_bulk_result,
-    memory_forget_result,
+    memory_delete_result,
     memory_get_result,
     memory_recall_result,
     memory_search_result,
     search_hits,
     user_export_result,
+    user_forget_result,
     write_result,
 )
 from memories.api.serializers import (
     BulkLimitsInput,
     CompactRecallOutput,
+    ForgetInput,
+    ForgetOutput,
+    ForgetRequestOutput,
+    ForgottenRecordOutput,
     HistoryOutput,
     LinkInput,
     LinkOutput,
@@ -53,6 +59,7 @@ from memories.api.serializers import (
 )
 from memories.ingest import session_end, session_get, session_message_add, session_open
 from memories.links import link_view
+from memories.models import ForgetVia
 from memories.selectors import (
     MEMORY_SORT_FIELDS,
     memory_get,
@@ -174,6 +181,7 @@ class MemoryBatchApi(APIView):
                     "operation": outcome.operation,
                     "id": str(outcome.memory.id),
                     "version": outcome.memory.version,
+                    "redactions": outcome.memory.redactions or {},
                     **({"superseded": str(outcome.superseded.id)} if outcome.superseded else {}),
                 }
         for index, response in errors.items():
@@ -215,7 +223,7 @@ class MemoryDetailApi(APIView):
     @extend_schema(responses={200: OpenApiResponse(MemoryOutput, "The memory, now expired")})
     def delete(self, request: Request, memory_id: str) -> Response:
         return Response(
-            memory_forget_result(caller=request.user.caller, params={"memory_id": memory_id})
+            memory_delete_result(caller=request.user.caller, params={"memory_id": memory_id})
         )
 
 
@@ -369,12 +377,39 @@ class UserExportApi(APIView):
                 "sessions": SessionOutput(many=True),
                 "messages": MessageOutput(many=True),
                 "cycles": serializers.ListField(child=serializers.DictField()),
+                "forgotten": ForgottenRecordOutput(many=True),
+                "forget_requests": ForgetRequestOutput(many=True),
             },
         )
     )
     def get(self, request: Request, user_id: str) -> Response:
         user_ids_agree(request, user_id)
         return Response(user_export_result(caller=request.user.caller, user_id=user_id))
+
+
+class UserForgetApi(APIView):
+    """Forget a topic, or memories by id, for one end user: their content is erased from every
+    table (memories, versions, history, messages, search columns); the record of the request
+    stays (docs/privacy.md)."""
+
+    @extend_schema(
+        request=ForgetInput,
+        responses={
+            200: ForgetOutput,
+            403: OpenApiResponse(description="user_id outside this client's prefixes"),
+            404: OpenApiResponse(description="A memory in `memory_ids` is not this user's"),
+        },
+    )
+    def post(self, request: Request, user_id: str) -> Response:
+        user_ids_agree(request, user_id)
+        validated(ForgetInput, request.data)  # the body alone: its user_id is the path's
+        return Response(
+            user_forget_result(
+                caller=request.user.caller,
+                params={**request.data, "user_id": user_id},
+                via=ForgetVia.API,
+            )
+        )
 
 
 class SessionCreateApi(APIView):
@@ -403,6 +438,13 @@ class SessionMessageApi(APIView):
                 {
                     "message": MessageOutput(),
                     "memories": serializers.ListField(child=serializers.DictField()),
+                    "forget": ForgetOutput(
+                        many=True, help_text="One outcome per request to forget in the message."
+                    ),
+                    "redactions": serializers.DictField(
+                        child=serializers.IntegerField(),
+                        help_text="What was redacted from the message (kind → count).",
+                    ),
                 },
             ),
             409: OpenApiResponse(description="The session has ended"),
@@ -411,7 +453,7 @@ class SessionMessageApi(APIView):
     def post(self, request: Request, session_id: str) -> Response:
         session = session_get(caller=request.user.caller, session_id=session_id)
         data = validated(MessageInput, request.data)
-        message, results = session_message_add(
+        added = session_message_add(
             session=session,
             role=data["role"],
             content=data["content"],
@@ -420,8 +462,10 @@ class SessionMessageApi(APIView):
         )
         return Response(
             {
-                "message": MessageOutput(message).data,
-                "memories": [write_result(r) for r in results],
+                "message": MessageOutput(added.message).data,
+                "memories": [write_result(result) for result in added.memories],
+                "forget": [forget_outcome_data(outcome) for outcome in added.forgets],
+                "redactions": dict(added.redactions),
             },
             status=status.HTTP_201_CREATED,
         )

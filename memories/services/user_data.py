@@ -1,6 +1,8 @@
 """A user's data rights: the hard purge of everything held about them (export is a read, in
 memories/selectors.py)."""
 
+import uuid
+
 import pgtrigger
 from django.conf import settings
 from django.contrib.admin.models import LogEntry
@@ -20,6 +22,14 @@ from reflection.models import ConsistencyIssue, ReflectionCycle, TraitEvidence
 from reflection.services.maintenance import trait_view_refresh_after_commit
 
 
+def admin_log_redact(*, memory_ids: list[uuid.UUID], label: str) -> int:
+    """Staff actions on these memories stay on record as actions, but without the content their
+    entries quote (the memory's text, the staff's reason); answers how many."""
+    return LogEntry.objects.filter(
+        object_id__in=[str(memory_id) for memory_id in memory_ids]
+    ).update(object_repr=label, change_message="")
+
+
 @transaction.atomic
 def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
     """Hard-delete everything held about one user, in every table, in one transaction.
@@ -34,7 +44,7 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
         ConversationSession.objects.filter(user_id=user_id).values_list("id", flat=True)
     )
     with pgtrigger.ignore(
-        "memories.MemoryHistory:history_append_only", "memories.Memory:memories_audit_delete"
+        "memories.MemoryHistory:history_no_delete", "memories.Memory:memories_audit_delete"
     ):
         counts = {
             "trait_evidence": TraitEvidence.objects.filter(trait_id__in=memory_ids).delete()[0]
@@ -52,11 +62,7 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
             ).delete()[0],
             "reflection_cycles": ReflectionCycle.objects.filter(user_id=user_id).delete()[0],
             "consistency_issues": ConsistencyIssue.objects.filter(user_id=user_id).delete()[0],
-            # Staff actions on the user's memories stay on record as actions, but without the
-            # content their entries quote (the memory's text, the staff's reason).
-            "django_admin_log_redacted": LogEntry.objects.filter(
-                object_id__in=[str(memory_id) for memory_id in memory_ids]
-            ).update(object_repr="(purged)", change_message=""),
+            "django_admin_log_redacted": admin_log_redact(memory_ids=memory_ids, label="(purged)"),
         }
     # The decay view holds a copy of the user's traits until its next refresh: now, not in
     # half an hour (readers already skip traits gone from `memories`).

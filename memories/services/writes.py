@@ -9,6 +9,7 @@ acts for: it decides which end users the write may touch, and names the audit lo
 
 import hashlib
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -27,6 +28,7 @@ from memories.models import (
     MemorySource,
     MemoryType,
 )
+from memories.redaction import redact, redact_json
 from memories.services.dedup import (
     Candidate,
     near_duplicates,
@@ -144,12 +146,17 @@ def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version:
     episodes = list(item.source_episode_ids or [])
     if item.session_id and item.session_id not in episodes:
         episodes.append(item.session_id)
+    # Secrets are never stored (docs/privacy.md): the row holds placeholders and the counts.
+    content = redact(item.content)
+    metadata, metadata_redactions = redact_json(metadata)
+    redactions = content.counts + metadata_redactions
     return Memory(
         id=uuid.uuid4(),
         user_id=item.user_id,
         memory_type=memory_type,
-        content=item.content,
-        content_hash=content_md5(item.content),
+        content=content.text,
+        content_hash=content_md5(content.text),
+        redactions=dict(redactions) or None,
         metadata=metadata,
         importance=0.5 if item.importance is None else item.importance,
         valid_at=item.valid_at or timezone.now(),
@@ -514,6 +521,10 @@ def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -
         key=None if fields.get("key") is None else text_problem(fields["key"]),
         metadata=json_problem(fields["metadata"]) if "metadata" in fields else None,
     )
+    if "metadata" in fields:
+        fields["metadata"], found = redact_json(fields["metadata"])
+        if found:
+            fields["redactions"] = dict(Counter(memory.redactions or {}) + found)
     memory_type, metadata = normalised_type(
         fields.get("memory_type", memory.memory_type), fields.get("metadata", memory.metadata)
     )

@@ -21,10 +21,11 @@ from evolution.api.serializers import SoulProposalInput, SoulRollbackInput
 from memories.api.operations import (
     memory_add_result,
     memory_bulk_result,
-    memory_forget_result,
+    memory_delete_result,
     memory_get_result,
     memory_recall_result,
     memory_search_result,
+    user_forget_result,
 )
 from memories.api.serializers import (
     BulkReadInput,
@@ -33,6 +34,7 @@ from memories.api.serializers import (
     MemoryLookupInput,
     RecallInput,
     SearchInput,
+    UserForgetInput,
 )
 from neuromem_site.access import Caller
 from neuromem_site.api.envelope import exception_handler
@@ -219,13 +221,35 @@ TOOLS: dict[str, McpTool] = {
         ),
         McpTool(
             name="memory_forget",
-            title="Forget a memory",
+            title="Forget, for good",
+            description=(
+                'Erase what an end user asked to be forgotten: a `topic` in words ("my home '
+                'address", "everything about Alex", "我的病史") or `memory_ids`. Every memory, '
+                "older version, history entry and conversation message holding it loses that "
+                "content; traits built on it are re-weighed or dissolved; a record of the request "
+                "stays (ids and times, never the content). Answers what was forgotten (`memories`,"
+                " `messages`), or, when nothing was, `reason`. `dry_run: true` answers what would "
+                "be forgotten, with its content, and changes nothing. Forgetting again what is "
+                "forgotten forgets nothing more."
+            ),
+            operation=user_forget_result,
+            input_schema=serializer_schema(
+                UserForgetInput, user_id={"description": "The end user who asked to forget."}
+            ),
+            read_only=False,
+            destructive=True,
+            idempotent=True,
+        ),
+        McpTool(
+            name="memory_delete",
+            title="Retire a memory",
             description=(
                 "Soft-delete one memory: it stops being current (`expired_at` is set) and is no "
-                "longer recalled; its row and history stay. Answers the memory as it is now. "
-                + ADDRESSING
+                "longer recalled; its row and history stay, and a read as of an earlier time "
+                "still finds it. To erase content an end user asked to be forgotten, use "
+                "memory_forget. Answers the memory as it is now. " + ADDRESSING
             ),
-            operation=memory_forget_result,
+            operation=memory_delete_result,
             input_schema=serializer_schema(MemoryLookupInput, **LOOKUP),
             read_only=False,
             destructive=True,

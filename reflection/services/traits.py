@@ -1,4 +1,4 @@
-"""Writes to traits outside a reflection cycle: staff vetoes.
+"""Writes to traits outside a reflection cycle: staff vetoes, and what forgetting takes away.
 
 A dissolved trait keeps its row, evidence and history: its stage becomes `dissolved` and
 `invalid_at` is set (it stopped being believed then, so it leaves current reads while "as of"
@@ -6,17 +6,21 @@ an earlier instant still sees it). The audit trigger logs the change as STAGE_CH
 """
 
 import uuid
+from collections import defaultdict
 from collections.abc import Sequence
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memories.models import Memory, MemoryType, TraitStage
+from memories.signals import ForgottenEffect
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.db.actor import audit_actor
 from neuromem_site.errors import Conflict, Forbidden, Invalid, NotFound
 from neuromem_site.validation import text_problem, validated
+from reflection.models import EvidenceType, TraitEvidence
+from reflection.rules import lifecycle_rules
 from reflection.services.maintenance import trait_view_refresh_after_commit
 
 # The audit log's actor for a staff decision on a trait (seed 002: system / reflection / user).
@@ -71,3 +75,64 @@ def traits_veto(*, caller: Caller, trait_ids: Sequence[uuid.UUID], reason: str) 
 def trait_veto(*, caller: Caller, trait_id: uuid.UUID, reason: str) -> Memory:
     (trait,) = traits_veto(caller=caller, trait_ids=[trait_id], reason=reason)
     return trait
+
+
+def traits_after_forget(*, user_id: str, memory_ids: list[uuid.UUID]) -> ForgottenEffect:
+    """Memories of the user were forgotten: the evidence they gave traits (and the evidence of
+    traits forgotten themselves) is removed, and each trait that lost some is re-weighed as if
+    that evidence had never come — every reinforcement c ← c + (1 − c)·f undone, every
+    contradiction c ← c·(1 − f) undone — or dissolved when no supporting evidence is left or
+    its confidence falls below the dissolution floor."""
+    forgotten = set(memory_ids)
+    if not forgotten:
+        return ForgottenEffect()
+    evidence = TraitEvidence.objects.filter(Q(memory_id__in=forgotten) | Q(trait_id__in=forgotten))
+    lost: dict[uuid.UUID, list[tuple[str, str]]] = defaultdict(list)
+    for trait_id, kind, quality in evidence.values_list("trait_id", "evidence_type", "quality"):
+        if trait_id not in forgotten:
+            lost[trait_id].append((kind, quality))
+    evidence.delete()
+    rules = lifecycle_rules()
+    now = timezone.now()
+    effect = ForgottenEffect()
+    traits = (
+        Memory.objects.current()
+        .filter(user_id=user_id, memory_type=MemoryType.TRAIT, pk__in=lost)
+        .exclude(trait_stage=TraitStage.DISSOLVED)
+    )
+    for trait in traits:
+        confidence = trait.trait_confidence
+        reinforcements = trait.trait_reinforcement_count or 0
+        contradictions = trait.trait_contradiction_count or 0
+        for kind, quality in lost[trait.id]:
+            if kind == EvidenceType.SUPPORTING:
+                reinforcements = max(0, reinforcements - 1)
+                if confidence is not None:
+                    factor = rules.quality_factor[quality]
+                    confidence = max(0.0, (confidence - factor) / (1 - factor))
+            else:
+                contradictions = max(0, contradictions - 1)
+                if confidence is not None:
+                    confidence = min(1.0, confidence / (1 - rules.contradiction_factor))
+        supported = TraitEvidence.objects.filter(
+            trait_id=trait.id, evidence_type=EvidenceType.SUPPORTING
+        ).exists()
+        if not supported or (confidence is not None and confidence < rules.dissolve_below):
+            changes = {"trait_stage": TraitStage.DISSOLVED, "invalid_at": now}
+            effect.dissolved.append(trait.id)
+        else:
+            stage = trait.trait_stage
+            if confidence is not None and stage != TraitStage.TREND:
+                stage = rules.stage_for(confidence)
+            changes = {"trait_stage": stage, "trait_confidence": confidence}
+            effect.reweighed.append(trait.id)
+        Memory.objects.filter(memory_type=MemoryType.TRAIT, pk=trait.id).update(
+            **changes,
+            trait_reinforcement_count=reinforcements,
+            trait_contradiction_count=contradictions,
+            updated_at=now,
+            version=F("version") + 1,
+        )
+    if lost or Memory.objects.filter(memory_type=MemoryType.TRAIT, pk__in=forgotten).exists():
+        trait_view_refresh_after_commit()  # the decay view holds the traits' text until then
+    return effect

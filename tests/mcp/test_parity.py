@@ -185,14 +185,27 @@ def test_writes_answer_the_same_over_http_and_mcp(make_agent):
         assert mcp.data("memory_add", **body) == data(noop)
 
         memory_id = added["memory"]["id"]
-        forgotten = mcp.data("memory_forget", memory_id=memory_id)
-        assert forgotten["expired_at"] is not None
-        # Forgotten: the memory as the route now shows it; forgetting it again changes
+        deleted = mcp.data("memory_delete", memory_id=memory_id)
+        assert deleted["expired_at"] is not None
+        # Deleted: the memory as the route now shows it; deleting it again changes
         # nothing, through either.
         shown = data(http.get(f"/api/v1/memories/{memory_id}/"))
-        assert {key: value for key, value in shown.items() if key != "links"} == forgotten
-        assert data(http.delete(f"/api/v1/memories/{memory_id}/")) == forgotten
-        assert mcp.data("memory_forget", memory_id=memory_id) == forgotten
+        assert {key: value for key, value in shown.items() if key != "links"} == deleted
+        assert data(http.delete(f"/api/v1/memories/{memory_id}/")) == deleted
+        assert mcp.data("memory_delete", memory_id=memory_id) == deleted
+
+        # Forgetting, through either: the same plan in a dry run, the same erasure for real
+        # (and then nothing more to forget).
+        kept = {"user_id": USER, "content": "My locker is by the pool", "memory_type": "fact"}
+        locker = data(http.post("/api/v1/memories/", kept, format="json"))["memory"]["id"]
+        ask = {"memory_ids": [locker], "dry_run": True}
+        planned = mcp.data("memory_forget", user_id=USER, **ask)
+        assert planned == data(http.post(f"/api/v1/users/{USER}/forget/", ask, format="json"))
+        assert [m["id"] for m in planned["memories"]] == [locker]
+        forgotten = mcp.data("memory_forget", user_id=USER, memory_ids=[locker])
+        assert forgotten["id"] and [m["id"] for m in forgotten["memories"]] == [locker]
+        again = data(http.post(f"/api/v1/users/{USER}/forget/", {"memory_ids": [locker]}, "json"))
+        assert again["memories"] == [] and again["reason"]["code"] == "nothing_held"
 
         # A proposal through either: the same evaluation of the same content.
         proposal = {"intent": "Kinder", "new_content": edited("Be kind."), "auto_apply": False}
@@ -308,9 +321,14 @@ def test_the_prefix_rule_holds_over_mcp_as_over_http(make_agent, memories):
             ),
         ),
         (
-            "memory_forget",
+            "memory_delete",
             {"memory_id": str(theirs.id)},
             http.delete(f"/api/v1/memories/{theirs.id}/"),
+        ),
+        (
+            "memory_forget",
+            {"user_id": "b:1", "topic": "my address"},
+            http.post("/api/v1/users/b:1/forget/", {"topic": "my address"}, format="json"),
         ),
         ("soul_rollback", {}, http.post("/api/v1/soul/rollback/", {}, format="json")),
     ]
@@ -330,7 +348,8 @@ def test_the_prefix_rule_holds_over_mcp_as_over_http(make_agent, memories):
         "memory_recall": "NOT_FOUND",
         "traits_get": "NOT_FOUND",
         "memory_add": "FORBIDDEN",
-        "memory_forget": "NOT_FOUND",
+        "memory_delete": "NOT_FOUND",
+        "memory_forget": "FORBIDDEN",
         "soul_rollback": "FORBIDDEN",
     }
     assert Memory.objects.current().filter(user_id="b:1").count() == 1  # untouched

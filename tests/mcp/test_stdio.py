@@ -23,6 +23,7 @@ TOOLS = {
     "bulk_read_memory",
     "memory_recall",
     "memory_forget",
+    "memory_delete",
     "traits_get",
     "soul_status",
     "soul_propose",
@@ -127,15 +128,18 @@ def test_every_tool_answers(make_agent):
         assert (proposed["status"], proposed["version"]) == ("applied", 1)
         rolled = mcp.data("soul_rollback", reason="not yet")
         assert (rolled["version"], rolled["content"]) == (2, SEED)
-        forgotten = mcp.data("memory_forget", memory_id=memory_id)
-        assert forgotten["id"] == memory_id and forgotten["expired_at"] is not None
-    assert Memory.objects.current().filter(pk=memory_id).count() == 0
+        deleted = mcp.data("memory_delete", memory_id=memory_id)
+        assert deleted["id"] == memory_id and deleted["expired_at"] is not None
+        assert Memory.objects.current().filter(pk=memory_id).count() == 0
+        forgotten = mcp.data("memory_forget", user_id="u:1", memory_ids=[memory_id])
+        assert [m["id"] for m in forgotten["memories"]] == [memory_id]
+    assert Memory.objects.get(pk=memory_id).forgotten_at is not None
 
 
 def test_unknown_tools_and_arguments_are_refused(make_agent):
     with mcp_stdio(make_agent("a").token) as mcp:
-        with pytest.raises(MCPError, match="Unknown tool: memory_delete"):
-            mcp.result("memory_delete", memory_id="x")
+        with pytest.raises(MCPError, match="Unknown tool: memory_erase"):
+            mcp.result("memory_erase", memory_id="x")
         error = mcp.error("traits_get", user_id="a:1", user="a:1")
     assert error == {
         "code": "VALIDATION_ERROR",

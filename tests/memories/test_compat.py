@@ -28,9 +28,9 @@ def test_general_is_accepted_and_stored_as_fact():  # TC-C05
 
 def test_ingest_i_work_at_google():  # TC-C06
     session = session_open(caller=CALLER, user_id="u1")
-    _, results = session_message_add(
+    results = session_message_add(
         session=session, role="user", content="I work at Google", caller=CALLER
-    )
+    ).memories
     # The fact, about the user, and the turn itself as an episode.
     assert [(r.memory.memory_type, r.memory.content) for r in results] == [
         ("fact", "The user works at Google"),

@@ -11,10 +11,11 @@ from memories.extraction import (
     ExtractionError,
     LLMExtractor,
     RuleBasedExtractor,
-    asks_to_forget,
     content_free,
     episode_content,
 )
+from memories.forgetting.asks import asks_to_forget
+from memories.forgetting.topics import topic_read
 from tests.fake_openai import FakeOpenAIHandler, serving
 
 
@@ -106,23 +107,23 @@ def test_rule_based_facts(text, expected):
 
 
 @pytest.mark.parametrize(
-    ("text", "slot", "words"),
+    ("text", "topic"),
     [
-        ("Please forget my phone number.", "profile:phone", ("phone", "电话", "手机")),
-        ("Can you please forget my address?", "profile:address", ("address", "地址", "住址")),
-        ("请忘记我的地址。", "profile:address", ("address", "地址", "住址")),
-        ("forget that I love spicy food", None, ("spicy", "food")),
-        ("Forget about my trip to Tokyo.", None, ("trip", "tokyo")),
-        ("忘掉我喜欢吃辣这件事", None, ("吃辣",)),
-        ("把我喜欢吃辣这件事忘掉吧", None, ("吃辣",)),
-        ("帮我把我爱吃辣这件事忘了吧，最近胃不好。", None, ("吃辣",)),
-        ("把我前男友的事都忘掉吧，不想再提他了。", None, ("前男友",)),
+        ("Please forget my phone number.", "my phone number"),
+        ("Can you please forget my address?", "my address"),
+        ("请忘记我的地址。", "我的地址"),
+        ("forget that I love spicy food", "that I love spicy food"),
+        ("Forget about my trip to Tokyo.", "my trip to Tokyo"),
+        ("忘掉我喜欢吃辣这件事", "我喜欢吃辣"),
+        ("把我喜欢吃辣这件事忘掉吧", "我喜欢吃辣这件事"),
+        ("帮我把我爱吃辣这件事忘了吧，最近胃不好。", "我爱吃辣这件事"),
+        ("把我前男友的事都忘掉吧，不想再提他了。", "我前男友的事"),
     ],
 )
-def test_forget_requests_are_never_facts(text, slot, words):
-    assert RuleBasedExtractor().extract(text) == [
-        Extraction("forget", slot=slot, topic_words=words)
-    ]
+def test_forget_requests_are_never_facts(text, topic):
+    (extraction,) = RuleBasedExtractor().extract(text)
+    assert (extraction.action, extraction.topic) == ("forget", topic)
+    assert extraction.request in text  # the sentence that asks, stored as "[forget request]"
     assert asks_to_forget(text)
 
 
@@ -132,9 +133,10 @@ def test_forgetting_something_is_not_a_forget_request(text):
     assert all(e.action == "remember" for e in RuleBasedExtractor().extract(text))
 
 
-def test_a_forget_request_naming_nothing_extracts_nothing():
-    assert RuleBasedExtractor().extract("Forget what I said") == []
-    assert asks_to_forget("Forget what I said")
+def test_a_forget_request_naming_nothing_is_a_request_that_names_nothing():
+    (extraction,) = RuleBasedExtractor().extract("Forget what I said")
+    assert extraction.action == "forget"
+    assert topic_read(extraction.topic).vague
 
 
 @pytest.mark.parametrize(
@@ -238,6 +240,7 @@ def test_llm_prompt_asks_for_third_person_slots_and_forgets(llm):
     assert "third person" in prompt and "The user lives in Hangzhou" in prompt
     assert "profile:home_city" in prompt and "profile:household" in prompt
     assert 'never a "remember" item' in prompt
+    assert '"sensitive"' in prompt and "Never put a secret into" in prompt
     assert request["response_format"] == {"type": "json_object"}
 
 
@@ -250,12 +253,14 @@ def test_llm_answer_is_read_into_extractions(llm):
             "importance": 3,
         },
         {"action": "remember", "content": "  ", "slot": None},  # says nothing: dropped
-        {"action": "forget", "slot": None, "topic_words": ["spicy", "food"]},
-        {"action": "forget", "slot": None, "topic_words": []},  # forgets nothing: dropped
+        {"action": "forget", "topic": "my love of spicy food", "request": " Forget that. "},
+        {"action": "sensitive", "kind": "pin", "text": "4471"},
+        {"action": "sensitive", "kind": "horoscope", "text": "Leo"},  # no such kind: dropped
     ]
     assert llm.extract("…") == [
         Extraction("remember", "The user lives in Hangzhou", 1.0, "profile:home_city"),
-        Extraction("forget", topic_words=("spicy", "food")),
+        Extraction("forget", topic="my love of spicy food", request="Forget that."),
+        Extraction("sensitive", "4471", kind="pin"),
     ]
 
 

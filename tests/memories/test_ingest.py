@@ -216,12 +216,18 @@ def test_forget_my_address_removes_the_fact_and_the_turns_that_said_it(agent, se
     say(agent, session, "To my address, please.")  # no fact: an episode naming the topic
     say(agent, session, "I love jazz.")
     data = say(agent, session, "Please forget my address.")
-    assert {m["operation"] for m in data["memories"]} == {"DELETE"}
+    assert data["memories"] == []  # nothing written: the request is no fact, no episode
+    (forget,) = data["forget"]
+    assert {(m["memory_type"], m["erased"]) for m in forget["memories"]} == {
+        ("fact", "whole"),
+        ("episodic", "whole"),
+    }
     assert facts() == ["The user loves jazz"]
     assert episodes() == ["User: I love jazz."]
-    listed = agent.get("/api/v1/memories/?user_id=agent:alice&memory_type=fact").json()["data"]
-    assert [m["content"] for m in listed] == ["The user loves jazz"]
-    assert Memory.objects.get(content="The user's address is 12 Elm Street, Springfield").expired_at
+    listed = agent.get("/api/v1/memories/?user_id=agent:alice&include_expired=true").json()["data"]
+    assert [m["content"] for m in listed] == ["User: I love jazz.", "The user loves jazz"]
+    assert not Memory.objects.filter(content__contains="Elm Street").exists()
+    assert Memory.objects.filter(forgotten_at__isnull=False).count() == 3
 
 
 def test_forget_that_removes_a_slotless_fact_and_the_episodes_on_the_topic(agent, session):
@@ -230,9 +236,10 @@ def test_forget_that_removes_a_slotless_fact_and_the_episodes_on_the_topic(agent
     say(agent, session, "Something from Sichuan.")
     say(agent, session, "I love Italian food.")  # shares "food" only: not the topic
     data = say(agent, session, "Forget that I love spicy food")
-    assert {m["operation"] for m in data["memories"]} == {"DELETE"}
+    assert data["forget"][0]["memories"]
     assert facts() == ["The user is allergic to peanuts", "The user loves Italian food"]
-    assert episodes() == ["User: I love Italian food."]
+    # The turn that said both keeps what was not about spicy food.
+    assert episodes() == ["User: I'm allergic to peanuts.", "User: I love Italian food."]
     # The request itself is neither a fact nor an episode.
     assert not Memory.objects.filter(content__icontains="forget").exists()
 
@@ -241,7 +248,7 @@ def test_chinese_forget_that(agent, session):
     say(agent, session, "我很喜欢吃辣。我对花生过敏。")
     say(agent, session, "忘掉我喜欢吃辣这件事")
     assert facts() == ["用户对花生过敏"]
-    assert episodes() == []
+    assert episodes() == ["用户：我对花生过敏。"]
     assert not Memory.objects.filter(content__contains="忘掉").exists()
 
 
@@ -249,6 +256,8 @@ def test_a_forget_that_names_nothing_forgets_nothing_and_stores_nothing(agent, s
     say(agent, session, "I love jazz.")
     data = say(agent, session, "Forget what I said")
     assert data["memories"] == []
+    (forget,) = data["forget"]
+    assert forget["memories"] == [] and forget["reason"]["code"] == "names_nothing"
     assert facts() == ["The user loves jazz"]
     assert episodes() == ["User: I love jazz."]
 
@@ -304,7 +313,11 @@ class FakeLLM(FakeOpenAIHandler):
             },
         ],
         "Forget that I love spicy food.": [
-            {"action": "forget", "slot": None, "topic_words": ["spicy", "food"]},
+            {
+                "action": "forget",
+                "topic": "that I love spicy food",
+                "request": "Forget that I love spicy food.",
+            },
         ],
     }
 

@@ -49,9 +49,10 @@ def test_the_client_refuses_to_call_inside_a_transaction(llm):
 
 def test_ingest_asks_the_llm_before_it_opens_its_transaction(llm):
     session = session_open(caller=CALLER, user_id="u:ana")
-    message, results = session_message_add(
+    added = session_message_add(
         session=session, role="user", content="I play the cello.", caller=CALLER
     )
+    message, results = added.message, added.memories
     assert FakeLLM.calls == ["/v1/chat/completions"]
     assert message.extraction_status == "done"
     assert [result.memory.content for result in results] == [

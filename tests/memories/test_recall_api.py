@@ -118,19 +118,17 @@ def test_search_filters_by_memory_type(agent):
 def test_a_client_never_recalls_another_clients_users(make_client):
     alpha, _ = make_client("alpha", ["alpha:"])
     beta, _ = make_client("beta", ["beta:"])
-    remember("alpha:1", "My locker code is 4711")
-    remember("beta:1", "My locker code is 1234")
-    outside = beta.post(
-        "/api/v1/recall/", {"user_id": "alpha:1", "query": "locker code"}, format="json"
-    )
+    remember("alpha:1", "My locker is by the east door")
+    remember("beta:1", "My locker is by the pool")
+    outside = beta.post("/api/v1/recall/", {"user_id": "alpha:1", "query": "locker"}, format="json")
     assert outside.status_code == 404 and outside.json()["error"]["code"] == "NOT_FOUND"
     assert beta.get("/api/v1/search/", {"user_id": "alpha:1", "q": "locker"}).status_code == 404
-    own = beta.post("/api/v1/recall/", {"user_id": "beta:1", "query": "locker code"}, format="json")
-    assert [hit["content"] for hit in own.json()["data"]["merged"]] == ["My locker code is 1234"]
-    mine = alpha.post(
-        "/api/v1/recall/", {"user_id": "alpha:1", "query": "locker code"}, format="json"
-    )
-    assert [hit["content"] for hit in mine.json()["data"]["merged"]] == ["My locker code is 4711"]
+    own = beta.post("/api/v1/recall/", {"user_id": "beta:1", "query": "locker"}, format="json")
+    assert [hit["content"] for hit in own.json()["data"]["merged"]] == ["My locker is by the pool"]
+    mine = alpha.post("/api/v1/recall/", {"user_id": "alpha:1", "query": "locker"}, format="json")
+    assert [hit["content"] for hit in mine.json()["data"]["merged"]] == [
+        "My locker is by the east door"
+    ]
 
 
 @pytest.mark.parametrize(

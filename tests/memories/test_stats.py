@@ -258,6 +258,7 @@ def test_the_seed_route_answers_in_camel_case(agent, known):
         "toTimestamp",
         "counts",
         "histogram",
+        "redactions",
         "queryDurationMs",
     }
     assert before <= stats["generatedAt"] <= after

@@ -4,7 +4,7 @@ import hashlib
 import threading
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 
 from memories.embeddings import LEXICAL_DIMENSIONS
 from memories.models import (
@@ -345,8 +345,23 @@ def test_history_is_written_whatever_changes_the_row():
 
 def test_history_is_append_only():
     memory = add("x").memory
-    with pytest.raises(Exception, match="Cannot update or delete rows from memory_history"):
-        MemoryHistory.objects.filter(memory_id=memory.id).delete()
+    rows = MemoryHistory.objects.filter(memory_id=memory.id)
+    with transaction.atomic(), pytest.raises(Exception, match="Cannot delete rows"):
+        rows.delete()
+    with transaction.atomic(), pytest.raises(Exception, match="Cannot update rows"):
+        rows.update(new_content="rewritten")
+    with transaction.atomic(), pytest.raises(Exception, match="Cannot update rows"):
+        rows.update(actor="someone else", new_content=None)
+    assert list(rows.values_list("event", "new_content", "actor")) == [("ADD", "x", "test")]
+
+
+def test_a_forget_may_erase_history_content_and_nothing_else():
+    memory = add("x", metadata={"note": "y"}).memory
+    rows = MemoryHistory.objects.filter(memory_id=memory.id)
+    rows.update(old_content=None, new_content=None, old_metadata=None, new_metadata=None)
+    assert list(rows.values_list("event", "new_content", "new_metadata", "actor")) == [
+        ("ADD", None, None, "test")
+    ]
 
 
 def test_session_provenance():

@@ -1,0 +1,581 @@
+"""What a forget request erases: worked out from what the user's memories and conversations
+hold. A read; a dry run answers it as it is, the service (memories/services/forgetting.py)
+applies it.
+
+- **Anchors.** The memories about a topic (topics.py: its names, its words, the concepts it
+  names, the user's own where the topic is "my …"), and the facts in the slots its concepts
+  name. A topic that points back ("that", "that password", 刚才说的) is looked for first in what
+  was just said: the earlier sentences of the asking message, then the session's earlier user
+  turns, newest first; what that turn said is anchored. Forgetting memories by id anchors them
+  and their older versions.
+- **Whole or in part.** A fact, a trait or a keyed memory is forgotten whole. An episode or a
+  document loses the sentences about the topic, and is forgotten whole when nothing with
+  content is left; an episode whose assistant context is about it goes whole (its user words
+  answer that question).
+- **Where it was said.** The message a forgotten memory came from loses the sentences that said
+  it (those holding at least half of the memory's words), and so does that message's episode.
+- **What identifies it.** Numbers, e-mail addresses and names in what is forgotten
+  (topics.Values: "742 Evergreen Terrace", "Alex") are erased wherever else they stand, in
+  memories and messages.
+- **Messages** keep their place in the transcript: an erased sentence reads "[forgotten]", the
+  asking sentence "[forget request]".
+"""
+
+import itertools
+import logging
+import re
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.conf import settings
+from pgvector import HalfVector
+
+from memories.embeddings import EmbeddingError, embedding_provider
+from memories.extraction import content_free
+from memories.forgetting.topics import STOPWORDS, Topic, Values, stem
+from memories.models import ConversationMessage, Memory, MemorySource, MemoryType
+from memories.relevance import CJK_CHARACTERS, similarity_floors
+from memories.sentences import HAN, sentence_spans
+from memories.vectors import vector_cursor
+
+log = logging.getLogger("neuromem.forget")
+
+FORGOTTEN = "[forgotten]"
+FORGET_REQUEST = "[forget request]"
+# Episodes: "Assistant: <context> → User: <words>" (or Chinese labels), or "User: <words>".
+EPISODE = re.compile(
+    r"^(?:(?:Assistant: |助手：)(?P<context>.*?) → )?(?:User: |用户：)(?P<words>.*)$", re.S
+)
+# How many earlier user turns of the session "that" may point back to.
+TURNS_BACK = 20
+
+Span = tuple[int, int]
+
+
+class Reason:
+    NAMES_NOTHING = "names_nothing"
+    REFERS_TO_NOTHING = "refers_to_nothing"
+    NOTHING_HELD = "nothing_held"
+
+
+REASONS = {
+    Reason.NAMES_NOTHING: (
+        "The request names nothing specific, so nothing was forgotten. Name what to forget "
+        '("my home address", "everything about Alex"); to erase everything held about the '
+        "user, purge them (DELETE /api/v1/users/{user_id}/)."
+    ),
+    Reason.REFERS_TO_NOTHING: (
+        "Nothing said earlier in the conversation is what the request points to, so nothing "
+        "was forgotten."
+    ),
+    Reason.NOTHING_HELD: "Nothing held about the user is on that topic, so nothing was forgotten.",
+}
+
+
+@dataclass
+class MemoryErasure:
+    memory: Memory
+    whole: bool
+    content_after: str = ""  # in part: what stays
+
+
+@dataclass
+class MessageErasure:
+    message: ConversationMessage
+    content_after: str
+
+
+@dataclass
+class ForgetPlan:
+    user_id: str
+    memories: dict[uuid.UUID, MemoryErasure] = field(default_factory=dict)
+    messages: dict[uuid.UUID, MessageErasure] = field(default_factory=dict)
+    reason: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.memories and not self.messages
+
+
+@dataclass(frozen=True)
+class Asking:
+    """Where a conversation request was made: the message (stored with each asking sentence
+    replaced by FORGET_REQUEST) and where those placeholders stand."""
+
+    message: ConversationMessage
+    spans: tuple[Span, ...]
+
+
+# --- Reading text ------------------------------------------------------------------------------
+
+
+def _spans(text: str, offset: int = 0) -> list[Span]:
+    return [(offset + start, offset + end) for start, end in sentence_spans(text[offset:])]
+
+
+def memory_sentences(memory: Memory) -> tuple[list[Span], list[Span]]:
+    """A memory's sentences: (its assistant context's, its own). Only episodes have a
+    context ("Assistant: <context> → User: <words>")."""
+    episode = EPISODE.match(memory.content) if memory.memory_type == MemoryType.EPISODIC else None
+    if episode is None:
+        return [], _spans(memory.content)
+    context = []
+    if episode["context"]:
+        start = episode.start("context")
+        context = [(start + s, start + e) for s, e in sentence_spans(episode["context"])]
+    return context, _spans(memory.content, episode.start("words"))
+
+
+def _words(text: str) -> set[str]:
+    """Content words (stemmed) and Chinese character pairs, for telling which sentences said a
+    memory."""
+    latin = {
+        stem(word)
+        for word in re.findall(r"[\w'-]+", text.lower())
+        if not HAN.search(word)
+        and word not in STOPWORDS
+        and word not in ("user", "user's", "their", "they", "them", "assistant")
+        and len(word) > 1
+    }
+    han = {
+        run[i : i + 2]
+        for run in re.findall(r"[\u3400-\u9fff]+", text.replace("用户", " "))
+        for i in range(max(1, len(run) - 1))
+    }
+    return latin | han
+
+
+# A sentence that goes on about the one before it: "I had a bad breakup. It was devastating."
+CONTINUES = re.compile(
+    r"^\W*(?:it|it's|that|that's|this|these|those|they|they're|he|he's|she|she's|his|her|their"
+    r"|there|which|so|still|especially)\b|^\W*(?:他|她|它|这|那|而且|所以)",
+    re.I,
+)
+# What starts on something else: never a continuation.
+CHANGES_TOPIC = re.compile(
+    r"\b(?:unrelated|on another note|on a (?:happier|different|lighter) note|by the way|anyway"
+    r"|separately|changing the subject)\b|另外|顺便|换个话题|说起来",
+    re.I,
+)
+PLACEHOLDER = re.compile(rf"^\W*(?:{re.escape(FORGOTTEN)}|{re.escape(FORGET_REQUEST)})\W*$")
+
+
+def with_continuations(text: str, spans: list[Span], hits: set[Span]) -> set[Span]:
+    """`hits` and the sentences that go on about them (starting "It", "They", "这" …)."""
+    found = set(hits)
+    for before, span in itertools.pairwise(spans):
+        sentence = text[slice(*span)]
+        if before in found and CONTINUES.match(sentence) and not CHANGES_TOPIC.search(sentence):
+            found.add(span)
+    return found
+
+
+def says(words: set[str]) -> Callable[[str], bool]:
+    """A sentence says a memory made of `words` when it holds at least half of them."""
+    return lambda sentence: bool(words) and len(words & _words(sentence)) * 2 >= len(words)
+
+
+def _erased(text: str, marks: dict[Span, str]) -> str:
+    """`text` with each span replaced by its mark (or dropped: ""), neighbouring marks merged."""
+    pieces: list[str] = []
+    position, last_mark = 0, None
+    for (start, end), mark in sorted(marks.items()):
+        if start < position:
+            continue
+        between = text[position:start]
+        if not (last_mark == mark and not between.strip()):
+            pieces += [between, mark]
+        last_mark = mark
+        position = end
+    pieces.append(text[position:])
+    return re.sub(r"[ \t]{2,}", " ", "".join(pieces)).strip()
+
+
+# --- Memories ----------------------------------------------------------------------------------
+
+
+def memory_erasure(memory: Memory, hit: Callable[[str], bool]) -> MemoryErasure | None:
+    """What erasing its sentences that `hit` leaves of the memory (None: none do). An episode
+    whose assistant context is about it loses the context, and the user's first sentence when
+    that is a short answer to it ("What's your name?" → "It's Marcus")."""
+    context, own = memory_sentences(memory)
+    about_context = any(hit(memory.content[slice(*span)]) for span in context)
+    spans = {span for span in own if hit(memory.content[slice(*span)])}
+    if about_context and own and _short(memory.content[slice(*own[0])]):
+        spans.add(own[0])
+    if not spans and not about_context:
+        return None
+    if memory.memory_type not in (MemoryType.EPISODIC, MemoryType.DOCUMENT):
+        return MemoryErasure(memory, whole=True)
+    spans = with_continuations(memory.content, own, spans)
+    words_start = own[0][0] if own else len(memory.content)
+    after = _erased(
+        memory.content[words_start:], {(s - words_start, e - words_start): "" for s, e in spans}
+    )
+    if not after or content_free(after):
+        return MemoryErasure(memory, whole=True)
+    kept = memory.content[:words_start]
+    if about_context:  # "Assistant: <context> → User: …" becomes "User: …"
+        kept = kept[kept.index(" → ") + len(" → ") :]
+    return MemoryErasure(memory, whole=False, content_after=kept + after)
+
+
+def _short(sentence: str) -> bool:
+    """A short answer: a few words ("It's Marcus Chen", "Yeah."), or a Chinese phrase."""
+    sentence = re.sub(r"^(?:User: |用户：)", "", sentence.strip())
+    if HAN.search(sentence):
+        return len(re.sub(r"\W", "", sentence)) <= 10
+    return len(sentence.split()) <= 5
+
+
+class Holdings:
+    """What is held about one user that a forget may touch: their memories (not forgotten), their
+    messages, and which message each memory came from."""
+
+    def __init__(self, user_id: str) -> None:
+        self.memories = {
+            memory.id: memory
+            for memory in Memory.objects.filter(user_id=user_id, forgotten_at__isnull=True).only(
+                "id", "user_id", "memory_type", "content", "key", "version", "superseded_by"
+            )
+        }
+        self.messages = {
+            message.id: message
+            for message in ConversationMessage.objects.filter(user_id=user_id).order_by(
+                "created_at", "id"
+            )
+        }
+        self.came_from: dict[uuid.UUID, uuid.UUID] = {}  # memory → message
+        self.said_in: dict[uuid.UUID, list[uuid.UUID]] = defaultdict(list)  # message → memories
+        for memory_id, message_id in MemorySource.objects.filter(
+            session_id__in={message.session_id for message in self.messages.values()},
+            conversation_id__isnull=False,
+        ).values_list("memory_id", "conversation_id"):
+            if memory_id in self.memories:
+                self.came_from[memory_id] = message_id
+                self.said_in[message_id].append(memory_id)
+
+    def with_older_versions(self, memory_ids: set[uuid.UUID]) -> set[uuid.UUID]:
+        """The memories and every version they superseded."""
+        superseded = defaultdict(list)
+        for memory in self.memories.values():
+            if memory.superseded_by:
+                superseded[memory.superseded_by].append(memory.id)
+        chain, todo = set(memory_ids), list(memory_ids)
+        while todo:
+            for older in superseded.get(todo.pop(), ()):
+                if older not in chain:
+                    chain.add(older)
+                    todo.append(older)
+        return chain
+
+
+# --- Planning ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Found:
+    """What a plan has found so far."""
+
+    hits: dict[uuid.UUID, list[Callable[[str], bool]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    whole: set[uuid.UUID] = field(default_factory=set)
+    said: dict[uuid.UUID, list[Span]] = field(default_factory=lambda: defaultdict(list))
+    topics: list[Topic] = field(default_factory=list)
+    values: Values = field(default_factory=Values)
+    reasons: list[str] = field(default_factory=list)
+
+
+def forget_plan(
+    *,
+    user_id: str,
+    topics: Iterable[Topic] = (),
+    memory_ids: Iterable[uuid.UUID] = (),
+    asking: Asking | None = None,
+    vectors: Mapping[str, np.ndarray] | None = None,
+) -> ForgetPlan:
+    """What forgetting the topics (or the memories `memory_ids`) erases for the user (see the
+    module's docstring). `asking` is the conversation message that asked, if one did;
+    `vectors` the topics' embeddings (by `Topic.said`; topic_vector), for finding by meaning."""
+    held = Holdings(user_id)
+    found = _Found()
+    found.whole |= held.with_older_versions(set(memory_ids) & held.memories.keys())
+    for topic in topics:
+        _anchor(topic, held, found, asking)
+    for topic in found.topics:
+        vector = (vectors or {}).get(topic.said)
+        margins = similarity_margins(user_id=user_id, vector=vector) if vector is not None else {}
+        for memory in held.memories.values():
+            if memory.key and _slot(memory.key) in topic.slots and topic.broad:
+                found.whole.add(memory.id)
+            elif memory_erasure(memory, topic.about) is not None:
+                found.hits[memory.id].append(topic.about)
+            elif _means(topic, memory, margins.get(memory.id)):
+                found.hits[memory.id].append(_meant(topic, memory))
+    erasures = _erasures(held, found)
+
+    # What identifies what is forgotten, erased everywhere; where it was said, erased there.
+    for erasure in list(erasures.values()):
+        if erasure.whole:
+            found.values |= Values.of(erasure.memory.content)
+            _where_said(erasure.memory, held, found)
+        else:
+            _sentences_said(erasure, held, found)
+    if found.values.items:
+        for memory in held.memories.values():
+            if memory_erasure(memory, found.values.found_in) is not None:
+                found.hits[memory.id].append(found.values.found_in)
+    erasures = _erasures(held, found)
+
+    messages = _message_erasures(held, found)
+    _contexts_erased(messages, held, erasures)
+    plan = ForgetPlan(user_id=user_id, memories=erasures, messages=messages)
+    if plan.empty:
+        plan.reason = found.reasons[0] if found.reasons else Reason.NOTHING_HELD
+    return plan
+
+
+def similarity_margins(*, user_id: str, vector: np.ndarray) -> dict[uuid.UUID, float]:
+    """How much more similar each of the user's embedded memories is to `vector` than the
+    relevance floor of its language (memories/relevance.py): above 0, more than unrelated text
+    usually is."""
+    floors = similarity_floors(vector)
+    if floors is None:
+        return {}
+    with vector_cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT id, content ~ %s, 1 - (embedding <=> %s)
+            FROM memories
+            WHERE user_id = %s AND embedding_status = 'ready' AND embedding IS NOT NULL
+              AND forgotten_at IS NULL
+            """,
+            [f"[{CJK_CHARACTERS}]", HalfVector(vector), user_id],
+            binary=True,
+        )
+        return {
+            memory_id: similarity - (floors.floor_cjk if cjk else floors.floor_latin)
+            for memory_id, cjk, similarity in cursor.fetchall()
+            if similarity == similarity  # not NaN
+        }
+
+
+def topic_vector(topic: Topic) -> np.ndarray | None:
+    """The topic's embedding, for finding memories about it by meaning; None when it needs none
+    (it names nothing, or points back) or the provider fails (then by words alone). Never
+    cached: the topic may itself be what is to be forgotten."""
+    if topic.vague or topic.anaphoric:
+        return None
+    try:
+        return np.asarray(embedding_provider().embed_query(topic.said), dtype=np.float32)
+    except EmbeddingError:
+        log.warning("forget: the embedding provider failed; finding by words only", exc_info=True)
+        return None
+
+
+def _means(topic: Topic, memory: Memory, margin: float | None) -> bool:
+    """Whether a memory no sentence of which is about the topic by its words means it: its
+    embedding is FORGET_SEMANTIC_MARGIN above the relevance floor, and it is whose the topic is
+    (the owner's, or not led by someone else for the user's own)."""
+    return (
+        margin is not None
+        and margin >= settings.FORGET_SEMANTIC_MARGIN
+        and topic.owners_named_in(memory.content)
+    )
+
+
+def _meant(topic: Topic, memory: Memory) -> Callable[[str], bool]:
+    """The sentences a memory that means the topic loses: those showing a concept of the topic,
+    or every one when none does."""
+    _, own = memory_sentences(memory)
+    if any(topic.partly(memory.content[slice(*span)]) for span in own):
+        return topic.partly
+    return lambda sentence: True
+
+
+def _anchor(topic: Topic, held: Holdings, found: _Found, asking: Asking | None) -> None:
+    """Anchor what `topic` names: a topic to look for everywhere, or what "that" points to."""
+    if topic.vague:
+        found.reasons.append(Reason.NAMES_NOTHING)
+        return
+    if not topic.anaphoric:
+        found.topics.append(topic)
+        return
+    referent = _referent(topic, asking, held) if asking is not None else None
+    if referent is None:
+        if topic.words or topic.concepts:
+            found.topics.append(topic.plain())  # "that password", with nothing before it
+        else:
+            found.reasons.append(Reason.REFERS_TO_NOTHING)
+        return
+    message, spans = referent
+    found.said[message.id] += spans
+    text = " ".join(message.content[slice(*span)] for span in spans)
+    found.values |= Values.of(text)
+    hit = says(_words(text))
+    for memory_id in held.said_in.get(message.id, ()):
+        memory = held.memories.get(memory_id)
+        if memory is not None and memory_erasure(memory, hit) is not None:
+            found.hits[memory_id].append(hit)
+
+
+def _referent(
+    topic: Topic, asking: Asking, held: Holdings
+) -> tuple[ConversationMessage, list[Span]] | None:
+    """What "that" points to: the sentences (about the topic's head, when it has one: "that
+    password") of the asking message before the request, or else of the session's latest
+    earlier user turn that has them."""
+    head = topic.plain() if (topic.words or topic.concepts) else None
+    asked_in = asking.message
+    first_ask = min(start for start, _ in asking.spans)
+    earlier = [
+        message
+        for message in reversed(list(held.messages.values()))
+        if message.session_id == asked_in.session_id
+        and message.role == "user"
+        and message.id != asked_in.id
+        and message.created_at <= asked_in.created_at
+    ][:TURNS_BACK]
+    before = [span for span in _spans(asked_in.content) if span[1] <= first_ask]
+    for message, spans in [(asked_in, before), *((m, _spans(m.content)) for m in earlier)]:
+        said = [
+            span
+            for span in spans
+            if not content_free(message.content[slice(*span)])
+            and not PLACEHOLDER.match(message.content[slice(*span)])
+        ]
+        hits = {s for s in said if head is None or head.about(message.content[slice(*s)])}
+        if hits:
+            return message, sorted(with_continuations(message.content, said, hits))
+    return None
+
+
+def _where_said(memory: Memory, held: Holdings, found: _Found) -> None:
+    """The sentences of the message a forgotten memory came from that said it, and of that
+    message's episode."""
+    message = held.messages.get(held.came_from.get(memory.id))
+    if message is None:
+        return
+    hit = says(_words(memory.content))
+    found.said[message.id] += [
+        span for span in _spans(message.content) if hit(message.content[slice(*span)])
+    ]
+    for sibling_id in held.said_in.get(message.id, ()):
+        sibling = held.memories.get(sibling_id)
+        if sibling is not None and sibling.memory_type == MemoryType.EPISODIC:
+            found.hits[sibling_id].append(hit)
+
+
+def _contexts_erased(
+    messages: dict[uuid.UUID, MessageErasure],
+    held: Holdings,
+    erasures: dict[uuid.UUID, MemoryErasure],
+) -> None:
+    """An episode quotes the assistant message its user turn answered: where that message lost
+    something, the episode loses its quote of it."""
+    by_session = defaultdict(list)
+    for message in held.messages.values():
+        by_session[message.session_id].append(message)
+    for turns in by_session.values():
+        for said, answer in itertools.pairwise(turns):
+            if said.role != "assistant" or said.id not in messages or answer.role != "user":
+                continue
+            for memory_id in held.said_in.get(answer.id, ()):
+                memory = held.memories.get(memory_id)
+                erasure = erasures.get(memory_id)
+                if memory is None or (erasure is not None and erasure.whole):
+                    continue
+                content = erasure.content_after if erasure else memory.content
+                if (episode := EPISODE.match(content)) is not None and episode["context"]:
+                    after = content[episode.end("context") + len(" → ") :]
+                    erasures[memory_id] = MemoryErasure(memory, whole=False, content_after=after)
+
+
+def _sentences_said(erasure: MemoryErasure, held: Holdings, found: _Found) -> None:
+    """The sentences an episode erased in part loses, in the message it came from."""
+    message = held.messages.get(held.came_from.get(erasure.memory.id))
+    if message is None:
+        return
+    _, own = memory_sentences(erasure.memory)
+    removed = {
+        _normal(erasure.memory.content[slice(*span)])
+        for span in own
+        if erasure.memory.content[slice(*span)] not in erasure.content_after
+    }
+    found.said[message.id] += [
+        span
+        for span in _spans(message.content)
+        if _normal(message.content[slice(*span)]) in removed
+    ]
+
+
+def _normal(sentence: str) -> str:
+    return " ".join(sentence.split()).strip(" .!?。！？")
+
+
+def _erasures(held: Holdings, found: _Found) -> dict[uuid.UUID, MemoryErasure]:
+    erasures = {
+        memory_id: MemoryErasure(held.memories[memory_id], whole=True) for memory_id in found.whole
+    }
+    for memory_id, hits in found.hits.items():
+        if memory_id in erasures:
+            continue
+        erasure = memory_erasure(
+            held.memories[memory_id], lambda s, hits=hits: any(h(s) for h in hits)
+        )
+        if erasure is not None:
+            erasures[memory_id] = erasure
+    return erasures
+
+
+def _message_erasures(held: Holdings, found: _Found) -> dict[uuid.UUID, MessageErasure]:
+    erasures = {}
+    erased_before: str | None = None  # what the user's previous message lost, for the reply
+    for message in held.messages.values():
+        spans = set(found.said.get(message.id, ()))
+        sentences = _spans(message.content)
+        for span in sentences:
+            sentence = message.content[slice(*span)]
+            if found.values.found_in(sentence) or any(t.about(sentence) for t in found.topics):
+                spans.add(span)
+        if message.role == "assistant" and erased_before:
+            # The reply to what was forgotten, where it echoes it ("Reykjavik in winter!").
+            echoes = _distinctive(_words(erased_before))
+            spans |= {s for s in sentences if echoes & _words(message.content[slice(*s)])}
+        spans = {
+            span
+            for span in with_continuations(message.content, sentences, spans)
+            if not PLACEHOLDER.match(message.content[slice(*span)])
+        }
+        if message.role == "user":
+            erased_before = " ".join(message.content[slice(*span)] for span in spans)
+        if spans:
+            marks = dict.fromkeys(spans, FORGOTTEN)
+            erasures[message.id] = MessageErasure(message, _erased(message.content, marks))
+    return erasures
+
+
+# Chinese characters too common to tell two texts apart.
+COMMON_HAN = set(
+    "的了是我你他她它们这那个有在不一也都很吗吧呢啊就还要会说去来到上下和与把被给让么什"
+)
+
+
+def _distinctive(words: set[str]) -> set[str]:
+    """Words that say what a text is about: English stems of four letters or more, Chinese
+    pairs without a common character."""
+    return {
+        word
+        for word in words
+        if (len(word) >= 4 and not HAN.search(word))
+        or (HAN.search(word) and len(word) == 2 and not set(word) & COMMON_HAN)
+    }
+
+
+def _slot(key: str) -> str:
+    """A key's slot: `plan:deadline:report` → `plan:deadline`."""
+    return ":".join(key.split(":")[:2])

@@ -1,0 +1,46 @@
+"""How text is read into sentences, English and Chinese, for extraction and for forgetting."""
+
+import re
+from collections.abc import Iterator
+
+HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+# English sentences end at . ! ? ; before a space (so "alice@example.com" stays whole);
+# Chinese ones at 。！？； whatever follows.
+SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+SENTENCE_END = ".!?;。！？； "
+
+# Openers of a correction or a request, skipped before a sentence is read: "Oh wait, sorry, I
+# got that wrong:", "Correction:", "Can you please …", "不对，", "其实", "请".
+PREAMBLE = re.compile(
+    r"^(?:(?:oh|oops|wait|sorry|no(?! longer| need)|nope|actually|correction|update|also|and|ok"
+    r"|okay|well|i mean|i meant|my bad|scratch that|to be clear|i got (?:that|it) wrong|i was wrong"
+    r"|let me correct (?:that|myself)|please|can you|could you|would you|i want you to"
+    r"|i'd like you to)\b[\s,:;.!-]*)+",
+    re.I,
+)
+ZH_PREAMBLE = re.compile(
+    r"^(?:(?:不对|不是|其实|抱歉|对不起|更正一下|更正|纠正一下|我说错了|说错了|哦|噢|等等|等一下"
+    r"|另外|还有|对了|请你|请|麻烦你|麻烦|你能不能|能不能|可以)[，,：:\s]*)+"
+)
+
+
+def sentences(text: str) -> Iterator[str]:
+    """The message's sentences, openers and final punctuation removed."""
+    for sentence in SENTENCE_BREAK.split(text.replace("’", "'")):
+        sentence = ZH_PREAMBLE.sub("", PREAMBLE.sub("", sentence.strip())).strip(SENTENCE_END)
+        if sentence:
+            yield sentence
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Where each sentence of `text` stands in it (start, end), its final punctuation
+    included, the breaks between them not."""
+    spans, start = [], 0
+    for match in SENTENCE_BREAK.finditer(text):
+        if text[start : match.start()].strip():
+            spans.append((start, match.start()))
+        start = match.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return spans

@@ -1,0 +1,227 @@
+"""Forgetting on request: the content goes, the record stays (docs/privacy.md).
+
+`user_forget` forgets a topic or memories by id for an API client, MCP or staff; ingest calls
+`conversation_forget` for what an end user asks in a message. Both plan first
+(memories/forgetting/plan.py, which a dry run answers) and then apply the plan in the same
+transaction, with every memory write of the user locked, so nothing on the topic is written
+meanwhile:
+
+- a memory forgotten whole keeps its row (id, type, times, version chain) with its content,
+  metadata, key, hash and vectors erased, `expired_at` and `forgotten_at` set; every client read
+  leaves it out (memories.selectors.memories_visible_to, memories.meaning.as_of_sql);
+- a memory erased in part keeps what was not about the topic, re-hashed and re-embedded;
+- every history row of both loses its content and metadata; the trigger logs a FORGET event
+  naming the request; admin log entries quoting them are redacted as a purge does;
+- messages lose the erased sentences ("[forgotten]");
+- links of forgotten memories are removed, and so is the evidence they gave traits, which are
+  re-weighed or dissolved (the `memories_forgotten` signal; reflection answers it);
+- a ForgetRequest records who asked, when, by which path, and the ids: never the topic.
+"""
+
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from memories.forgetting.plan import Asking, ForgetPlan, forget_plan, topic_vector
+from memories.forgetting.topics import Topic, topic_read
+from memories.models import (
+    ConversationMessage,
+    EmbeddingStatus,
+    ForgetRequest,
+    ForgetVia,
+    HistoryEvent,
+    Memory,
+    MemoryHistory,
+    MemoryLink,
+    MemoryType,
+)
+from memories.services.dedup import with_lexical_vectors
+from memories.services.embedding_jobs import embeddings_schedule
+from memories.services.user_data import admin_log_redact
+from memories.services.writes import SCORE_FLAGS_CLEARED, content_md5, lock_memory_writes
+from memories.signals import memories_forgotten
+from neuromem_site.access import Caller, user_access_check
+from neuromem_site.db.actor import audit_actor, forgetting
+from neuromem_site.errors import Invalid, NotFound
+from neuromem_site.validation import text_problem, user_id_problem, validated
+
+TOPIC_MAX_CHARS = 500
+MEMORY_IDS_MAX = 1000
+
+
+@dataclass(frozen=True)
+class ForgetOutcome:
+    plan: ForgetPlan
+    request: ForgetRequest | None  # None for a dry run
+    traits_reweighed: tuple[uuid.UUID, ...] = ()
+    traits_dissolved: tuple[uuid.UUID, ...] = ()
+
+    @property
+    def dry_run(self) -> bool:
+        return self.request is None
+
+
+def user_forget(
+    *,
+    caller: Caller,
+    user_id: str,
+    topic: str | None = None,
+    memory_ids: list[uuid.UUID] | None = None,
+    dry_run: bool = False,
+    via: str = ForgetVia.API,
+) -> ForgetOutcome:
+    """Forget what `topic` names ("my home address", "everything about Alex"), or the memories
+    `memory_ids` (and their older versions), for one end user; `dry_run` answers the plan and
+    changes nothing. Forgetting again what is forgotten forgets nothing more."""
+    validated(user_id=user_id_problem(user_id, new=False))
+    user_access_check(caller=caller, user_id=user_id, write=True)
+    if (topic is None) == (memory_ids is None):
+        raise Invalid("Give either `topic` or `memory_ids`.", field="topic")
+    topics, vectors = [], {}
+    if topic is not None:
+        validated(topic=text_problem(topic) or _topic_problem(topic))
+        topics = [topic_read(topic)]
+        vectors = topic_vectors(topics)  # the embedding provider first, no transaction open
+    else:
+        _memory_ids_check(memory_ids)
+    with transaction.atomic():
+        lock_memory_writes({(user_id, memory_type) for memory_type in MemoryType.values})
+        if memory_ids is not None:
+            _memory_ids_held(user_id, memory_ids)
+        plan = forget_plan(
+            user_id=user_id, topics=topics, memory_ids=memory_ids or (), vectors=vectors
+        )
+        if dry_run:
+            return ForgetOutcome(plan=plan, request=None)
+        return forget_apply(plan=plan, caller=caller, via=via)
+
+
+def _topic_problem(topic: str) -> str | None:
+    if not topic.strip():
+        return "Must not be blank."
+    if len(topic) > TOPIC_MAX_CHARS:
+        return f"Ensure this field has no more than {TOPIC_MAX_CHARS} characters."
+    return None
+
+
+def _memory_ids_check(memory_ids: list[uuid.UUID]) -> None:
+    if not memory_ids:
+        raise Invalid("Name at least one memory.", field="memory_ids")
+    if len(memory_ids) > MEMORY_IDS_MAX:
+        raise Invalid(f"At most {MEMORY_IDS_MAX} memories at a time.", field="memory_ids")
+
+
+def _memory_ids_held(user_id: str, memory_ids: list[uuid.UUID]) -> None:
+    """Every id is a memory of the user (one already forgotten counts: forgetting again is no
+    error). Another user's memory is NotFound, like one that does not exist."""
+    held = set(
+        Memory.objects.filter(user_id=user_id, pk__in=memory_ids).values_list("id", flat=True)
+    )
+    for index, memory_id in enumerate(memory_ids):
+        if memory_id not in held:
+            raise NotFound(f"Memory '{memory_id}' not found.", field=f"memory_ids[{index}]")
+
+
+def topic_vectors(topics: list[Topic]) -> dict[str, np.ndarray]:
+    """The embeddings of the topics that are found by meaning too (plan.topic_vector), by
+    `Topic.said`. Outside any transaction: the provider may be a network service."""
+    return {topic.said: vector for topic in topics if (vector := topic_vector(topic)) is not None}
+
+
+def conversation_forget(
+    *,
+    caller: Caller,
+    message: ConversationMessage,
+    asking: Asking,
+    topic: Topic,
+    vectors: dict[str, np.ndarray],
+) -> ForgetOutcome:
+    """Forget what an end user asked to forget in `message` (inside the caller's transaction,
+    which holds the user's memory-write locks; `vectors` from topic_vectors, made before)."""
+    plan = forget_plan(user_id=message.user_id, topics=[topic], asking=asking, vectors=vectors)
+    return forget_apply(plan=plan, caller=caller, via=ForgetVia.CONVERSATION, message_id=message.id)
+
+
+@transaction.atomic
+def forget_apply(
+    *, plan: ForgetPlan, caller: Caller, via: str, message_id: uuid.UUID | None = None
+) -> ForgetOutcome:
+    """Carry the plan out (see the module's docstring) and record the request."""
+    whole = [e.memory.id for e in plan.memories.values() if e.whole]
+    part = {e.memory.id: e.content_after for e in plan.memories.values() if not e.whole}
+    request = ForgetRequest.objects.create(
+        user_id=plan.user_id,
+        requested_by=caller.name[:100],
+        via=via,
+        message_id=message_id,
+        memory_ids=whole,
+        erased_memory_ids=list(part),
+        message_ids=list(plan.messages),
+        reason=plan.reason or "",
+    )
+    if plan.reason:
+        return ForgetOutcome(plan=plan, request=request)
+    now = timezone.now()
+    with audit_actor(caller.name), forgetting(str(request.id)):
+        Memory.objects.filter(pk__in=whole).update(
+            content="",
+            content_hash=None,
+            metadata={},
+            key=None,
+            embedding=None,
+            lexical_vector=None,
+            embedding_status=EmbeddingStatus.READY,  # nothing left to embed
+            expired_at=Coalesce(F("expired_at"), Value(now)),
+            forgotten_at=now,
+            forget_request_id=request.id,
+            updated_at=now,
+            version=F("version") + 1,
+            **SCORE_FLAGS_CLEARED,
+        )
+        rewritten = [Memory(id=memory_id, content=content) for memory_id, content in part.items()]
+        with_lexical_vectors(rewritten)
+        for memory in rewritten:
+            Memory.objects.filter(pk=memory.id).update(
+                content=memory.content,
+                content_hash=content_md5(memory.content),
+                lexical_vector=memory.lexical_vector,
+                embedding=None,
+                embedding_status=EmbeddingStatus.PENDING,
+                updated_at=now,
+                version=F("version") + 1,
+            )
+    touched = [*whole, *part]
+    MemoryHistory.objects.filter(memory_id__in=touched).exclude(event=HistoryEvent.FORGET).update(
+        old_content=None, new_content=None, old_metadata=None, new_metadata=None
+    )
+    MemoryLink.objects.filter(Q(source_id__in=whole) | Q(target_id__in=whole)).delete()
+    ConversationMessage.objects.bulk_update(
+        [
+            ConversationMessage(id=erasure.message.id, content=erasure.content_after)
+            for erasure in plan.messages.values()
+        ],
+        ["content"],
+    )
+    admin_log_redact(memory_ids=touched, label="(forgotten)")
+    reweighed, dissolved = [], []
+    with audit_actor(caller.name):
+        for _, effect in memories_forgotten.send(
+            sender=ForgetRequest, user_id=plan.user_id, memory_ids=whole
+        ):
+            reweighed += effect.reweighed
+            dissolved += effect.dissolved
+    ForgetRequest.objects.filter(pk=request.pk).update(
+        traits_reweighed=reweighed, traits_dissolved=dissolved
+    )
+    embeddings_schedule(memory_ids=list(part))
+    return ForgetOutcome(
+        plan=plan,
+        request=request,
+        traits_reweighed=tuple(reweighed),
+        traits_dissolved=tuple(dissolved),
+    )
