@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-quality bench-reflection bench-score bench-admin fuzz
+.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-quality bench-privacy bench-reflection bench-score bench-admin fuzz
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -86,6 +86,11 @@ bench-admin: $(STAMP)
 ## provider: EMBEDDING_PROVIDER=use make bench-quality [ARGS="--limit 300 --json out.json"]
 bench-quality: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/quality.py $(ARGS)
+
+## Forget requests honoured on every read, secrets never stored, ordinary text left alone
+## (bench/privacy.py): make bench-privacy [ARGS="--cases other.yaml --json out.json"]
+bench-privacy: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/privacy.py $(ARGS)
 
 ## schemathesis over the whole OpenAPI schema as a staff and a prefixed client, on throw-away
 ## embedded services (scripts/fuzz.py; docs/security.md): make fuzz [ARGS="--max-time 60"]

@@ -4,7 +4,7 @@ states, and the turn itself as an episode; what it asks to forget."""
 import re
 import uuid
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -149,7 +149,7 @@ def session_message_add(
         except ExtractionError:
             status = "failed"  # the message (and its episode) is kept either way
         extractions = _with_rule_forgets(redacted.text, extractions)
-        redacted = _llm_secrets_redacted(redacted, extractions)
+        redacted, extractions = _llm_secrets_redacted(redacted, extractions)
     extractions = _restatements_dropped(extractions)
     forget_requests = [e for e in extractions if e.action == "forget"]
     topics = {e.topic: topic_read(e.topic) for e in forget_requests}
@@ -223,18 +223,32 @@ def _restatements_dropped(extractions: list[Extraction]) -> list[Extraction]:
     return kept
 
 
-def _llm_secrets_redacted(redacted: Redacted, extractions: list[Extraction]) -> Redacted:
-    """The message with the secrets the LLM extractor named redacted too (the rules ran first)."""
+def _secrets_named(text: str, secrets: list[Extraction]) -> Redacted:
+    """`text` with the secrets the LLM extractor named (`sensitive` items) redacted."""
+    return redact_spans(
+        text,
+        [
+            Span(match.start(), match.end(), secret.kind)
+            for secret in secrets
+            for match in re.finditer(re.escape(secret.content), text)
+        ],
+    )
+
+
+def _llm_secrets_redacted(
+    redacted: Redacted, extractions: list[Extraction]
+) -> tuple[Redacted, list[Extraction]]:
+    """The message, and the facts the extractor wrote from it, with the secrets the LLM
+    extractor named redacted too (the rules ran first, on the message)."""
     secrets = [e for e in extractions if e.action == "sensitive"]
-    spans = [
-        Span(match.start(), match.end(), secret.kind)
-        for secret in secrets
-        for match in re.finditer(re.escape(secret.content), redacted.text)
+    if not secrets:
+        return redacted, extractions
+    again = _secrets_named(redacted.text, secrets)
+    facts = [
+        replace(e, content=_secrets_named(e.content, secrets).text) if e.action == "remember" else e
+        for e in extractions
     ]
-    if not spans:
-        return redacted
-    again = redact_spans(redacted.text, spans)
-    return Redacted(again.text, redacted.counts + again.counts)
+    return Redacted(again.text, redacted.counts + again.counts), facts
 
 
 def _requests_marked(text: str, requests: list[Extraction]) -> str:

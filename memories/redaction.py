@@ -160,7 +160,7 @@ def _stated(text: str) -> Iterator[Span]:
                 stripped = value.rstrip(TRAILING)
                 end -= len(value) - len(stripped)
                 value = stripped
-            if not value or value.lower() in NOT_VALUES or PLACEHOLDER_PATTERN.match(value):
+            if not value or value.lower() in NOT_VALUES:
                 continue
             label = match.group("label")
             kind = _label_kind(label)
@@ -380,8 +380,16 @@ def enabled_kinds() -> frozenset[str]:
 def spans_found(text: str, kinds: frozenset[str] | None = None) -> list[Span]:
     """The secrets in `text` of the enabled kinds (or `kinds`), in order, not overlapping."""
     kinds = enabled_kinds() if kinds is None else kinds
+    placeholders = [match.span() for match in PLACEHOLDER_PATTERN.finditer(text)]
     found = sorted(
-        (span for detect in DETECTORS for span in detect(text) if span.kind in kinds),
+        (
+            span
+            for detect in DETECTORS
+            for span in detect(text)
+            if span.kind in kinds
+            # What was redacted before is no secret again ("is [redacted: password]").
+            and not any(start < span.end and span.start < end for start, end in placeholders)
+        ),
         key=lambda span: (span.start, -(span.end - span.start)),
     )
     kept: list[Span] = []

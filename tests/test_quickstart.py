@@ -224,6 +224,29 @@ def test_quickstart_runs_as_written(stack, tmp_path):
     assert set(written) <= contents
     assert "Austin" in moved["memory"]["content"]
 
+    secret = next(recorded)
+    assert secret.status == 201, secret.body
+    assert secret.data["redactions"] == {"password": 1}
+    assert "hunter2" not in json.dumps(secret.body)
+    address, said = secret.data["memories"]
+    assert address["memory"]["key"] == "profile:address"
+    asked = next(recorded)
+    assert (asked.status, asked.data["memories"]) == (201, []), asked.body
+    [forgotten] = asked.data["forget"]
+    assert forgotten["reason"] is None
+    assert {address["memory"]["id"], said["memory"]["id"]} <= {
+        memory["id"] for memory in forgotten["memories"]
+    }
+    planned = next(recorded)
+    assert planned.status == 200, planned.body
+    assert (planned.data["dry_run"], planned.data["id"]) == (True, None)
+    assert (
+        "Assistant: Welcome to Texas! Where do you work now? → User: At a small bakery on South"
+        " Congress." in [memory["content"] for memory in planned.data["memories"]]
+    )
+    held = next(recorded)
+    assert held.status == 200 and "Evergreen" not in json.dumps(held.body)
+
     habits = next(recorded)
     assert habits.status == 201, habits.body
     habit_session = habits.data["id"]

@@ -1,24 +1,25 @@
 """What a forget request erases: worked out from what the user's memories and conversations
 hold. A read; a dry run answers it as it is, the service (memories/services/forgetting.py)
-applies it.
+applies it (docs/privacy.md).
 
-- **Anchors.** The memories about a topic (topics.py: its names, its words, the concepts it
-  names, the user's own where the topic is "my …"), and the facts in the slots its concepts
-  name. A topic that points back ("that", "that password", 刚才说的) is looked for first in what
-  was just said: the earlier sentences of the asking message, then the session's earlier user
-  turns, newest first; what that turn said is anchored. Forgetting memories by id anchors them
-  and their older versions.
+- **Anchors.** The memories about a topic (topics.py: its names, its specific words, the kinds
+  of information it names, the user's own where the topic is "my …"), the facts in the slots
+  those kinds name, and the memories that mean it by their embeddings (FORGET_SEMANTIC_MARGIN
+  above the relevance floor). A topic that points back ("that", "that password", 刚才说的) is
+  looked for in what was just said: the earlier sentences of the asking message, then the
+  session's earlier user turns, newest first. Forgetting memories by id anchors them and their
+  older versions.
 - **Whole or in part.** A fact, a trait or a keyed memory is forgotten whole. An episode or a
-  document loses the sentences about the topic, and is forgotten whole when nothing with
-  content is left; an episode whose assistant context is about it goes whole (its user words
-  answer that question).
+  document loses the sentences about the topic (and those going on about them: "It was
+  devastating."), and is forgotten whole when nothing with content is left. An episode whose
+  assistant context is about it loses the context, and a short answer to it.
 - **Where it was said.** The message a forgotten memory came from loses the sentences that said
-  it (those holding at least half of the memory's words), and so does that message's episode.
+  it; the assistant's reply loses the sentences echoing it; an episode loses its quote of an
+  assistant message that lost something.
 - **What identifies it.** Numbers, e-mail addresses and names in what is forgotten
-  (topics.Values: "742 Evergreen Terrace", "Alex") are erased wherever else they stand, in
-  memories and messages.
-- **Messages** keep their place in the transcript: an erased sentence reads "[forgotten]", the
-  asking sentence "[forget request]".
+  (topics.Values: "742 Evergreen Terrace", "Alex") are erased wherever else they stand.
+- **Messages** keep their place in the transcript: an erased sentence reads "[forgotten]" (the
+  asking sentence was stored as "[forget request]").
 """
 
 import itertools
@@ -204,7 +205,8 @@ def memory_erasure(memory: Memory, hit: Callable[[str], bool]) -> MemoryErasure 
     context, own = memory_sentences(memory)
     about_context = any(hit(memory.content[slice(*span)]) for span in context)
     spans = {span for span in own if hit(memory.content[slice(*span)])}
-    if about_context and own and _short(memory.content[slice(*own[0])]):
+    asked = context and QUESTION.search(memory.content[slice(*context[-1])])
+    if about_context and asked and own and _short(memory.content[slice(*own[0])]):
         spans.add(own[0])
     if not spans and not about_context:
         return None
@@ -221,6 +223,9 @@ def memory_erasure(memory: Memory, hit: Callable[[str], bool]) -> MemoryErasure 
     if about_context:  # "Assistant: <context> → User: …" becomes "User: …"
         kept = kept[kept.index(" → ") + len(" → ") :]
     return MemoryErasure(memory, whole=False, content_after=kept + after)
+
+
+QUESTION = re.compile(r"[?？]\s*$|[吗呢]\W*$")
 
 
 def _short(sentence: str) -> bool:

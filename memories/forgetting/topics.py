@@ -319,7 +319,9 @@ STOPWORDS_TEXT = """
     things stuff part bit fact i'm i've all everything anything please now know known knows
     remember info information details detail data record records notes note memory memories
     conversation story mention mentions any some whole entire with from where when how which who
-    whom why whatever we our us us' ever again any more anymore also too just own
+    whom why whatever we our us us' ever again any more anymore also too just own old new
+    current previous former last latest session sessions appointment appointments visit visits
+    plan plans issue issues problem problems situation matter case topic subject
 """
 STOPWORDS = frozenset(STOPWORDS_TEXT.split())
 ZH_STOP = re.compile(
@@ -600,8 +602,10 @@ def owned_by_another(sentence: str, position: int) -> bool:
     named last before it in its clause ("my friend Tom's work address", "我朋友的地址") is a
     third person."""
     clause = REPORTED.split(CLAUSE_BREAK.split(sentence[:position])[-1])[-1]
+    # The word at `position` too: "Dana lives at …" names Dana by her verb.
+    word = re.match(r"\S*", sentence[position:]).group()
     owners = [(m.end(), True) for m in USER_OWNER.finditer(clause)]
-    owners += [(m.end(), False) for m in OTHER_OWNER.finditer(clause)]
+    owners += [(min(m.end(), len(clause)), False) for m in OTHER_OWNER.finditer(clause + word)]
     owners += [(m.end(), True) for m in ZH_USER_OWNER.finditer(clause)]
     owners += [(m.end(), False) for m in ZH_OTHER_OWNER.finditer(clause)]
     if not owners:

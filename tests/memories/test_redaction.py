@@ -1,0 +1,120 @@
+"""Secrets found in text, kind by kind, and ordinary text left alone (memories/redaction.py).
+Every write path is in test_privacy_writes.py."""
+
+import pytest
+
+from memories.redaction import cn_id_valid, iban_valid, luhn_valid, redact, redact_json
+
+SECRETS = [
+    ("My password for the company system is SuperSecret123!", "password", "SuperSecret123!"),
+    ('The master password is "correct horse battery staple".', "password", "horse battery"),
+    ("I reset my Netflix password to sunflower1987 yesterday.", "password", "sunflower1987"),
+    ("username mkowalski, password Tr0ub4dor&3", "password", "Tr0ub4dor&3"),
+    ("Connect with postgres://app:Zx9!pQ2mw@db.internal:5432/prod", "password", "Zx9!pQ2mw"),
+    ("Garage door code: 4417, in case the neighbour needs in.", "pin", "4417"),
+    ("My debit card PIN is 0382.", "pin", "0382"),
+    ("Pay with card 4242 4242 4242 4242, expiry 09/28.", "card_number", "4242 4242 4242"),
+    ("The company Amex is 3782-822463-10005.", "card_number", "822463"),
+    ("Put down SSN 078-05-1120 on the form.", "ssn", "078-05-1120"),
+    ("Wire it to IBAN GB33BUKB20201555555555 please.", "iban", "20201555555555"),
+    ("Account NL91 ABNA 0417 1643 00.", "iban", "0417 1643"),
+    ("key sk-proj-8fJ2kLm9QwErTyUiOpAsDfGhJkLzXcVb", "api_key", "8fJ2kLm9QwErTyUiOpAsDfGh"),
+    ("AWS access key AKIAIOSFODNN7EXAMPLE", "api_key", "AKIAIOSFODNN7EXAMPLE"),
+    ("ghp_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ12", "api_key", "ghp_1a2B3c4D5e6F"),
+    ("the api key is 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "api_key", "9f8e7d6c5b4a3928"),
+    (
+        "cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P",
+        "token",
+        "dozjgNryP4J3jVmNHl0w5N",
+    ),
+    ("Random deploy token: q7Rk2Lp9Vx4Nz8Tb3Wm6Yh1D", "token", "q7Rk2Lp9Vx4Nz8Tb3Wm6Yh1D"),
+    (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+        "private_key",
+        "MIIEowIBAAKCAQEA",
+    ),
+    ("My passport number is X7294051.", "national_id", "X7294051"),
+    ("我的身份证号是11010519491231002X，帮我填一下表。", "national_id", "11010519491231002X"),
+    ("身份证 440524188001010014 是我爸的。", "national_id", "440524188001010014"),
+    ("我的支付宝支付密码是 905731", "password", "905731"),
+    ("WiFi密码是fengye8899，来我家就能连。", "password", "fengye8899"),
+    ("验证码：483920，别告诉别人。", "pin", "483920"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "secret"), SECRETS)
+def test_a_secret_is_replaced_by_its_kind(text, kind, secret, settings):
+    redacted = redact(text)
+    assert secret not in redacted.text
+    assert f"[redacted: {kind}]" in redacted.text
+    assert redacted.counts[kind] >= 1
+
+
+ORDINARY = [
+    "My order number is 1234567890123456, it should arrive Friday.",
+    "Tracking: 1Z999AA10123456784 via UPS.",
+    "Call me at 415-555-0123 or +1 (415) 555-0199.",
+    "我的手机号是13812345678，有事打给我。",
+    "The meeting moved to 2024-03-15 at 10:30.",
+    "commit 3f2a9c1b7d4e5f6a8b9c0d1e2f3a4b5c6d7e8f90 fixed the bug",
+    "The request id was 550e8400-e29b-41d4-a716-446655440000.",
+    "def calculateTotalPrice2024(items): return sum(i.price for i in items)",
+    "https://docs.google.com/document/d/1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms/edit",
+    "My password is too weak, I need a new one.",
+    "I forgot my password again, ugh.",
+    "What is my password?",
+    "The secret is out: we're moving to Lisbon!",
+    "我忘了密码，怎么重置？",
+    "The ISBN is 978-0-306-40615-7.",
+    "My student number is 2021304567.",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_text_is_left_as_it_is(text):
+    redacted = redact(text)
+    assert (redacted.text, dict(redacted.counts)) == (text, {})
+
+
+def test_a_text_holding_several_secrets_says_how_many_of_each():
+    redacted = redact("my pin is 1234 and my password is hunter2, card 4111 1111 1111 1111")
+    assert dict(redacted.counts) == {"pin": 1, "password": 1, "card_number": 1}
+    assert redacted.text == (
+        "my pin is [redacted: pin] and my password is [redacted: password], "
+        "card [redacted: card_number]"
+    )
+
+
+def test_redacted_text_is_redacted_no_further():
+    once = redact("My password is hunter22.").text
+    assert redact(once).text == once and not redact(once).counts
+
+
+def test_json_strings_are_redacted_and_keys_kept():
+    value, counts = redact_json({"note": "PIN: 9911", "list": ["ok", {"pw": "password=abc123"}]})
+    assert value == {
+        "note": "PIN: [redacted: pin]",
+        "list": ["ok", {"pw": "password=[redacted: password]"}],
+    }
+    assert dict(counts) == {"pin": 1, "password": 1}
+
+
+def test_a_setting_turns_kinds_off(settings):
+    settings.REDACTION_DISABLED_KINDS = ["pin"]
+    assert redact("My PIN is 0382, password is hunter22").text == (
+        "My PIN is 0382, password is [redacted: password]"
+    )
+
+
+def test_an_unknown_kind_in_the_setting_is_a_configuration_error(settings):
+    from memories.checks import redaction_kinds_check
+
+    settings.REDACTION_DISABLED_KINDS = ["pins"]
+    (error,) = redaction_kinds_check(None)
+    assert error.id == "memories.E002" and "pins" in error.msg
+
+
+def test_check_digits():
+    assert luhn_valid("4242424242424242") and not luhn_valid("4242424242424241")
+    assert cn_id_valid("11010519491231002X") and not cn_id_valid("110105194912310021")
+    assert iban_valid("GB33BUKB20201555555555") and not iban_valid("GB33BUKB20201555555556")
