@@ -36,19 +36,30 @@ class ForgetAsk:
 # --- English -----------------------------------------------------------------------------------
 
 # Where an imperative may stand: a sentence's or a clause's start, after politeness.
-CLAUSE_START = r"(?:^|[,;:—–-]\s*|\b(?:and|so|then|now|but|just|also|okay|ok|hey)\s+)"
+CLAUSE_START = (
+    r"(?:^|[,;:—–-]\s*|\b(?:and|so|then|now|but|just|also|okay|ok|hey)\s+)"
+    r"(?:(?:hmm+|um+|uh+|ugh|oh|well|so|hey|ok|okay|look|listen|honestly)[,.]?\s+)*"
+)
 POLITE = (
     r"(?:(?:please|pls|kindly|just|also|actually|now|then|can you|could you|would you|will you"
     r"|i want you to|i need you to|i'd like you to|i would like you to|i'm asking you to"
     r"|you should|you can|you may|you must|go ahead and|make sure (?:that )?you|make sure to"
     r"|be sure to|remember to|i'd appreciate it if you(?:'d| would)?|if you could|if you can"
-    r"|i ask that you|i'm requesting that you|let's|let us)\s+)*"
+    r"|i ask that you|i'm requesting that you|let's|let us|you could|could you maybe|maybe"
+    r"|is there a way(?: that)?(?: you could| to)?|is there any way(?: you could| to)?"
+    r"|is it possible(?: for you)? to|would you mind|do you mind)\s+)*"
 )
 # Verbs that ask to forget whatever follows them, and verbs that may name another task too.
-STRONG_VERBS = ("forget", "unlearn")
+STRONG_VERBS = ("forget", "unlearn", "forgotten")
+# What a passive request asks to be done to its topic ("Could that part be wiped?").
+PASSIVE = (
+    r"(?P<verb>forgotten|deleted|removed|erased|wiped(?:\s+out)?|cleared|purged|scrubbed"
+    r"|dropped|scrapped|discarded|taken out|left out)"
+)
 ERASE_VERB = (
     r"(?P<verb>forget|unlearn|delete|remove|erase|wipe(?:\s+out)?|clear(?:\s+out)?|purge|scrub"
-    r"|discard|get rid of|throw (?:away|out)|expunge|obliterate|scrap|ditch|drop|toss|strike)"
+    r"|discard|get rid of|throw (?:away|out)|expunge|obliterate|scrap|ditch|drop|toss|strike"
+    r"|let go of|lose)"
 )
 KEEP_VERB = (
     r"(?:keep(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|remember(?:ing)?|record(?:ing)?|retain(?:ing)?"
@@ -56,16 +67,26 @@ KEEP_VERB = (
     r"|note(?:ing)? down|writ(?:e|ing) down|know)"
 )
 # What may follow the topic: where from, and how ("from your memory, permanently, please").
+MEMORY_NOUN = (
+    r"(?:memory|memories|records?|notes|mind|database|system|files?|profile|history|logs?"
+    r"|storage|brain|head|data)"
+)
+WHAT_YOU_KEEP = (
+    r"(?:whatever|what|everything|anything)\s+(?:you(?:'ve|\s+have)?|you\s+know)"
+    r"(?:\s+(?:saved|stored|kept|got|recorded|noted|know|remember))?(?:\s+about\s+me)?"
+)
 FROM_MEMORY = (
-    r"(?:\s+(?:from|out of|in|off)\s+(?:your|the|my)\s+(?:memory|memories|records?|notes|mind"
-    r"|database|system|files?|profile|history|logs?|storage|brain|head|data)"
+    rf"(?:\s+(?:from|out of|in|off)\s+(?:(?:your|the|my)\s+{MEMORY_NOUN}|{WHAT_YOU_KEEP})"
     r"|\s+from\s+memory|\s+(?:on|in)\s+(?:file|record))?"
 )
 TAIL = (
     rf"{FROM_MEMORY}(?:\s*,?\s*(?:please|for me|immediately|right away|right now|now|as well|too"
     r"|also|permanently|completely|entirely|forever|for good|thanks|thank you|asap|altogether"
     r"|at once|once and for all|for privacy(?: reasons)?|if you (?:can|could|don't mind)"
-    r"|from now on|anymore|any more|okay|ok|alright|all right|yeah|though))*\s*$"
+    r"|from now on|anymore|any more|okay|ok|alright|all right|yeah|though))*"
+    # A reason may follow: "…, I'd rather not have it stored", "… because …".
+    r"(?:\s*[,;—–-]\s*(?:i|i'd|i'm|i've|it|it's|that|this|we|you|they|he|she|there|because"
+    r"|since|as|so)\b.*)?\s*$"
 )
 # Where a topic stops: a reason or a condition after it ("… until I've told my family"), or a
 # clause about it ("the info I gave you").
@@ -118,10 +139,27 @@ EN_ASKS = [
         rf"{KEEP_VERB}(?:\s+(?P<topic>.+?))?{TAIL}",
         re.I,
     ),
-    # "Take my address out of your memory", "leave my salary out of your notes"
+    # "Take my address out of your memory", "leave my salary out of whatever you've saved"
     re.compile(
         rf"{CLAUSE_START}{POLITE}(?:take|get|leave|keep|cut)\s+(?P<topic>.+?)\s+out\s+of\s+"
-        r"(?:your|the)\s+(?:memory|memories|records?|notes|mind|database|system|files?|head)"
+        rf"(?:(?:your|the)\s+{MEMORY_NOUN}|{WHAT_YOU_KEEP}){TAIL}",
+        re.I,
+    ),
+    # "Could that part be wiped?", "I'd like my criminal record removed from your memory",
+    # "make sure none of that sticks around"
+    re.compile(
+        r"\b(?:can|could|would|will|should)\s+(?P<topic>.+?)\s+(?:please\s+)?be\s+"
+        rf"{PASSIVE}{TAIL}",
+        re.I,
+    ),
+    re.compile(
+        r"\bi(?:'d| would)\s+(?:really\s+)?(?:like|want|prefer)\s+(?P<topic>.+?)\s+"
+        rf"{PASSIVE}{TAIL}",
+        re.I,
+    ),
+    re.compile(
+        r"\bmake\s+sure\s+(?:that\s+)?(?:none\s+of|nothing\s+(?:of|about)|no\s+trace\s+of)"
+        r"\s+(?P<topic>.+?)\s+(?:sticks around|stays|is kept|remains|is saved|is stored)"
         rf"{TAIL}",
         re.I,
     ),
@@ -132,9 +170,9 @@ EN_ASKS = [
         rf"(?:\s+(?P<topic>.+?))?{TAIL}",
         re.I,
     ),
-    # "I don't want it stored", "I don't want that remembered"
+    # "I don't want it stored", "I don't even want the June thing on record"
     re.compile(
-        r"\bi\s+(?:don't|do not|no longer)\s+want\s+(?P<topic>.+?)\s+"
+        r"\bi\s+(?:don't|do not|no longer)\s+(?:even\s+|really\s+)?want\s+(?P<topic>.+?)\s+"
         r"(?:stored|remembered|kept|saved|recorded|on (?:file|record)|in your memory|logged"
         rf"|written down|floating around){TAIL}",
         re.I,
@@ -254,6 +292,7 @@ ZH_NOT_A_REQUEST = re.compile(
 ZH_MEMORY_CUE = re.compile(r"记忆|记录|记住|记得|资料|信息|关于|有关|我说的|我告诉你的|当我没")
 ZH_INFO_NOUN = re.compile(r"事|信息|资料|记录|内容|方面|那段|那部分|情况|细节")
 ZH_CLAUSE = re.compile(r"[，,；;：:]")
+ANY_RECORD = re.compile(r"^任何(?:记录|痕迹|信息|资料|东西)$")
 
 
 def _chinese(clause: str) -> ForgetAsk | None:
@@ -268,6 +307,7 @@ def _chinese(clause: str) -> ForgetAsk | None:
             topic = re.sub(r"[吧了啊呀]+$", "", after)
         else:
             topic = before
+        topic = ANY_RECORD.sub("", topic)  # 不要保留任何记录: "any record" of a topic named before
         if topic and before and after and not ZH_PARTICLES.match(after):
             continue  # a verb in the middle of a statement: "我把照片删掉了一半"
         asks = bool(
@@ -312,12 +352,24 @@ def _sentence_ask(sentence: str) -> ForgetAsk | None:
     return None
 
 
+# "Scratch that." / "Wait, scratch that last bit.": what was just said, taken back (the
+# openers "scratch that, …" before a correction are read as part of the correction).
+RETRACT = re.compile(
+    r"^(?:(?:wait|oh|ok|okay|no|actually|hmm+|um+|sorry)[,.!]?\s+)*(?:scratch|strike)\s+"
+    r"(?:that|this|the last (?:bit|part|thing|one))(?:\s+(?:last\s+)?(?:bit|part|one))?\W*$",
+    re.I,
+)
+
+
 def forget_asks(text: str) -> list[ForgetAsk]:
     """The forget requests a message makes, in order: one per sentence (or Chinese clause) that
     asks, with where that sentence stands. The topic may name nothing usable ("forget
     everything"); topics.py says so."""
     asks = []
     for start, end in sentence_spans(text):
+        if RETRACT.match(text[start:end].strip()):
+            asks.append(ForgetAsk(topic="what i just said", start=start, end=end))
+            continue
         for sentence in sentences(text[start:end]):
             if (ask := _sentence_ask(sentence)) is not None:
                 asks.append(ForgetAsk(topic=ask.topic, start=start, end=end))

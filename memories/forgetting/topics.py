@@ -77,7 +77,8 @@ CONCEPTS = (
         "health",
         rf"{W}(?:medical|health|healthcare|diagnos[ie]s|illness(?:es)?|diseases?|conditions?"
         rf"|medications?|meds|prescriptions?|treatments?|symptoms?|surgery|surgeries|operation"
-        rf"|hospital(?:\s+stay)?|doctor'?s?\s+visits?){E}|病|医疗|健康|身体|药|诊断|治疗|手术",
+        rf"|hospital(?:\s+stay)?|doctor'?s?\s+visits?|test\s+results?|lab\s+results?"
+        rf"|results|checkup|check-up|scan|biopsy){E}|病|医疗|健康|身体|药|诊断|治疗|手术|检查|体检|化验",
         rf"{W}(?:diabet(?:es|ic)|blood\s+pressure|hypertension|cholesterol|cancer|tumou?r|asthma"
         rf"|depress(?:ion|ed)|anxiety|panic\s+attacks?|bipolar|adhd|autis(?:m|tic)|ptsd|ocd"
         rf"|schizophreni[ac]|epilep(?:sy|tic)|seizures?|migraines?|arthritis|hiv|aids|hepatitis"
@@ -91,7 +92,8 @@ CONCEPTS = (
         rf"|sleeping\s+pills?){E}"
         r"|糖尿病|高血压|血压|胆固醇|癌|肿瘤|哮喘|抑郁|焦虑|双相|多动症|自闭|癫痫|偏头痛|关节炎|艾滋"
         r"|肝炎|新冠|手术|确诊|诊断|药|胰岛素|处方|治疗|心理医生|心理咨询|化疗|病|怀孕|流产|过敏|医院"
-        r"|住院|康复|体检|症|牙|疼|痛|发烧|感冒|咳嗽|失眠|安眠药|休学|查出|复查|结节|囊肿|息肉|肿|炎",
+        r"|住院|康复|体检|症|牙|疼|痛|发烧|感冒|咳嗽|失眠|安眠药|休学|查出|复查|结节|囊肿|息肉|肿|炎"
+        r"|乙肝|肝|肾|化验|检查结果|B超|CT|核磁",
         sensitive=True,
     ),
     concept(
@@ -107,7 +109,8 @@ CONCEPTS = (
         "relationship",
         rf"{W}(?:relationships?|romance|love\s+life|dating(?:\s+life)?|break-?ups?|divorce|marriage"
         rf"|ex|ex-?(?:boyfriend|girlfriend|husband|wife|partner)|boyfriend|girlfriend|partner"
-        rf"|affair|crush|dates?){E}|感情|恋爱|前男友|前女友|前夫|前妻|分手|离婚|男朋友|女朋友|对象|婚姻"
+        rf"|affair|crush|dates?|who\s+i'?m\s+(?:into|seeing|dating)|love\s+interest){E}"
+        r"|感情|恋爱|前男友|前女友|前夫|前妻|分手|离婚|男朋友|女朋友|对象|婚姻"
         r"|恋情|暗恋|前任",
         rf"{W}(?:break-?ups?|broke\s+up|broken\s+up|split\s+up|dumped|dating|dated|went\s+out\s+with"
         rf"|boyfriend|girlfriend|ex|ex-?(?:boyfriend|girlfriend|husband|wife|partner)|divorced?"
@@ -156,7 +159,8 @@ CONCEPTS = (
     concept(
         "phone",
         rf"{W}(?:phone|mobile|cell|contact|telephone)(?:\s+(?:phone|number))?{E}"
-        rf"|^(?:my\s+)?(?:number|digits){E}|电话|手机|号码",
+        rf"|{W}(?:work|home|personal|office|private|landline)\s+(?:number|line|phone){E}"
+        rf"|^(?:my\s+|the\s+)?(?:number|digits){E}|电话|手机|号码",
         rf"{W}(?:phone|mobile|cell(?:\s+phone)?|call\s+me\s+at|text\s+me\s+at){E}"
         r"|(?<![\d-])\+?\d[\d\s().-]{6,}\d(?![\d-])|电话|手机",
         ("profile:phone",),
@@ -215,6 +219,16 @@ CONCEPTS = (
         sensitive=True,
     ),
     concept(
+        "education",
+        rf"{W}(?:exams?|tests?\s+scores?|grades?|gpa|transcripts?|school\s+results?"
+        rf"|admissions?|applications?\s+to\s+\w+|entrance\s+exam|bar\s+exam|sat|act|gre|gmat"
+        rf"|failing\s+\w+|failed\s+\w+){E}|考试|考研|高考|中考|成绩|分数|挂科|落榜|考公|上岸",
+        rf"{W}(?:exams?|failed|fail(?:ing)?|flunk\w*|score[sd]?|grades?|gpa|transcripts?"
+        rf"|admitted|admission|rejected|waitlist\w*|retak\w+|resit|bar\s+exam|sat|gre|gmat){E}"
+        r"|考试|考研|高考|中考|成绩|分数|挂科|落榜|没考上|没上岸|上岸|国家线|分数线|复读|二战|考公",
+        sensitive=True,
+    ),
+    concept(
         "legal",
         rf"{W}(?:legal(?:\s+\w+)?|court(?:\s+case)?|lawsuits?|case|arrests?|criminal\s+record"
         rf"|charges?|conviction|police|lawyer|trial){E}|官司|诉讼|法院|案子|起诉|犯罪|违法|警察|律师",
@@ -243,10 +257,12 @@ CONCEPTS = (
         "job_search",
         rf"{W}(?:job\s+(?:hunt(?:ing)?|search(?:ing)?|interviews?|applications?|offers?)"
         rf"|interviews?|interviewing|looking\s+for\s+(?:a\s+)?(?:new\s+)?job|quitting"
-        rf"|leaving\s+my\s+job|new\s+job|job\s+change){E}|找工作|跳槽|换工作|面试|离职|辞职",
+        rf"|leaving\s+my\s+job|new\s+job|job\s+change|layoffs?|laid\s+off|getting\s+fired"
+        rf"|firing|job\s+loss|losing\s+my\s+job){E}|找工作|跳槽|换工作|面试|离职|辞职|裁员|被裁|失业",
         rf"{W}(?:interview(?:s|ed|ing)?|recruiters?|job\s+offers?|offer\s+from|applied|applying"
         rf"|resume|cv|quit(?:ting)?\s+my\s+job|leave\s+my\s+job|job\s+(?:hunt|search)"
-        rf"|headhunt\w*|resign\w*|notice){E}|offer|面试|跳槽|换工作|辞职|离职|猎头|简历|找工作",
+        rf"|headhunt\w*|resign\w*|notice|laid\s+off|let\s+go|fired|layoffs?|severance){E}"
+        r"|offer|面试|跳槽|换工作|辞职|离职|猎头|简历|找工作|裁员|被裁|裁了|失业|赔偿|N\+1",
         sensitive=True,
     ),
     concept(
@@ -269,7 +285,7 @@ CONCEPTS = (
         "account",
         rf"{W}(?:accounts?(?:\s+(?:info|details|login))?|logins?|usernames?|user\s+names?"
         rf"|handles?|profiles?|wechat(?:\s+id)?|whatsapp|telegram|signal){E}"
-        r"|账号|账户|用户名|微信号?|QQ号?|登录",
+        r"|账号|账户|用户名|微信号?|QQ号?|登录|小号|大号",
         rf"{W}(?:accounts?|logins?|log\s+in|username|user\s+name|handle|wechat|whatsapp"
         rf"|telegram|netflix|spotify|hulu|disney\+?|amazon\s+prime|instagram|facebook|twitter"
         rf"|tiktok|snapchat|linkedin){E}|账号|账户|用户名|微信|QQ|登录|抖音|微博|小红书",
@@ -308,7 +324,7 @@ ANAPHOR = re.compile(
 DEMONSTRATIVE = re.compile(r"^(?:that|this|those|these)\s+(?P<head>.+)$", re.I)
 ZH_ANAPHOR = re.compile(
     r"^(?:这个|那个|这些|那些|这件事|那件事|它|这|那|刚才说的|刚刚说的|刚才那句话?|刚才的|我刚才说的"
-    r"|我刚说的|刚说的|上面说的|上面那句|之前说的|这句话|那句话)$"
+    r"|我刚说的|刚说的|上面说的|上面那句|之前说的|前面说的|后面说的|后来说的|这句话|那句话)$"
 )
 ZH_DEMONSTRATIVE = re.compile(r"^(?:这|那)(?:个|段|些|件|条)?(?P<head>.+)$")
 
@@ -321,13 +337,16 @@ STOPWORDS_TEXT = """
     conversation story mention mentions any some whole entire with from where when how which who
     whom why whatever we our us us' ever again any more anymore also too just own old new
     current previous former last latest session sessions appointment appointments visit visits
-    plan plans issue issues problem problems situation matter case topic subject
+    plan plans issue issues problem problems situation matter case topic subject him her them
+    his hers over into whole even concerning regarding involving
 """
 STOPWORDS = frozenset(STOPWORDS_TEXT.split())
 ZH_STOP = re.compile(
-    r"我自己|我的|我们的|我|自己|那个|这个|你|很|非常|特别|真的|不喜欢|喜欢|爱|讨厌|偏好|的|了|吧|都|也|就|过|说"
+    r"我自己|我的|我们的|我|自己|那个|这个|这边|那边|你|很|非常|特别|真的|不喜欢|喜欢|爱|讨厌|偏好"
+    r"|的|了|吧|都|也|就|过|说"
 )
 ZH_GENERIC_TEXT = """
+    任何 任何记录 任何东西 记录 这块 那块 这条 那条
     信息 资料 记录 内容 东西 事 事情 一切 所有 情况 相关 问题 方面 部分
 """
 ZH_GENERIC = frozenset(ZH_GENERIC_TEXT.split())
