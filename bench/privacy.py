@@ -30,9 +30,9 @@ Prints Markdown for docs/benchmarks.md.
 """
 
 import argparse
-import logging
 import importlib.util
 import json
+import logging
 import os
 import platform
 import re
@@ -237,7 +237,10 @@ def run_case(case: Case, prefix: str) -> CaseResult:
             top = json.dumps([hit["content"] for hit in recalled["merged"]], ensure_ascii=False)
             result.recall_top5_clean &= not any(w.lower() in top.lower() for w in case.forgotten)
         reads.append(
-            ("search", ok(http.get("/api/v1/search/", {"user_id": user, "q": question, "limit": 5})))
+            (
+                "search",
+                ok(http.get("/api/v1/search/", {"user_id": user, "q": question, "limit": 5})),
+            )
         )
     reads.append(("list", ok(http.get("/api/v1/memories/", {"user_id": user}))))
     reads.append(
@@ -247,7 +250,9 @@ def run_case(case: Case, prefix: str) -> CaseResult:
         )
     )
     as_of = (before - timedelta(milliseconds=1)).isoformat()
-    reads.append(("list as_of", ok(http.get("/api/v1/memories/", {"user_id": user, "as_of": as_of}))))
+    reads.append(
+        ("list as_of", ok(http.get("/api/v1/memories/", {"user_id": user, "as_of": as_of})))
+    )
     reads.append(
         (
             "recall as_of",
@@ -276,7 +281,10 @@ def run_case(case: Case, prefix: str) -> CaseResult:
                 result.leaks.append((read, word))
                 if os.environ.get("BENCH_PRIVACY_DEBUG"):
                     at = text.index(word.lower())
-                    print(f"    {case.id} {read}: …{text[max(0, at - 80) : at + 40]}…", file=sys.stderr)
+                    print(
+                        f"    {case.id} {read}: …{text[max(0, at - 80) : at + 40]}…",
+                        file=sys.stderr,
+                    )
                 break
     current = json.dumps(
         [m["content"] for m in ok(http.get("/api/v1/memories/", {"user_id": user}))],
@@ -344,7 +352,9 @@ def write_everywhere(text: str, n: int, prefix: str) -> dict[str, Any]:
     user = f"{prefix}{n}:u"
     answers: dict[str, Any] = {}
     answers["POST /memories/"] = ok(
-        http.post("/api/v1/memories/", {"user_id": user, "content": text, "memory_type": "fact"}, "json")
+        http.post(
+            "/api/v1/memories/", {"user_id": user, "content": text, "memory_type": "fact"}, "json"
+        )
     )
     answers["POST /memories/batch/"] = ok(
         http.post(
@@ -354,7 +364,11 @@ def write_everywhere(text: str, n: int, prefix: str) -> dict[str, Any]:
         )
     )
     answers["POST /add_memory"] = ok(
-        http.post("/add_memory", {"user_id": user, "key": "seed", "value": {"text": f"seed: {text}"}}, "json")
+        http.post(
+            "/add_memory",
+            {"user_id": user, "key": "seed", "value": {"text": f"seed: {text}"}},
+            "json",
+        )
     )
     answers["MCP memory_add"] = json.loads(
         tool_call(
@@ -363,7 +377,13 @@ def write_everywhere(text: str, n: int, prefix: str) -> dict[str, Any]:
             arguments={"user_id": user, "content": f"mcp: {text}", "memory_type": "fact"},
         ).text
     )
-    note = ok(http.post("/api/v1/memories/", {"user_id": user, "content": "a note", "memory_type": "fact"}, "json"))
+    note = ok(
+        http.post(
+            "/api/v1/memories/",
+            {"user_id": user, "content": "a note", "memory_type": "fact"},
+            "json",
+        )
+    )
     memory = note["memory"]
     answers["PATCH metadata"] = ok(
         http.patch(
@@ -373,12 +393,18 @@ def write_everywhere(text: str, n: int, prefix: str) -> dict[str, Any]:
         )
     )
     answers["POST supersede"] = ok(
-        http.post(f"/api/v1/memories/{memory['id']}/supersede/", {"content": f"now: {text}"}, "json")
+        http.post(
+            f"/api/v1/memories/{memory['id']}/supersede/", {"content": f"now: {text}"}, "json"
+        )
     )
-    session = ok(http.post("/api/v1/sessions/", {"user_id": user, "metadata": {"note": text}}, "json"))
+    session = ok(
+        http.post("/api/v1/sessions/", {"user_id": user, "metadata": {"note": text}}, "json")
+    )
     answers["POST session (metadata)"] = session
     answers["POST message"] = ok(
-        http.post(f"/api/v1/sessions/{session['id']}/messages/", {"role": "user", "content": text}, "json")
+        http.post(
+            f"/api/v1/sessions/{session['id']}/messages/", {"role": "user", "content": text}, "json"
+        )
     )
     return answers
 
@@ -400,7 +426,11 @@ def ordinary_messages() -> dict[str, list[str]]:
         for session in user["sessions"]:
             own += [str(next(iter(turn.values()))) for turn in session["turns"]]
     tricky = yaml.safe_load((DATA_DIR / "secrets.yaml").read_text())["ordinary"]
-    return {"cri-benchmark persona": cri, "quality set (bilingual)": own, "secrets.yaml ordinary": tricky}
+    return {
+        "cri-benchmark persona": cri,
+        "quality set (bilingual)": own,
+        "secrets.yaml ordinary": tricky,
+    }
 
 
 # --- Run ---------------------------------------------------------------------------------------
@@ -441,7 +471,10 @@ def main() -> None:
     lines += ["**Forget requests** (top 5 for recall and search):", ""]
     lines += ["| set | cases | answers read | answers leaking | kept | recall top 5 clean |"]
     lines += ["|---|---:|---:|---:|---:|---:|"]
-    for source, title in (("own", "own trap set (forget.yaml)"), ("benchd", "benchd-harness 0.2.0 deletion")):
+    for source, title in (
+        ("own", "own trap set (forget.yaml)"),
+        ("benchd", "benchd-harness 0.2.0 deletion"),
+    ):
         chosen = [r for r in results if r.case.source == source]
         answers = sum(r.answers for r in chosen)
         leaking = sum(len(r.leaks) for r in chosen)
@@ -493,14 +526,14 @@ def main() -> None:
         for value in secret["values"]:
             for place in stored_anywhere(value, f"bs{run}%"):
                 stored[f"{n}:{value}"].append(place)
-    kinds = Counter(secret["kind"] for secret in secrets)
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(Counter(s["kind"] for s in secrets).items()))
     lines += [
         "**Secrets** through every write path:",
         "",
-        "| secrets (kinds) | writes | values stored anywhere | answers not saying what was redacted |",
+        "| secrets (kinds) | writes | values stored anywhere | answers not saying what was "
+        "redacted |",
         "|---:|---:|---:|---:|",
-        f"| {len(secrets)} ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) | {writes} | "
-        f"{len(stored)} | {len(unsaid)} |",
+        f"| {len(secrets)} ({kinds}) | {writes} | {len(stored)} | {len(unsaid)} |",
         "",
     ]
     for key, places in stored.items():

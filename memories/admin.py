@@ -4,7 +4,10 @@ Nothing here is edited in place. Staff change a memory only through the services
 uses (supersede with new content, invalidate, soft delete), each from the memory's page on a
 confirmation page that asks for a reason. They act as `staff:<username>`, the actor the audit
 trigger records; each action also writes an admin LogEntry (where the reason is kept) and
-needs `memories.change_memory`.
+needs `memories.change_memory`. Forgetting a memory (erasing it on request, as an end user may
+ask) is the purge's permission, `memories.purge_end_user`: a dry run first, then the forget
+(neuromem_site.backoffice.views). A forgotten memory shows when and on whose request, never
+what it said; its forget request has a read-only page here.
 
 The lists run over a million rows: no exact count of a big list (EstimatedCountPaginator), no
 facet counts, sorting by indexed columns only, the user filter is an exact match typed in
@@ -14,6 +17,7 @@ ILIKE. Migration 0012 holds the indexes the lists and filters read.
 
 import json
 import uuid
+from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from typing import ClassVar
 
@@ -30,15 +34,18 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
+from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
+from memories.forgetting.plan import REASONS
 from memories.links import memory_links
 from memories.meaning import STATES, current_q, states_q
 from memories.models import (
     ConversationMessage,
     ConversationSession,
+    ForgetRequest,
     JobRun,
     Memory,
     MemoryLink,
@@ -49,7 +56,8 @@ from memories.models import (
 from memories.selectors import memory_history, memory_state, memory_versions, trait_field
 from memories.services import memory_delete, memory_invalidate, memory_supersede
 from neuromem_site.admin_base import ReadOnlyAdmin, search_term, staff_caller
-from neuromem_site.backoffice.links import EndUserColumn
+from neuromem_site.backoffice.links import EndUserColumn, forget_request_url
+from neuromem_site.backoffice.views import FORGET_PERMISSION, forget_confirmed, forget_preview
 from neuromem_site.errors import Conflict, DomainError
 from reflection.models import TraitEvidence
 from reflection.selectors import trait_detail
@@ -92,6 +100,22 @@ def pretty_json(value) -> str:
 
 def text_block(text: str) -> str:
     return format_html('<div class="memory-text">{}</div>', text)
+
+
+def redactions_text(redactions: dict[str, int] | None) -> str:
+    """What a write redacted, "password 1, api_key 2", or "–"."""
+    if not redactions:
+        return "–"
+    return ", ".join(f"{kind} {number}" for kind, number in sorted(redactions.items()))
+
+
+def id_links(ids: list, url_of: Callable[[uuid.UUID], str]) -> str:
+    """Ids, one a line, each linking to its page."""
+    if not ids:
+        return "–"
+    return format_html_join(
+        mark_safe("<br>"), '<a href="{}">{}</a>', ((url_of(value), value) for value in ids)
+    )
 
 
 # --- Filters ---------------------------------------------------------------------------------
@@ -208,16 +232,20 @@ class CurrentFilter(admin.SimpleListFilter):
             ("current", "Current"),
             ("expired", "Expired (superseded or deleted)"),
             ("invalidated", "Invalidated"),
+            ("forgotten", "Forgotten (erased on request)"),
         ]
 
     def queryset(self, request, queryset):
-        # The last two are what idx_memories_not_current holds (migration 0012).
+        # Expired and invalidated are what idx_memories_not_current holds (migration 0012);
+        # forgotten is idx_memories_forgotten (0016).
         if self.value() == "current":
             return queryset.filter(current_q())
         if self.value() == "expired":
             return queryset.filter(expired_at__isnull=False, invalid_at__isnull=True)
         if self.value() == "invalidated":
             return queryset.filter(invalid_at__isnull=False)
+        if self.value() == "forgotten":
+            return queryset.filter(forgotten_at__isnull=False)
         return queryset
 
 
@@ -429,6 +457,8 @@ class MemoryAdmin(EndUserColumn, ReadOnlyAdmin):
 
     @admin.display(description="content")
     def content_short(self, obj: Memory) -> str:
+        if obj.forgotten_at is not None:
+            return "(forgotten)"
         return Truncator(obj.content).chars(80)
 
     @admin.display(description="state")
@@ -454,6 +484,8 @@ class MemoryAdmin(EndUserColumn, ReadOnlyAdmin):
         "key",
         "content_text",
         "metadata_json",
+        "forgotten",
+        "redacted",
         "state",
         "score",
         "importance",
@@ -487,9 +519,16 @@ class MemoryAdmin(EndUserColumn, ReadOnlyAdmin):
     ]
 
     def get_fieldsets(self, request, obj=None):
+        if obj is not None and obj.forgotten_at is not None:
+            # What it said is gone: the record of its forgetting instead.
+            about = [(None, {"fields": ["id", "end_user", ("memory_type", "key"), "forgotten"]})]
+        else:
+            about = [
+                (None, {"fields": ["id", "end_user", ("memory_type", "key"), "content_text"]}),
+                ("Metadata", {"fields": ["metadata_json", "redacted"]}),
+            ]
         fieldsets = [
-            (None, {"fields": ["id", "end_user", ("memory_type", "key"), "content_text"]}),
-            ("Metadata", {"fields": ["metadata_json"]}),
+            *about,
             (
                 "State",
                 {
@@ -530,6 +569,28 @@ class MemoryAdmin(EndUserColumn, ReadOnlyAdmin):
     @admin.display(description="metadata")
     def metadata_json(self, obj: Memory) -> str:
         return pretty_json(obj.metadata)
+
+    @admin.display(description="redacted")
+    def redacted(self, obj: Memory) -> str:
+        return redactions_text(obj.redactions)
+
+    @admin.display(description="forgotten")
+    def forgotten(self, obj: Memory) -> str:
+        if obj.forgotten_at is None:
+            return "–"
+        when = timezone.localtime(obj.forgotten_at).strftime("%Y-%m-%d %H:%M:%S %Z")
+        forget_request = ForgetRequest.objects.filter(pk=obj.forget_request_id).first()
+        if forget_request is None:  # the request's row is gone: its id is all there is
+            return f"Forgotten on {when} (forget request {obj.forget_request_id})."
+        return format_html(
+            'Forgotten on {} at the request of <code>{}</code> via {}: <a href="{}">forget '
+            "request {}</a>. What it said is erased, here and in its history.",
+            when,
+            forget_request.requested_by,
+            forget_request.via,
+            forget_request_url(forget_request.pk),
+            forget_request.pk,
+        )
 
     @admin.display(description="superseded by")
     def newer_version(self, obj: Memory) -> str:
@@ -583,6 +644,8 @@ class MemoryAdmin(EndUserColumn, ReadOnlyAdmin):
                 (reverse(f"admin:memories_memory_{name}", args=[memory.pk]), button)
                 for name, (_, button, _, _) in MEMORY_ACTIONS.items()
             ]
+        if memory.forgotten_at is None and request.user.has_perm(FORGET_PERMISSION):
+            context["forget_url"] = reverse("admin:memories_memory_forget", args=[memory.pk])
         return context
 
     # --- Actions ----------------------------------------------------------------------------
@@ -597,6 +660,7 @@ class MemoryAdmin(EndUserColumn, ReadOnlyAdmin):
             "supersede": self.supersede_view,
             "invalidate": self.invalidate_view,
             "soft_delete": self.soft_delete_view,
+            "forget": self.forget_view,
         }
         return [
             *(
@@ -645,6 +709,38 @@ class MemoryAdmin(EndUserColumn, ReadOnlyAdmin):
 
         return self.action_view(request, object_id, "soft_delete", soft_delete)
 
+    def forget_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """GET: what forgetting this memory would erase (a dry run: it, its older versions,
+        what quoted it), with a button to confirm. POST: the forget, then the request's page."""
+        memory = self.get_object(request, unquote(object_id))
+        if memory is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not request.user.has_perm(FORGET_PERMISSION):
+            raise PermissionDenied
+        change_url = memory_url(memory.pk)
+        if memory.forgotten_at is not None:
+            messages.error(request, "This memory is forgotten already: nothing more to forget.")
+            return HttpResponseRedirect(change_url)
+        try:
+            if request.method == "POST":
+                return forget_confirmed(request, user_id=memory.user_id, memory_ids=[memory.pk])
+            preview = forget_preview(request, user_id=memory.user_id, memory_ids=[memory.pk])
+        except DomainError as error:
+            messages.error(request, f"Nothing was forgotten: {error.message}")
+            return HttpResponseRedirect(change_url)
+        return TemplateResponse(
+            request,
+            "admin/memories/memory/forget.html",
+            {
+                **self.admin_site.each_context(request),
+                **preview,
+                "title": "Forget memory",
+                "opts": self.opts,
+                "original": memory,
+                "cancel_url": change_url,
+            },
+        )
+
     def action_view(self, request: HttpRequest, object_id: str, name: str, run) -> HttpResponse:
         """The confirmation page of an action and, on a valid POST, `run(memory, data)` (the
         service call and its LogEntry, answering the memory to show and a message) in one
@@ -655,6 +751,9 @@ class MemoryAdmin(EndUserColumn, ReadOnlyAdmin):
         if not self.has_memory_action_permission(request, memory):
             raise PermissionDenied
         change_url = memory_url(memory.pk)
+        if memory.forgotten_at is not None:
+            messages.error(request, "This memory was forgotten: nothing to change.")
+            return HttpResponseRedirect(change_url)
         if memory.memory_type == MemoryType.TRAIT:
             # memory_supersede rebuilds trait columns from metadata alone (the stage and
             # confidence would be lost), and a trait leaves belief through its veto, which
@@ -866,6 +965,7 @@ class ConversationMessageAdmin(EndUserColumn, ReadOnlyAdmin):
         "end_user",
         "session_link",
         "extraction_status",
+        "redacted",
         "created_at",
     ]
     list_display_links = ["content_short"]
@@ -882,6 +982,7 @@ class ConversationMessageAdmin(EndUserColumn, ReadOnlyAdmin):
         "role",
         "created_at",
         "extraction_status",
+        "redacted",
         "content_text",
     ]
     readonly_fields = fields
@@ -893,6 +994,10 @@ class ConversationMessageAdmin(EndUserColumn, ReadOnlyAdmin):
     @admin.display(description="content")
     def content_text(self, obj: ConversationMessage) -> str:
         return text_block(obj.content)
+
+    @admin.display(description="redacted")
+    def redacted(self, obj: ConversationMessage) -> str:
+        return redactions_text(obj.redactions)
 
     @admin.display(description="session")
     def session_link(self, obj: ConversationMessage) -> str:
@@ -907,6 +1012,100 @@ class ConversationMessageAdmin(EndUserColumn, ReadOnlyAdmin):
         if message is not None and self.has_view_permission(request, message):
             extra_context["written"] = message_memories([message]).get(message.pk, [])
         return super().change_view(request, object_id, form_url, extra_context)
+
+
+# --- Forget requests -------------------------------------------------------------------------
+
+
+def trait_url(trait_id) -> str:
+    return reverse("admin:reflection_trait_change", args=[trait_id])
+
+
+@admin.register(ForgetRequest)
+class ForgetRequestAdmin(EndUserColumn, ReadOnlyAdmin):
+    """Forget requests, read-only, newest first: who asked, when, by which path, and what was
+    erased, by id. Never what was asked: the topic is not stored (it may be the secret)."""
+
+    list_display = [
+        "created_at",
+        "end_user",
+        "requested_by",
+        "via",
+        "forgotten_count",
+        "erased_count",
+        "messages_count",
+        "reason_code",
+    ]
+    list_display_links = ["created_at"]
+    list_filter = ["via"]  # the choices of the field: no query for them
+    ordering = ["-created_at", "-id"]  # idx_forget_requests_recent
+    sortable_by = ["created_at"]
+    search_fields = ["user_id"]
+    search_help_text = "An exact user_id, or a forget request's id."
+    fields = [
+        "id",
+        "end_user",
+        "created_at",
+        "requested_by",
+        "via",
+        "asked_in",
+        "reason_text",
+        "forgotten_links",
+        "erased_links",
+        "message_links",
+        "traits_reweighed_links",
+        "traits_dissolved_links",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="forgotten")
+    def forgotten_count(self, obj: ForgetRequest) -> int:
+        return len(obj.memory_ids)
+
+    @admin.display(description="erased in part")
+    def erased_count(self, obj: ForgetRequest) -> int:
+        return len(obj.erased_memory_ids)
+
+    @admin.display(description="messages")
+    def messages_count(self, obj: ForgetRequest) -> int:
+        return len(obj.message_ids)
+
+    @admin.display(description="reason")
+    def reason_code(self, obj: ForgetRequest) -> str:
+        return obj.reason or "–"
+
+    @admin.display(description="why nothing was forgotten")
+    def reason_text(self, obj: ForgetRequest) -> str:
+        if not obj.reason:
+            return "–"
+        return format_html("<code>{}</code>: {}", obj.reason, REASONS.get(obj.reason, ""))
+
+    @admin.display(description="asked in message")
+    def asked_in(self, obj: ForgetRequest) -> str:
+        return id_links([obj.message_id] if obj.message_id else [], message_url)
+
+    @admin.display(description="memories forgotten whole")
+    def forgotten_links(self, obj: ForgetRequest) -> str:
+        return id_links(obj.memory_ids, memory_url)
+
+    @admin.display(description="memories erased in part")
+    def erased_links(self, obj: ForgetRequest) -> str:
+        return id_links(obj.erased_memory_ids, memory_url)
+
+    @admin.display(description="messages erased")
+    def message_links(self, obj: ForgetRequest) -> str:
+        return id_links(obj.message_ids, message_url)
+
+    @admin.display(description="traits re-weighed")
+    def traits_reweighed_links(self, obj: ForgetRequest) -> str:
+        return id_links(obj.traits_reweighed, trait_url)
+
+    @admin.display(description="traits dissolved")
+    def traits_dissolved_links(self, obj: ForgetRequest) -> str:
+        return id_links(obj.traits_dissolved, trait_url)
+
+    def get_search_results(self, request, queryset, search_term):
+        return exact_search(queryset, search_term, ids=["id"]), False
 
 
 # --- Job runs --------------------------------------------------------------------------------

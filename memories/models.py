@@ -338,6 +338,8 @@ class Memory(models.Model):
         ]
 
     def __str__(self) -> str:
+        if self.forgotten_at is not None:
+            return f"{self.memory_type}: (forgotten)"
         return f"{self.memory_type}:{self.content[:60]}"
 
 
@@ -500,10 +502,10 @@ class MemoryLink(models.Model):
 
 
 class ForgetVia(models.TextChoices):
-    CONVERSATION = "conversation"  # the end user asked, in a message
-    API = "api"  # POST /users/{user_id}/forget/
-    MCP = "mcp"  # the memory_forget tool
-    ADMIN = "admin"  # staff, in the back-office
+    CONVERSATION = "conversation", "conversation"  # the end user asked, in a message
+    API = "api", "REST API"  # POST /users/{user_id}/forget/
+    MCP = "mcp", "MCP"  # the memory_forget tool
+    ADMIN = "admin", "admin"  # staff, in the back-office
 
 
 class ForgetRequest(models.Model):

@@ -163,6 +163,8 @@ class TraitAdmin(EndUserColumn, ReadOnlyAdmin):
 
     @admin.display(description="content")
     def content_short(self, obj: Memory) -> str:
+        if obj.forgotten_at is not None:
+            return "(forgotten)"
         return Truncator(obj.content).chars(80)
 
     @admin.display(description="confidence")

@@ -8,7 +8,7 @@ import pytest
 from django.apps import apps as django_apps
 from django.contrib import admin
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.contrib.admin.models import CHANGE, DELETION, LogEntry
+from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
 from django.contrib.auth.models import Group, Permission, User
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
@@ -26,7 +26,15 @@ from evolution.services import (
     soul_propose,
     soul_propose_and_apply,
 )
-from memories.models import ConversationMessage, ConversationSession, JobRun, Memory
+from memories.models import (
+    ConversationMessage,
+    ConversationSession,
+    ForgetRequest,
+    JobRun,
+    Memory,
+    MemoryHistory,
+    MemorySource,
+)
 from neuromem_site.backoffice import selectors
 from neuromem_site.backoffice.links import end_user_url
 from neuromem_site.backoffice.roles import (
@@ -624,3 +632,238 @@ def test_a_purge_leaves_no_content_in_the_admin_log(operator, alice):
     assert dict(done.context["deleted"])["django_admin_log_redacted"] == 1
     redacted = LogEntry.objects.get(object_id=str(memory.pk))
     assert (redacted.object_repr, redacted.change_message) == ("(purged)", "")
+
+
+# --- Forgetting a topic ----------------------------------------------------------------------
+
+ADDRESS = "742 Evergreen Terrace"
+
+
+def forget_url(user_id):
+    return end_user_url(user_id) + "forget/"
+
+
+@pytest.fixture
+def home():
+    """u:1's home address, in a fact and in the message it came from; a fact on another topic."""
+    session = ConversationSession.objects.create(user_id="u:1")
+    said = ConversationMessage.objects.create(
+        session=session,
+        user_id="u:1",
+        role="user",
+        content=f"My home address is {ADDRESS}. I love jazz.",
+    )
+    fact = memory(f"The user's home address is {ADDRESS}")
+    MemorySource.objects.create(memory_id=fact.pk, session_id=session.pk, conversation_id=said.pk)
+    memory("The user loves jazz")
+    return said, fact
+
+
+def everything_held():
+    """What a forget could change: contents, history, forget requests, the admin log."""
+    return (
+        sorted(Memory.objects.values_list("id", "content", "version", "forgotten_at")),
+        sorted(ConversationMessage.objects.values_list("id", "content")),
+        MemoryHistory.objects.count(),
+        ForgetRequest.objects.count(),
+        LogEntry.objects.count(),
+    )
+
+
+def test_operator_sees_what_a_topic_would_forget_then_confirms(operator, operator_user, home):
+    said, fact = home
+    page = operator.get(end_user_url("u:1")).content.decode()
+    assert 'id="end-user-forget"' in page and f'action="{forget_url("u:1")}"' in page
+
+    before = everything_held()
+    preview = operator.post(forget_url("u:1"), {"topic": "my home address"})
+    assert preview.status_code == 200
+    html = preview.content.decode()
+    assert everything_held() == before  # a dry run
+    assert "What forgetting “my home address” would erase" in html
+    plan = html.split('id="forget-plan-memories"')[1]
+    assert f"The user&#x27;s home address is {ADDRESS}" in plan
+    assert "The user loves jazz" not in plan
+    assert "[forgotten] I love jazz." in plan  # the message, after
+    assert 'name="confirm"' in html and 'name="topic" value="my home address"' in html
+
+    done = operator.post(forget_url("u:1"), {"topic": "my home address", "confirm": "Forget"})
+    forget_request = ForgetRequest.objects.get()
+    assert done.status_code == 302
+    assert done["Location"] == reverse(
+        "admin:memories_forgetrequest_change", args=[forget_request.pk]
+    )
+    assert (forget_request.user_id, forget_request.via) == ("u:1", "admin")
+    assert forget_request.requested_by == "staff:otto"
+    assert forget_request.memory_ids == [fact.pk] and forget_request.message_ids == [said.pk]
+    fact.refresh_from_db()
+    assert fact.forgotten_at is not None and fact.content == ""
+    assert Memory.objects.get(content="The user loves jazz").forgotten_at is None
+    (entry,) = LogEntry.objects.all()
+    assert (entry.user, entry.action_flag, entry.object_id) == (
+        operator_user,
+        ADDITION,
+        str(forget_request.pk),
+    )
+    assert entry.change_message == (
+        f"Forgot a topic of end user u:1 (forget request {forget_request.pk}): "
+        "1 memory forgotten whole, 0 erased in part, 1 message erased."
+    )
+    # Never the topic, nor what it said.
+    for text in ("home address", "Evergreen"):
+        assert text not in entry.change_message + entry.object_repr
+
+    # The user's page: the record, not the content.
+    after = operator.get(end_user_url("u:1")).content.decode()
+    assert "(forgotten)" in after and "Evergreen" not in after
+
+
+@pytest.mark.parametrize(
+    ("topic", "error"),
+    [
+        ("", "This field is required."),
+        ("   ", "This field is required."),
+        ("x" * 501, "Ensure this value has at most 500 characters (it has 501)."),
+        ("my a\x00ddress", "Null characters are not allowed."),
+    ],
+)
+def test_a_bad_topic_is_refused_on_the_form_and_nothing_is_written(operator, home, topic, error):
+    before = everything_held()
+    for data in ({"topic": topic}, {"topic": topic, "confirm": "Forget"}):
+        refused = operator.post(forget_url("u:1"), data)
+        assert refused.status_code == 200
+        assert refused.context["form"].errors["topic"] == [error]
+        assert error in refused.content.decode()
+        assert 'name="confirm"' not in refused.content.decode()
+    assert everything_held() == before
+
+
+def test_a_topic_that_names_nothing_is_explained_and_not_offered(operator, home):
+    before = everything_held()
+    html = operator.post(forget_url("u:1"), {"topic": "everything"}).content.decode()
+    assert "The request names nothing specific" in html
+    assert 'name="confirm"' not in html
+    assert everything_held() == before
+
+
+def test_viewer_sees_no_forget_form_and_gets_403(viewer, home):
+    page = viewer.get(end_user_url("u:1")).content.decode()
+    assert 'id="end-user-forget"' not in page and forget_url("u:1") not in page
+    before = everything_held()
+    assert viewer.get(forget_url("u:1")).status_code == 403
+    assert viewer.post(forget_url("u:1"), {"topic": "my home address"}).status_code == 403
+    data = {"topic": "my home address", "confirm": "Forget"}
+    assert viewer.post(forget_url("u:1"), data).status_code == 403
+    assert everything_held() == before
+
+
+# --- The dashboard's privacy panel -----------------------------------------------------------
+
+
+@pytest.fixture
+def privacy(home):
+    """Redactions in memories and messages, now and two days ago; forget requests by three
+    paths this week, and one older."""
+    now = timezone.now()
+    memory("pw [redacted: password]", redactions={"password": 1})
+    memory("k [redacted: api_key] [redacted: api_key]", redactions={"api_key": 2})
+    memory(
+        "old [redacted: password]",
+        redactions={"password": 1, "card_number": 1},
+        created_at=now - timedelta(days=2),
+    )
+    session = ConversationSession.objects.create(user_id="u:2")
+    for created_at, redactions in ((now, {"password": 2}), (now - timedelta(days=2), {"iban": 1})):
+        ConversationMessage.objects.create(
+            session=session,
+            user_id="u:2",
+            role="user",
+            content="[redacted]",
+            redactions=redactions,
+            created_at=created_at,
+        )
+    requests = []
+    for days, via in ((10, "api"), (3, "conversation"), (2, "admin"), (1, "admin"), (0, "mcp")):
+        requests.append(
+            ForgetRequest.objects.create(
+                user_id="u:1",
+                requested_by="agent",
+                via=via,
+                created_at=now - timedelta(days=days, minutes=1),
+            )
+        )
+    return requests
+
+
+def test_dashboard_privacy_panel_counts_redactions_and_forget_requests(admin_client, privacy):
+    page = admin_client.get("/admin/")
+    assert page.status_code == 200
+    context = page.context
+    redactions = {
+        row.kind: tuple(
+            str(count)
+            for count in (row.memories, row.memories_recent, row.messages, row.messages_recent)
+        )
+        for row in context["redactions"]
+    }
+    assert redactions == {
+        "password": ("2", "1", "2", "2"),
+        "card_number": ("1", "0", "0", "0"),
+        "iban": ("0", "0", "1", "0"),
+        "api_key": ("2", "2", "0", "0"),
+    }
+    # In the redaction module's order of kinds.
+    assert [row.kind for row in context["redactions"]] == [
+        "password",
+        "card_number",
+        "iban",
+        "api_key",
+    ]
+    by_via = {via: number for via, number, _ in context["forget_requests_by_via"]}
+    assert by_via == {"conversation": 1, "api": 0, "mcp": 1, "admin": 2}
+    for _, _, url in context["forget_requests_by_via"]:
+        assert admin_client.get(url).status_code == 200, url
+    latest = [forget_request for forget_request, _, _ in context["forget_requests_latest"]]
+    assert latest == privacy[::-1]  # newest first
+    html = page.content.decode()
+    assert 'id="dashboard-privacy"' in html
+    for forget_request, url, _ in context["forget_requests_latest"]:
+        assert url == reverse("admin:memories_forgetrequest_change", args=[forget_request.pk])
+        assert f'href="{url}"' in html
+
+
+def test_viewer_sees_the_privacy_panel(viewer, privacy):
+    page = viewer.get("/admin/")
+    assert 'id="dashboard-privacy"' in page.content.decode()
+    assert page.context["redactions"] and page.context["forget_requests_latest"]
+
+
+def test_redaction_counts_stop_at_the_cap_and_say_at_least():
+    for n in range(3):
+        memory(f"pw {n}", redactions={"password": 1})
+    counts = selectors.redactions_capped(Memory.objects.all(), cap=2)
+    assert {kind: str(count) for kind, count in counts.items()} == {"password": "2+"}
+    exact = selectors.redactions_capped(Memory.objects.all(), cap=3)
+    assert {kind: str(count) for kind, count in exact.items()} == {"password": "3"}
+
+
+def test_privacy_counts_read_the_partial_indexes(admin_client):
+    with CaptureQueriesContext(connection) as queries:
+        assert admin_client.get("/admin/").status_code == 200
+    reads = [q["sql"] for q in queries.captured_queries if '"redactions" IS NOT NULL' in q["sql"]]
+    assert len(reads) == 4  # memories and messages, all time and the last day
+    plans = []
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # the tables are empty: which index?
+        for sql in reads:
+            assert "LIMIT" in sql, sql
+            cursor.execute(f"EXPLAIN {sql}")
+            plans.append("\n".join(row[0] for row in cursor.fetchall()))
+    for plan in plans:
+        assert "Seq Scan" not in plan, plan
+    on_memories, on_messages = plans[:2], plans[2:]
+    for plan in on_memories:
+        for partition in ("fact", "episodic", "trait", "document"):
+            assert f"idx_memories_{partition}_redacted" in plan, plan
+    for plan in on_messages:
+        assert "idx_conversations_redacted" in plan, plan

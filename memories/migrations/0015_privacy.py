@@ -32,7 +32,7 @@ class Migration(migrations.Migration):
                 ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
                 ('user_id', models.CharField(max_length=255)),
                 ('requested_by', models.CharField(max_length=100)),
-                ('via', models.CharField(choices=[('conversation', 'Conversation'), ('api', 'Api'), ('mcp', 'Mcp'), ('admin', 'Admin')], max_length=20)),
+                ('via', models.CharField(choices=[('conversation', 'conversation'), ('api', 'REST API'), ('mcp', 'MCP'), ('admin', 'admin')], max_length=20)),
                 ('message_id', models.UUIDField(blank=True, null=True)),
                 ('memory_ids', django.contrib.postgres.fields.ArrayField(base_field=models.UUIDField(), blank=True, default=list, size=None)),
                 ('erased_memory_ids', django.contrib.postgres.fields.ArrayField(base_field=models.UUIDField(), blank=True, default=list, size=None)),

@@ -11,6 +11,7 @@ from django.db import transaction
 from memories.models import (
     ConversationMessage,
     ConversationSession,
+    ForgetRequest,
     Memory,
     MemoryHistory,
     MemoryLink,
@@ -62,6 +63,7 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
             ).delete()[0],
             "reflection_cycles": ReflectionCycle.objects.filter(user_id=user_id).delete()[0],
             "consistency_issues": ConsistencyIssue.objects.filter(user_id=user_id).delete()[0],
+            "forget_requests": ForgetRequest.objects.filter(user_id=user_id).delete()[0],
             "django_admin_log_redacted": admin_log_redact(memory_ids=memory_ids, label="(purged)"),
         }
     # The decay view holds a copy of the user's traits until its next refresh: now, not in

@@ -45,6 +45,11 @@ def memory_url(memory: Memory) -> str | None:
     return admin_url("admin:memories_memory_change", quote(memory.pk))
 
 
+def forget_request_url(request_id) -> str | None:
+    """A forget request's admin page: what it forgot, by id."""
+    return admin_url("admin:memories_forgetrequest_change", quote(request_id))
+
+
 def memories_of_user_url(user_id: str, **filters: str) -> str | None:
     """The memory list filtered to one end user (and `filters`)."""
     return admin_url("admin:memories_memory_changelist", query={"user_id": user_id, **filters})

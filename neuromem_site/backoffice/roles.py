@@ -4,7 +4,7 @@
   every model of NeuroMem's apps and django-celery-beat's, nothing else.
 - **operator**: a viewer who may also act: veto traits, act on SOUL versions (veto, evaluate,
   apply, roll back), write a new safety contract, use the memory staff actions (supersede,
-  invalidate, soft delete) and purge an end user.
+  invalidate, soft delete), purge an end user and forget for one (the purge permission).
 
 Migration 0001 creates them with exactly these permissions. After every migrate (and flush)
 a missing group is created again, and both groups get the view permission of any model added

@@ -5,26 +5,33 @@ Nothing here counts `memories` whole. The dashboard shows the planner's estimate
 table is big (EXPLAIN: pg_class.reltuples scaled to the table's current size per partition,
 and pg_statistic's histogram of `score` and null fraction of `expired_at` for the states: a
 few catalogue reads, no scan, so there is nothing to cache), counts exactly while it is small,
-and counts what an index holds (embeddings waiting or failed, failed reflection cycles) only up
-to CAPPED_AT rows. One end user's counts are exact: they read that user's rows only.
+and counts what an index holds (embeddings waiting or failed, failed reflection cycles, the
+redactions) only up to CAPPED_AT rows. One end user's counts are exact: they read that user's
+rows only.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 
-from django.db import connection
+from django.db import connection, models
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
 from memories.meaning import STATES, state_sql, states_q
 from memories.models import (
+    ConversationMessage,
     ConversationSession,
     EmbeddingStatus,
+    ForgetRequest,
+    ForgetVia,
     JobRun,
     Memory,
     MemoryType,
     TraitStage,
 )
+from memories.redaction import KINDS
 from memories.selectors import trait_field
 from neuromem_site.access import Caller, user_access_check
 from neuromem_site.admin_base import planner_estimate
@@ -44,6 +51,10 @@ LATEST_MEMORIES = 20
 LATEST_CYCLES = 20
 TRAITS_SHOWN = 300
 FAILED_CYCLES_SHOWN = 5
+LATEST_FORGET_REQUESTS = 5
+# The dashboard's windows: redactions of the last day, forget requests of the last week.
+REDACTIONS_RECENT = timedelta(hours=24)
+FORGET_REQUESTS_RECENT = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -360,4 +371,71 @@ def reflection_failures() -> CycleFailures:
     return CycleFailures(
         count=count_capped(failed),
         latest=list(failed.order_by("-started_at")[:FAILED_CYCLES_SHOWN]),
+    )
+
+
+# --- Privacy ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RedactionRow:
+    """One kind of secret: how many were redacted from memories and from messages, all time and
+    in the last REDACTIONS_RECENT."""
+
+    kind: str
+    memories: Count
+    memories_recent: Count
+    messages: Count
+    messages_recent: Count
+
+
+def redactions_capped(rows: QuerySet, *, cap: int = CAPPED_AT) -> dict[str, Count]:
+    """kind → how many secrets were redacted from `rows`, summed over at most `cap` of the rows
+    that have a redaction, newest first: the partial indexes `... (created_at) WHERE redactions
+    IS NOT NULL` (memories 0016). Past the cap each sum is a lower bound ("+")."""
+    found = list(
+        rows.filter(redactions__isnull=False)
+        .order_by("-created_at")
+        .values_list("redactions", flat=True)[: cap + 1]
+    )
+    counts: Counter[str] = Counter()
+    for redactions in found[:cap]:
+        counts.update(redactions)
+    return {kind: Count(number, at_least=len(found) > cap) for kind, number in counts.items()}
+
+
+def redactions_by_kind() -> list[RedactionRow]:
+    """Secrets redacted per kind, from memories and from messages, all time and in the last
+    REDACTIONS_RECENT (the kinds seen only)."""
+    since = timezone.now() - REDACTIONS_RECENT
+    sums = [
+        redactions_capped(Memory.objects.all()),
+        redactions_capped(Memory.objects.filter(created_at__gte=since)),
+        redactions_capped(ConversationMessage.objects.all()),
+        redactions_capped(ConversationMessage.objects.filter(created_at__gte=since)),
+    ]
+    found = set().union(*sums)
+    # The redaction module's order of kinds, then any other a stored row names.
+    kinds = [kind for kind in KINDS if kind in found] + sorted(found - set(KINDS))
+    return [RedactionRow(kind, *(counts.get(kind, Count(0)) for counts in sums)) for kind in kinds]
+
+
+@dataclass(frozen=True)
+class ForgetRequestsRecent:
+    by_via: dict[str, int]  # in the last FORGET_REQUESTS_RECENT, every path (zeros included)
+    latest: list[ForgetRequest]
+
+
+def forget_requests_recent() -> ForgetRequestsRecent:
+    """Forget requests of the last FORGET_REQUESTS_RECENT per path, and the latest ones: both on
+    idx_forget_requests_recent (there is one row per request an end user or staff makes)."""
+    by_via = dict(
+        ForgetRequest.objects.filter(created_at__gte=timezone.now() - FORGET_REQUESTS_RECENT)
+        .values_list("via")
+        .annotate(number=models.Count("id"))
+        .order_by()
+    )
+    return ForgetRequestsRecent(
+        by_via={via: by_via.get(via, 0) for via in ForgetVia.values},
+        latest=list(ForgetRequest.objects.order_by("-created_at", "-id")[:LATEST_FORGET_REQUESTS]),
     )

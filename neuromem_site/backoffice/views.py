@@ -1,33 +1,40 @@
-"""The back-office's own admin pages: end users (find one, their page, export, purge) and the
-dashboard on the admin's index. Thin: parse, check the permission, call selectors and
-services, render. Every page is behind the admin's login (AdminSite.admin_view)."""
+"""The back-office's own admin pages: end users (find one, their page, export, forget a topic,
+purge) and the dashboard on the admin's index; and the forgetting steps the memory admin shares
+(a dry run to show, then the forget itself). Thin: parse, check the permission, call selectors
+and services, render. Every page is behind the admin's login (AdminSite.admin_view)."""
 
 import re
+import uuid
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.admin import AdminSite
-from django.contrib.admin.models import CHANGE, DELETION, LogEntry
+from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
 from django.contrib.admin.utils import quote, unquote
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import path
 from django_celery_beat.models import PeriodicTask
 
 from memories.api.operations import user_export_result
+from memories.forgetting.plan import REASONS
 from memories.meaning import STATES
-from memories.models import Memory, MemoryType
+from memories.models import ForgetRequest, ForgetVia, Memory, MemoryType
 from memories.selectors import memory_state
 from memories.services import user_purge
+from memories.services.forgetting import TOPIC_MAX_CHARS, ForgetOutcome, user_forget
 from neuromem_site.access import Caller
 from neuromem_site.admin_base import staff_caller
 from neuromem_site.api.envelope import EnvelopeJSONRenderer
 from neuromem_site.backoffice.links import (
     admin_url,
     end_user_url,
+    forget_request_url,
     memories_of_user_url,
     memory_url,
 )
@@ -37,14 +44,19 @@ from neuromem_site.backoffice.selectors import (
     end_user_counts,
     end_user_overview,
     end_users_find,
+    forget_requests_recent,
     jobs_last_runs,
     memory_counts,
+    redactions_by_kind,
     reflection_failures,
 )
+from neuromem_site.errors import DomainError
 from neuromem_site.validation import user_id_problem
 
 VIEW_PERMISSION = "memories.view_memory"
 PURGE_PERMISSION = "memories.purge_end_user"
+# Forgetting erases part of what is held about an end user: the purge's permission (operators).
+FORGET_PERMISSION = PURGE_PERMISSION
 
 
 def may_view_end_users(request: HttpRequest) -> bool:
@@ -59,6 +71,99 @@ def user_export_body(*, caller: Caller, user_id: str) -> bytes:
 
 def export_filename(user_id: str) -> str:
     return f"neuromem-export-{re.sub(r'[^A-Za-z0-9._-]+', '_', user_id)[:100]}.json"
+
+
+# --- Forgetting ------------------------------------------------------------------------------
+
+
+class TopicForm(forms.Form):
+    topic = forms.CharField(
+        max_length=TOPIC_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 80}),
+        help_text="What to forget, as the end user would say it: “my home address”, “everything "
+        "about Alex”. NeuroMem does not record it: the forget request keeps ids only.",
+    )
+
+
+def forget_preview(
+    request: HttpRequest,
+    *,
+    user_id: str,
+    topic: str | None = None,
+    memory_ids: list[uuid.UUID] | None = None,
+) -> dict[str, Any]:
+    """What forgetting the topic (or the memories) would erase, as a page shows it: the
+    memories (with their content, and what an erasure in part leaves), the messages, and why
+    nothing would be. A dry run: nothing is written."""
+    plan = user_forget(
+        caller=staff_caller(request),
+        user_id=user_id,
+        topic=topic,
+        memory_ids=memory_ids,
+        dry_run=True,
+        via=ForgetVia.ADMIN,
+    ).plan
+    return {
+        "plan_memories": [
+            (erasure, memory_url(erasure.memory)) for erasure in plan.memories.values()
+        ],
+        "plan_messages": [
+            (
+                erasure,
+                admin_url("admin:memories_conversationmessage_change", quote(erasure.message.pk)),
+            )
+            for erasure in plan.messages.values()
+        ],
+        "plan_reason": REASONS[plan.reason] if plan.reason else None,
+        "nothing_to_forget": plan.empty or plan.reason is not None,
+    }
+
+
+def forget_confirmed(
+    request: HttpRequest,
+    *,
+    user_id: str,
+    topic: str | None = None,
+    memory_ids: list[uuid.UUID] | None = None,
+) -> HttpResponse:
+    """Forget the topic (or the memories) as staff via the admin, log it, and go to the forget
+    request's page. The log entry names the request and counts, never the topic (it may be the
+    secret). It is written after the forget's own transaction, which must not be held open
+    around the topic's embedding: the ForgetRequest is the record, this is the admin's copy."""
+    outcome = user_forget(
+        caller=staff_caller(request),
+        user_id=user_id,
+        topic=topic,
+        memory_ids=memory_ids,
+        via=ForgetVia.ADMIN,
+    )
+    forget_request = outcome.request
+    asked = "a topic" if topic is not None else "memory " + ", ".join(map(str, memory_ids))
+    LogEntry.objects.create(
+        user_id=request.user.pk,
+        content_type=ContentType.objects.get_for_model(ForgetRequest),
+        object_id=str(forget_request.pk),
+        object_repr=str(forget_request)[:200],
+        action_flag=ADDITION,
+        change_message=f"Forgot {asked} of end user {user_id} (forget request "
+        f"{forget_request.pk}): {forget_summary(outcome)}.",
+    )
+    if outcome.plan.reason:
+        messages.warning(request, REASONS[outcome.plan.reason])
+    else:
+        messages.success(request, f"Forgotten: {forget_summary(outcome)}.")
+    return HttpResponseRedirect(forget_request_url(forget_request.pk))
+
+
+def forget_summary(outcome: ForgetOutcome) -> str:
+    """How much a forget erased, in numbers only."""
+    erasures = outcome.plan.memories.values()
+    whole = sum(erasure.whole for erasure in erasures)
+    messages_erased = len(outcome.plan.messages)
+    return (
+        f"{whole} memor{pluralize(whole, 'y,ies')} forgotten whole, {len(erasures) - whole} "
+        f"erased in part, {messages_erased} message{pluralize(messages_erased)} erased"
+    )
 
 
 class EndUserPages:
@@ -76,6 +181,11 @@ class EndUserPages:
                 "end-users/<path:quoted_id>/export/",
                 wrap(self.export_view),
                 name="backoffice_end_user_export",
+            ),
+            path(
+                "end-users/<path:quoted_id>/forget/",
+                wrap(self.forget_view),
+                name="backoffice_end_user_forget",
             ),
             path(
                 "end-users/<path:quoted_id>/purge/",
@@ -160,6 +270,10 @@ class EndUserPages:
                 "purge_url": self.action_url("purge", user_id)
                 if request.user.has_perm(PURGE_PERMISSION)
                 else None,
+                "forget_url": self.action_url("forget", user_id)
+                if request.user.has_perm(FORGET_PERMISSION)
+                else None,
+                "topic_form": TopicForm(),
             },
         )
 
@@ -172,6 +286,11 @@ class EndUserPages:
         """The other admin lists, filtered to this user (those that exist)."""
         links = [
             ("All memories", memories_of_user_url(user_id)),
+            ("Forgotten memories", memories_of_user_url(user_id, current="forgotten")),
+            (
+                "Forget requests",
+                admin_url("admin:memories_forgetrequest_changelist", query={"q": user_id}),
+            ),
             (
                 "Traits",
                 admin_url("admin:reflection_trait_changelist", query={"q": f"user_id:{user_id}"}),
@@ -217,6 +336,31 @@ class EndUserPages:
         response = HttpResponse(body, content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="{export_filename(user_id)}"'
         return response
+
+    # --- Forget a topic ---------------------------------------------------------------------
+
+    def forget_view(self, request: HttpRequest, quoted_id: str) -> HttpResponse:
+        """GET: a box for the topic. POST: what forgetting it would erase (a dry run, with the
+        content) and a button to confirm; POST with `confirm`: the forget, then the request's
+        page. A refused topic shows on the form; nothing is written but by the confirmation."""
+        user_id = self.user_id_of(request, quoted_id, FORGET_PERMISSION)
+        form = TopicForm(request.POST if request.method == "POST" else None)
+        context: dict[str, Any] = {
+            "title": f"Forget a topic: end user {user_id}",
+            "user_id": user_id,
+            "user_url": end_user_url(user_id),
+            "form": form,
+        }
+        if form.is_valid():
+            topic = form.cleaned_data["topic"]
+            try:
+                if "confirm" in request.POST:
+                    return forget_confirmed(request, user_id=user_id, topic=topic)
+                context.update(forget_preview(request, user_id=user_id, topic=topic))
+                context["topic"] = topic
+            except DomainError as error:
+                form.add_error("topic" if error.field == "topic" else None, error.message)
+        return self.render(request, "forget.html", context)
 
     # --- Purge ------------------------------------------------------------------------------
 
@@ -319,6 +463,24 @@ def dashboard_context(request: HttpRequest) -> dict[str, Any]:
                 ),
             }
             for job in jobs_last_runs()
+        ]
+    if user.has_perm(VIEW_PERMISSION):
+        context["redactions"] = redactions_by_kind()
+    if user.has_perm("memories.view_forgetrequest"):
+        recent = forget_requests_recent()
+        requests_list = "admin:memories_forgetrequest_changelist"
+        context["forget_requests_url"] = admin_url(requests_list)
+        context["forget_requests_by_via"] = [
+            (via, number, admin_url(requests_list, query={"via__exact": via}))
+            for via, number in recent.by_via.items()
+        ]
+        context["forget_requests_latest"] = [
+            (
+                forget_request,
+                forget_request_url(forget_request.pk),
+                end_user_url(forget_request.user_id),
+            )
+            for forget_request in recent.latest
         ]
     if user.has_perm("reflection.view_reflectioncycle"):
         failures = reflection_failures()

@@ -1,7 +1,8 @@
 """A staff member's day in the back-office, in headless Chromium against a live server: log
 in as an operator, find an end user, open a memory, walk its versions and history, supersede
-it, veto a trait, read a SOUL version's diff, export the user and purge them. And a viewer,
-who sees no mutating button and is refused a purge.
+it, veto a trait, read a SOUL version's diff, export the user and purge them; forget a topic
+of a user, seeing what would go first. And a viewer, who sees no mutating button and is
+refused a purge and a forget.
 
 Data is made through the services and the ORM; every step asserts on what the page shows and
 then on the database. The journey saves screenshots of its key pages (conftest.py)."""
@@ -23,6 +24,7 @@ from evolution.services import (
 from memories.models import (
     ConversationMessage,
     ConversationSession,
+    ForgetRequest,
     JobRun,
     Memory,
     MemoryHistory,
@@ -364,7 +366,7 @@ def test_viewer_sees_no_mutating_button_and_may_not_purge(page, live_server, dja
 
     page.goto(f"/admin/memories/memory/{data['home'].pk}/change/")
     expect(page.locator("#memory-versions tr.memory-this")).to_contain_text("Lives in Porto")
-    for label in ("Supersede…", "Invalidate…", "Delete…"):
+    for label in ("Supersede…", "Invalidate…", "Delete…", "Forget (erase)…"):
         assert page.get_by_role("link", name=label).count() == 0, label
 
     page.goto(f"/admin/reflection/trait/{data['runner'].pk}/change/")
@@ -375,11 +377,47 @@ def test_viewer_sees_no_mutating_button_and_may_not_purge(page, live_server, dja
     expect(page.locator("#soul-diff")).to_contain_text("Give a concrete example")
     assert page.locator("#soul-actions").count() == 0
 
+    assert page.locator("#end-user-forget").count() == 0
     for url in (
         end_user_url(USER) + "purge/",
+        end_user_url(USER) + "forget/",
+        f"/admin/memories/memory/{data['home'].pk}/forget/",
         f"/admin/memories/memory/{data['home'].pk}/supersede/",
         f"/admin/reflection/trait/{data['runner'].pk}/veto/",
     ):
         response = page.goto(url)
         assert response.status == 403, url
     assert Memory.objects.filter(user_id=USER).count() == 10
+
+
+def test_operator_forgets_a_topic_seeing_first_what_goes(
+    page, live_server, django_user_model, screenshots
+):
+    alice()
+    staff(django_user_model, "otto", OPERATOR)
+    log_in(page, "otto")
+    cat = Memory.objects.get(user_id=USER, content="Has a cat called Miso")
+
+    # From the user's page: the topic, then what forgetting it would erase.
+    page.goto(end_user_url(USER))
+    page.fill("#end-user-forget textarea[name=topic]", "my cat")
+    page.click("#end-user-forget input[type=submit]")
+    expect(page.locator("#forget-plan-memories")).to_contain_text("Has a cat called Miso")
+    assert "Lives in Porto" not in page.locator("#forget-plan-memories").inner_text()
+    shot(page, screenshots, "forget-preview")
+    assert not ForgetRequest.objects.exists()  # a dry run
+
+    page.click("#forget-confirm input[type=submit][value=Forget]")
+    expect(page.locator(".messagelist")).to_contain_text("Forgotten: 1 memory forgotten whole")
+    forget_request = ForgetRequest.objects.get()
+    assert (forget_request.requested_by, forget_request.via) == ("staff:otto", "admin")
+
+    # The forget request's page links the memory, whose page says when and by whom, not what.
+    page.get_by_role("link", name=str(cat.pk)).click()
+    expect(page.locator(".field-forgotten")).to_contain_text(
+        "at the request of staff:otto via admin"
+    )
+    expect(page.locator("#memory-history")).to_contain_text("(erased)")
+    assert "Miso" not in page.content()
+    shot(page, screenshots, "forgotten")
+    assert page.get_by_role("link", name="Forget (erase)…").count() == 0

@@ -16,13 +16,16 @@ from django.utils import timezone
 from memories.models import (
     ConversationMessage,
     ConversationSession,
+    ForgetRequest,
     Memory,
     MemoryHistory,
     MemoryLink,
     MemorySource,
 )
 from memories.services import memory_supersede
-from neuromem_site.access import SYSTEM
+from memories.services.forgetting import user_forget
+from neuromem_site.access import SYSTEM, Caller
+from neuromem_site.backoffice.links import end_user_url
 from reflection.models import TraitEvidence
 from tests.memories.scratch import catalog, migrate, scratch_database
 
@@ -567,6 +570,7 @@ PLANS = [
     ({"current": "current"}, "idx_memories_"),
     ({"current": "expired"}, "_not_current"),
     ({"current": "invalidated"}, "_not_current"),
+    ({"current": "forgotten"}, "_forgotten"),
     ({"state": "deleted"}, "_not_current"),
     ({"embedding_status__exact": "pending"}, "_embedding_todo"),
     ({"embedding_status__exact": "failed"}, "_embedding_todo"),
@@ -672,3 +676,262 @@ def test_odd_list_parameters_answer_without_an_error(admin_client, query):
     assert page.status_code in (200, 302)
     if page.status_code == 302:
         assert page["Location"].endswith("?e=1")
+
+
+# --- Forgotten memories --------------------------------------------------------------------
+
+FORGET_REQUESTS = "/admin/memories/forgetrequest/"
+ADDRESS = "742 Evergreen Terrace"
+
+
+def forget_url(memory):
+    return reverse("admin:memories_memory_forget", args=[memory.pk])
+
+
+def request_url(forget_request):
+    return reverse("admin:memories_forgetrequest_change", args=[forget_request.pk])
+
+
+def home_address(user_id="u:1"):
+    """A fact and the message it came from, both saying where the user lives; and a fact on
+    another topic."""
+    session = ConversationSession.objects.create(user_id=user_id)
+    said = ConversationMessage.objects.create(
+        session=session,
+        user_id=user_id,
+        role="user",
+        content=f"My home address is {ADDRESS}. I love jazz.",
+    )
+    fact = make_memory(f"The user's home address is {ADDRESS}", user_id)
+    MemorySource.objects.create(memory_id=fact.pk, session_id=session.pk, conversation_id=said.pk)
+    make_memory("The user loves jazz", user_id)
+    return said, fact
+
+
+def forgotten(memory, caller=SYSTEM):
+    """The memory forgotten through the service (as an API client would ask)."""
+    outcome = user_forget(caller=caller, user_id=memory.user_id, memory_ids=[memory.pk])
+    memory.refresh_from_db()
+    return outcome.request
+
+
+def everything_held():
+    """What a forget could change: every row's content, the history, the requests, the log."""
+    return (
+        sorted(Memory.objects.values_list("id", "content", "version", "forgotten_at")),
+        sorted(ConversationMessage.objects.values_list("id", "content")),
+        sorted(
+            MemoryHistory.objects.values_list("id", "event", "old_content", "new_content"),
+            key=str,
+        ),
+        ForgetRequest.objects.count(),
+        LogEntry.objects.count(),
+    )
+
+
+def test_a_forgotten_memory_reads_forgotten_in_the_list_and_has_a_filter(admin_client):
+    _, fact = home_address()
+    make_memory("Lived in Paris", created_at=timezone.now() - timezone.timedelta(days=3))
+    forgotten(fact)
+    html = html_of(admin_client.get(MEMORIES))
+    assert "(forgotten)" in html and "Evergreen" not in html
+    assert "Lived in Paris" in html and "The user loves jazz" in html
+
+    listed = admin_client.get(MEMORIES, {"current": "forgotten"}).context["cl"].result_list
+    assert [memory.pk for memory in listed] == [fact.pk]
+    assert "Forgotten (erased on request)" in html  # the filter's choice
+    # Search by its id finds the record, not what it said.
+    by_id = html_of(admin_client.get(MEMORIES, {"q": str(fact.pk)}))
+    assert "(forgotten)" in by_id and "Evergreen" not in by_id
+    assert not admin_client.get(MEMORIES, {"q": "Evergreen"}).context["cl"].result_list
+
+
+def test_a_forgotten_memorys_page_says_when_and_on_whose_request_never_what(admin_client):
+    said, fact = home_address()
+    forget_request = forgotten(fact, caller=Caller(name="support-agent", is_staff=True))
+    html = html_of(admin_client.get(page_url(fact)))
+    assert "Evergreen" not in html
+    when = timezone.localtime(fact.forgotten_at).strftime("%Y-%m-%d %H:%M:%S")
+    assert f"Forgotten on {when}" in html
+    assert "at the request of <code>support-agent</code> via api" in html
+    assert f'href="{request_url(forget_request)}"' in html
+    assert "field-content_text" not in html and "field-metadata_json" not in html
+    # History: the ADD's content erased, and the FORGET naming the request.
+    history = html.split('id="memory-history"')[1].split("</fieldset>")[0]
+    assert "(erased)" in history
+    assert "FORGET" in history and f"forget request {forget_request.pk}" in history
+    # The message it came from keeps what was not about it.
+    assert reverse("admin:memories_conversationmessage_change", args=[said.pk]) in html
+    assert "[forgotten] I love jazz." in html
+
+
+def test_a_forgotten_memory_offers_no_action_and_refuses_a_posted_one(admin_client):
+    _, fact = home_address()
+    forgotten(fact)
+    html = html_of(admin_client.get(page_url(fact)))
+    for name in (*ACTIONS, "forget"):
+        assert action_url(name, fact) not in html
+    before = everything_held()
+    for name in ACTIONS:
+        data = {"content": "Lives in Rome", "reason": "why", "version": fact.version}
+        response = admin_client.post(action_url(name, fact), data)
+        assert (response.status_code, response["Location"]) == (302, page_url(fact)), name
+    response = admin_client.post(forget_url(fact))
+    assert (response.status_code, response["Location"]) == (302, page_url(fact))
+    assert everything_held() == before
+    message = [str(m) for m in admin_client.get(page_url(fact)).context["messages"]]
+    assert message == [
+        *["This memory was forgotten: nothing to change."] * len(ACTIONS),
+        "This memory is forgotten already: nothing more to forget.",
+    ]
+
+
+def test_forget_shows_the_dry_run_first_and_changes_nothing(admin_client):
+    _, fact = home_address()
+    older = make_memory(f"The user lived at {ADDRESS} before")
+    Memory.objects.filter(pk=older.pk).update(expired_at=timezone.now(), superseded_by=fact.pk)
+    assert 'id="forget-link"' in html_of(admin_client.get(page_url(fact)))
+    before = everything_held()
+    html = html_of(admin_client.get(forget_url(fact)))
+    assert everything_held() == before
+    plan = html.split('id="forget-plan-memories"')[1]
+    # It and its older version, with their content; the message it came from, before and after.
+    assert f"The user&#x27;s home address is {ADDRESS}" in plan
+    assert f"The user lived at {ADDRESS} before" in plan
+    assert "The user loves jazz" not in plan
+    assert f"My home address is {ADDRESS}. I love jazz." in plan
+    assert "[forgotten] I love jazz." in plan
+    assert 'value="Forget"' in html and "csrfmiddlewaretoken" in html
+
+
+def test_forget_confirmed_erases_as_staff_and_logs_the_request_not_the_content(
+    admin_client, admin_user
+):
+    said, fact = home_address()
+    response = admin_client.post(forget_url(fact))
+    forget_request = ForgetRequest.objects.get()
+    assert response.status_code == 302 and response["Location"] == request_url(forget_request)
+    assert (forget_request.requested_by, forget_request.via) == ("staff:admin", "admin")
+    assert forget_request.memory_ids == [fact.pk]
+    assert forget_request.message_ids == [said.pk]
+    fact.refresh_from_db()
+    assert fact.forgotten_at is not None and fact.content == ""
+    said.refresh_from_db()
+    assert said.content == "[forgotten] I love jazz."
+    (entry,) = LogEntry.objects.all()
+    assert (entry.user, entry.action_flag, entry.object_id) == (
+        admin_user,
+        ADDITION,
+        str(forget_request.pk),
+    )
+    assert entry.content_type.model_class() is ForgetRequest
+    assert str(forget_request.pk) in entry.change_message
+    assert "1 memory forgotten whole" in entry.change_message
+    assert "Evergreen" not in entry.change_message + entry.object_repr
+    page = admin_client.get(response["Location"])
+    assert "Forgotten: 1 memory forgotten whole" in " ".join(
+        str(m) for m in page.context["messages"]
+    )
+
+
+def test_view_only_staff_may_not_forget(viewer):
+    _, fact = home_address()
+    html = html_of(viewer.get(page_url(fact)))
+    assert forget_url(fact) not in html and 'id="forget-link"' not in html
+    before = everything_held()
+    assert viewer.get(forget_url(fact)).status_code == 403
+    assert viewer.post(forget_url(fact)).status_code == 403
+    assert everything_held() == before
+
+
+def test_staff_who_change_memories_but_may_not_purge_may_not_forget(client, django_user_model):
+    """Forgetting is the purge's permission, not the memory actions'."""
+    user = django_user_model.objects.create_user("editor", "editor@example.com", "pw")
+    user.is_staff = True
+    user.save()
+    user.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_memory", "change_memory"])
+    )
+    client.force_login(user)
+    _, fact = home_address()
+    html = html_of(client.get(page_url(fact)))
+    assert action_url("supersede", fact) in html and forget_url(fact) not in html
+    assert client.post(forget_url(fact)).status_code == 403
+    assert not ForgetRequest.objects.exists()
+
+
+def test_history_rows_erased_in_part_read_erased(admin_client):
+    """An episode erased in part keeps its current content; its history loses it."""
+    session = ConversationSession.objects.create(user_id="u:1")
+    episode = make_memory(
+        f"User: My home address is {ADDRESS}. I love jazz.", memory_type="episodic"
+    )
+    MemorySource.objects.create(memory_id=episode.pk, session_id=session.pk)
+    outcome = user_forget(caller=SYSTEM, user_id="u:1", topic="my home address")
+    assert outcome.request.erased_memory_ids == [episode.pk]
+    html = html_of(admin_client.get(page_url(episode)))
+    history = html.split('id="memory-history"')[1].split("</fieldset>")[0]
+    assert "(erased)" in history and "Evergreen" not in html
+    assert "I love jazz." in html  # what was not about it stays
+
+
+# --- Forget requests -----------------------------------------------------------------------
+
+
+def test_forget_request_list_newest_first_filter_and_exact_search(admin_client):
+    _, fact = home_address()
+    other = make_memory("Plays chess", "u:2")
+    first = forgotten(other)
+    second = forgotten(fact, caller=Caller(name="staff:otto", is_staff=True))
+    ForgetRequest.objects.filter(pk=first.pk).update(
+        created_at=timezone.now() - timezone.timedelta(hours=1)
+    )
+    nothing = user_forget(caller=SYSTEM, user_id="u:1", topic="everything").request
+
+    def listed(query=None):
+        changelist = admin_client.get(FORGET_REQUESTS, query or {}).context["cl"]
+        return [forget_request.pk for forget_request in changelist.result_list]
+
+    assert listed() == [nothing.pk, second.pk, first.pk]
+    ForgetRequest.objects.filter(pk=second.pk).update(via="admin")
+    assert listed({"via__exact": "admin"}) == [second.pk]
+    assert listed({"q": "u:2"}) == [first.pk]
+    assert listed({"q": str(second.pk)}) == [second.pk]
+    assert listed({"q": "u:"}) == []  # exact, not a prefix
+    html = html_of(admin_client.get(FORGET_REQUESTS))
+    assert "names_nothing" in html and "staff:otto" in html
+    assert end_user_url("u:2") in html
+    assert "/admin/memories/forgetrequest/add/" not in html
+    assert "delete_selected" not in html
+
+
+def test_forget_request_page_links_what_it_erased_and_is_read_only(admin_client):
+    said, fact = home_address()
+    forget_request = forgotten(fact)
+    html = html_of(admin_client.get(request_url(forget_request)))
+    assert f'href="{page_url(fact)}">{fact.pk}</a>' in html
+    message = reverse("admin:memories_conversationmessage_change", args=[said.pk])
+    assert f'href="{message}">{said.pk}</a>' in html
+    assert 'name="_save"' not in html and "Evergreen" not in html
+    assert admin_client.post(request_url(forget_request), {"via": "api"}).status_code == 403
+    assert admin_client.get(f"{FORGET_REQUESTS}add/").status_code == 403
+    delete = reverse("admin:memories_forgetrequest_delete", args=[forget_request.pk])
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 403
+    assert ForgetRequest.objects.filter(pk=forget_request.pk).exists()
+
+    nothing = user_forget(caller=SYSTEM, user_id="u:1", topic="everything").request
+    why = html_of(admin_client.get(request_url(nothing)))
+    assert "names_nothing" in why and "names nothing specific" in why
+
+
+def test_message_list_shows_what_was_redacted(admin_client):
+    session = ConversationSession.objects.create(user_id="u:1")
+    ConversationMessage.objects.create(
+        session=session,
+        user_id="u:1",
+        role="user",
+        content="My password is [redacted: password], key [redacted: api_key]",
+        redactions={"password": 1, "api_key": 1},
+    )
+    html = html_of(admin_client.get(MESSAGES))
+    assert "api_key 1, password 1" in html

@@ -9,6 +9,7 @@ from memories.ingest import session_message_add, session_open
 from memories.models import (
     ConversationMessage,
     ConversationSession,
+    ForgetRequest,
     Memory,
     MemoryHistory,
     MemorySource,
@@ -28,6 +29,7 @@ TABLES = [
     "conversation_sessions",
     "reflection_cycles",
     "consistency_issues",
+    "forget_requests",
 ]
 
 
@@ -69,6 +71,9 @@ def populate(user_id: str) -> None:
         missing_id=str(fact.id),
         user_id=user_id,
     )
+    ForgetRequest.objects.create(
+        user_id=user_id, requested_by="t", via="api", reason="nothing_held"
+    )
 
 
 def counts() -> dict[str, int]:
@@ -96,6 +101,7 @@ def test_export_holds_everything(agent):
     assert len(data["sessions"]) == 1 and len(data["messages"]) == 2
     assert len(data["sources"]) == 4
     assert len(data["links"]) == 1
+    assert len(data["forget_requests"]) == 1 and data["forgotten"] == []
 
 
 def test_purge_removes_every_row_of_one_user_and_no_other(agent):
@@ -120,6 +126,7 @@ def test_purge_removes_every_row_of_one_user_and_no_other(agent):
         "conversation_sessions": 1,
         "reflection_cycles": 1,
         "consistency_issues": 1,
+        "forget_requests": 1,
         "django_admin_log_redacted": 0,
     }
     assert not Memory.objects.filter(user_id="agent:1").exists()
