@@ -472,7 +472,7 @@ def main() -> None:
     lines += ["| set | cases | answers read | answers leaking | kept | recall top 5 clean |"]
     lines += ["|---|---:|---:|---:|---:|---:|"]
     for source, title in (
-        ("own", "own trap set (forget.yaml)"),
+        ("own", f"trap set ({Path(args.cases).name})"),
         ("benchd", "benchd-harness 0.2.0 deletion"),
     ):
         chosen = [r for r in results if r.case.source == source]

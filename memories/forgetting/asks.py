@@ -192,6 +192,8 @@ NOT_A_REQUEST = re.compile(
     r"|forgetting|deleted|removed|erased|cleared|lost|dropped|scrapped)\b",
     re.I,
 )
+# "Forget it" said as "never mind".
+NEVER_MIND = re.compile(r"^\W*(?:\w+[,.]?\s+)?forget\s+it\b", re.I)
 # Names of information rather than of a thing: "the job hunt stuff", "the account info".
 INFO_NOUN = re.compile(
     r"\b(?:stuff|things?|info|information|details?|data|records?|part|bit|notes?|story"
@@ -227,6 +229,8 @@ def _english(sentence: str) -> ForgetAsk | None:
             continue
         topic = RELATIVE_END.sub("", TOPIC_END.sub("", (match["topic"] or "").strip()))
         verb = (match.groupdict().get("verb") or "forget").lower()
+        if NEVER_MIND.match(match.group()) and not _polite_request(sentence):
+            continue  # "ugh, forget it, I'll call them myself": never mind, not a request
         if verb not in STRONG_VERBS and not _about_memory(match.group(), topic):
             continue  # "Delete the draft", "Clear my schedule": a task, not a memory
         return ForgetAsk(topic=topic)
@@ -235,7 +239,9 @@ def _english(sentence: str) -> ForgetAsk | None:
 
 def _polite_request(before: str) -> bool:
     """A clause that asks even though it reads "I … delete" ("can you please delete")."""
-    return re.search(r"\b(?:please|can you|could you|would you)\b", before, re.I) is not None
+    return (
+        re.search(r"\b(?:please|can you|could you|would you|from your)\b", before, re.I) is not None
+    )
 
 
 def _about_memory(request: str, topic: str) -> bool:

@@ -36,7 +36,7 @@ from pgvector import HalfVector
 
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.extraction import content_free
-from memories.forgetting.topics import STOPWORDS, Topic, Values, stem
+from memories.forgetting.topics import STOPWORDS, ZH_PERSON_NOUNS, Topic, Values, stem
 from memories.models import ConversationMessage, Memory, MemorySource, MemoryType
 from memories.relevance import CJK_CHARACTERS, similarity_floors
 from memories.sentences import HAN, sentence_spans
@@ -174,17 +174,88 @@ def with_continuations(text: str, spans: list[Span], hits: set[Span]) -> set[Spa
     return found
 
 
-def says(words: set[str]) -> Callable[[str], bool]:
+@dataclass(frozen=True)
+class Hit:
+    """Where a sentence is about what is forgotten (spans in the sentence; none: it is not)."""
+
+    where: Callable[[str], list[Span]]
+
+    def __call__(self, sentence: str) -> bool:
+        return bool(self.where(sentence))
+
+    @classmethod
+    def whole(cls, test: Callable[[str], bool]) -> "Hit":
+        """A test of whole sentences, with no place in them."""
+        return cls(lambda sentence: [(0, len(sentence))] if test(sentence) else [])
+
+    @classmethod
+    def any_of(cls, hits: list["Hit"]) -> "Hit":
+        return cls(lambda sentence: [span for hit in hits for span in hit.where(sentence)])
+
+
+EVERY_SENTENCE = Hit.whole(lambda sentence: True)
+
+
+def says(words: set[str]) -> Hit:
     """A sentence says a memory made of `words` when it holds at least half of them."""
-    return lambda sentence: bool(words) and len(words & _words(sentence)) * 2 >= len(words)
+    return Hit.whole(
+        lambda sentence: bool(words) and len(words & _words(sentence)) * 2 >= len(words)
+    )
+
+
+# Chinese joins with commas what English says in sentences of their own: "我现在月薪两万三，老婆
+# 在银行上班，月薪一万五左右。" A clause naming a new subject (someone, or something "在 / 是")
+# starts a new part; clauses without one go on about the part before.
+ZH_CLAUSE_END = re.compile(r"(?<=[，,；;])")
+ZH_NEW_SUBJECT = re.compile(
+    rf"^\s*(?:另外|顺便|还有|对了|而|但是?|不过)?\s*(?:我们|我|你|他们|她们|他|她|{ZH_PERSON_NOUNS}"
+    r"|(?![现正还实一就都也只又总可于真要老倒不][在是])[\u4e00-\u9fff]{1,4}(?:在|是))"
+)
+
+
+# The same in English, for lists said in one sentence: "work cell is 415-…, personal cell is
+# 628-…, email is …".
+EN_CLAUSE_END = re.compile(r"(?<=[,;:])(?=\s)")
+EN_NEW_SUBJECT = re.compile(
+    r"^\s*(?:and\s+|plus\s+)?(?:(?:my|his|her|their|our|the|a|an)\s+)?[\w'-]+(?:\s+[\w'-]+)?"
+    r"\s+(?:is|are|was|were)\b",
+    re.I,
+)
+
+
+def narrowed(text: str, span: Span, hit: Hit) -> list[Span]:
+    """The parts of the sentence at `span` that `hit` is about: a clause that names a new
+    subject starts a part, clauses without one go on about the part before (see
+    ZH_NEW_SUBJECT, EN_NEW_SUBJECT); the whole sentence when it is one part."""
+    sentence = text[slice(*span)]
+    chinese = HAN.search(sentence) is not None
+    clause_end, new_subject = (
+        (ZH_CLAUSE_END, ZH_NEW_SUBJECT) if chinese else (EN_CLAUSE_END, EN_NEW_SUBJECT)
+    )
+    parts: list[list[int]] = []
+    start = 0
+    for piece in clause_end.split(sentence):
+        if piece.strip():
+            if not parts or new_subject.match(piece):
+                parts.append([start, start + len(piece)])
+            else:
+                parts[-1][1] = start + len(piece)
+        start += len(piece)
+    matches = hit.where(sentence)
+    if (0, len(sentence)) in matches:  # said as a whole
+        return [span]
+    chosen = [(s, e) for s, e in parts if any(s <= m[0] < e for m in matches)]
+    return [(span[0] + s, span[0] + e) for s, e in chosen] or [span]
 
 
 def _erased(text: str, marks: dict[Span, str]) -> str:
-    """`text` with each span replaced by its mark (or dropped: ""), neighbouring marks merged."""
+    """`text` with each span replaced by its mark (or dropped: ""), overlapping spans as one,
+    neighbouring marks merged."""
     pieces: list[str] = []
     position, last_mark = 0, None
     for (start, end), mark in sorted(marks.items()):
-        if start < position:
+        if start < position:  # overlapping the span before: erase what it adds
+            position = max(position, end)
             continue
         between = text[position:start]
         if not (last_mark == mark and not between.strip()):
@@ -198,7 +269,7 @@ def _erased(text: str, marks: dict[Span, str]) -> str:
 # --- Memories ----------------------------------------------------------------------------------
 
 
-def memory_erasure(memory: Memory, hit: Callable[[str], bool]) -> MemoryErasure | None:
+def memory_erasure(memory: Memory, hit: Hit) -> MemoryErasure | None:
     """What erasing its sentences that `hit` leaves of the memory (None: none do). An episode
     whose assistant context is about it loses the context, and the user's first sentence when
     that is a short answer to it ("What's your name?" → "It's Marcus")."""
@@ -212,7 +283,11 @@ def memory_erasure(memory: Memory, hit: Callable[[str], bool]) -> MemoryErasure 
         return None
     if memory.memory_type not in (MemoryType.EPISODIC, MemoryType.DOCUMENT):
         return MemoryErasure(memory, whole=True)
-    spans = with_continuations(memory.content, own, spans)
+    spans = {
+        part
+        for span in with_continuations(memory.content, own, spans)
+        for part in narrowed(memory.content, span, hit)
+    }
     words_start = own[0][0] if own else len(memory.content)
     after = _erased(
         memory.content[words_start:], {(s - words_start, e - words_start): "" for s, e in spans}
@@ -285,9 +360,7 @@ class Holdings:
 class _Found:
     """What a plan has found so far."""
 
-    hits: dict[uuid.UUID, list[Callable[[str], bool]]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
+    hits: dict[uuid.UUID, list[Hit]] = field(default_factory=lambda: defaultdict(list))
     whole: set[uuid.UUID] = field(default_factory=set)
     said: dict[uuid.UUID, list[Span]] = field(default_factory=lambda: defaultdict(list))
     topics: list[Topic] = field(default_factory=list)
@@ -317,8 +390,8 @@ def forget_plan(
         for memory in held.memories.values():
             if memory.key and _slot(memory.key) in topic.slots and topic.broad:
                 found.whole.add(memory.id)
-            elif memory_erasure(memory, topic.about) is not None:
-                found.hits[memory.id].append(topic.about)
+            elif memory_erasure(memory, Hit(topic.spans)) is not None:
+                found.hits[memory.id].append(Hit(topic.spans))
             elif _means(topic, memory, margins.get(memory.id)):
                 found.hits[memory.id].append(_meant(topic, memory))
     erasures = _erasures(held, found)
@@ -332,8 +405,8 @@ def forget_plan(
             _sentences_said(erasure, held, found)
     if found.values.items:
         for memory in held.memories.values():
-            if memory_erasure(memory, found.values.found_in) is not None:
-                found.hits[memory.id].append(found.values.found_in)
+            if memory_erasure(memory, Hit(found.values.spans)) is not None:
+                found.hits[memory.id].append(Hit(found.values.spans))
     erasures = _erasures(held, found)
 
     messages = _message_erasures(held, found)
@@ -393,13 +466,14 @@ def _means(topic: Topic, memory: Memory, margin: float | None) -> bool:
     )
 
 
-def _meant(topic: Topic, memory: Memory) -> Callable[[str], bool]:
+def _meant(topic: Topic, memory: Memory) -> Hit:
     """The sentences a memory that means the topic loses: those showing a concept of the topic,
     or every one when none does."""
     _, own = memory_sentences(memory)
-    if any(topic.partly(memory.content[slice(*span)]) for span in own):
-        return topic.partly
-    return lambda sentence: True
+    partly = Hit(topic.partly_spans)
+    if any(partly(memory.content[slice(*span)]) for span in own):
+        return partly
+    return EVERY_SENTENCE
 
 
 def _anchor(topic: Topic, held: Holdings, found: _Found, asking: Asking | None) -> None:
@@ -529,9 +603,7 @@ def _erasures(held: Holdings, found: _Found) -> dict[uuid.UUID, MemoryErasure]:
     for memory_id, hits in found.hits.items():
         if memory_id in erasures:
             continue
-        erasure = memory_erasure(
-            held.memories[memory_id], lambda s, hits=hits: any(h(s) for h in hits)
-        )
+        erasure = memory_erasure(held.memories[memory_id], Hit.any_of(hits))
         if erasure is not None:
             erasures[memory_id] = erasure
     return erasures
@@ -543,10 +615,10 @@ def _message_erasures(held: Holdings, found: _Found) -> dict[uuid.UUID, MessageE
     for message in held.messages.values():
         spans = set(found.said.get(message.id, ()))
         sentences = _spans(message.content)
+        about = Hit.any_of([Hit(found.values.spans), *(Hit(t.spans) for t in found.topics)])
         for span in sentences:
-            sentence = message.content[slice(*span)]
-            if found.values.found_in(sentence) or any(t.about(sentence) for t in found.topics):
-                spans.add(span)
+            if about(message.content[slice(*span)]):
+                spans.update(narrowed(message.content, span, about))
         if message.role == "assistant" and erased_before:
             # The reply to what was forgotten, where it echoes it ("Reykjavik in winter!").
             echoes = _distinctive(_words(erased_before))

@@ -89,7 +89,7 @@ CONCEPTS = (
         rf"|heart\s+(?:attack|disease|condition)|kidney|liver|thyroid|rehab|addiction"
         rf"|antidepressants?|ssris?|dialysis|biopsy|tumor|overdose|sick|dental|tooth|teeth"
         rf"|wisdom\s+tooth|pain|aches?|fever|flu|cough|sore|nausea|insomnia"
-        rf"|sleeping\s+pills?){E}"
+        rf"|sleeping\s+pills?|glucose|blood\s+sugar|a1c|insulin\s+pump|inhaler|epipen){E}"
         r"|糖尿病|高血压|血压|胆固醇|癌|肿瘤|哮喘|抑郁|焦虑|双相|多动症|自闭|癫痫|偏头痛|关节炎|艾滋"
         r"|肝炎|新冠|手术|确诊|诊断|药|胰岛素|处方|治疗|心理医生|心理咨询|化疗|病|怀孕|流产|过敏|医院"
         r"|住院|康复|体检|症|牙|疼|痛|发烧|感冒|咳嗽|失眠|安眠药|休学|查出|复查|结节|囊肿|息肉|肿|炎"
@@ -124,15 +124,26 @@ CONCEPTS = (
         "finance",
         rf"{W}(?:financ(?:es|ial)|money|salary|income|pay|wages?|earn(?:s|ings)?|what\s+i\s+make"
         rf"|debts?|loans?|mortgage"
-        rf"|savings|bank(?:ing)?(?:\s+(?:account|details|info))?|credit(?:\s+card)?|debit\s+card"
-        rf"|cards?|investments?|stocks?|crypto|taxes|net\s+worth|budget){E}"
-        r"|工资|收入|薪水|薪资|年薪|月薪|存款|贷款|债|房贷|银行|理财|财务|钱|投资|股票|信用卡",
+        rf"|savings|bank(?:ing)?(?:\s+(?:account|details|info))?|credit"
+        rf"|investments?|stocks?|crypto|taxes|net\s+worth|budget){E}"
+        r"|工资|收入|薪水|薪资|年薪|月薪|存款|贷款|债|房贷|银行|理财|财务|钱|投资|股票",
         rf"{W}(?:salary|income|earn(?:s|ed|ing)?|paid|wages?|debts?|loans?|mortgage|savings"
         rf"|bank|account\s+number|credit\s+card|debit\s+card|card\s+number|invest(?:ment|ments"
         rf"|ed|ing)?|stocks?|shares|crypto|bitcoin|bonus|raise|net\s+worth|bankrupt(?:cy)?"
         rf"|owe[sd]?|broke|taxes){E}|\$\s?\d|\d\s?(?:k|grand|dollars|usd|euros?|pounds)\b"
         r"|\[redacted: (?:card_number|iban)\]|工资|收入|薪水|薪资|年薪|月薪|存款|贷款|欠|房贷|银行"
         r"|卡号|投资|股票|基金|万元|块钱|奖金|信用卡",
+        sensitive=True,
+    ),
+    # Cards are finance too, but "my credit card" is not the bank account beside it.
+    concept(
+        "payment_card",
+        rf"{W}(?:(?:credit|debit|bank|payment|amex|visa|mastercard)\s+)?cards?"
+        rf"(?:\s+(?:number|details|info|information))?{E}|信用卡|借记卡|银行卡|卡号",
+        rf"{W}(?:credit\s+card|debit\s+card|card\s+number|card\s+ending|ending\s+in\s+\d{{4}}"
+        rf"|last\s+(?:four|4)\s+digits|amex|american\s+express|visa\s+card|mastercard"
+        rf"|discover\s+card|cvv|expiry\s+date){E}|\[redacted: card_number\]"
+        r"|信用卡|借记卡|银行卡|卡号|尾号",
         sensitive=True,
     ),
     concept(
@@ -159,7 +170,7 @@ CONCEPTS = (
     concept(
         "phone",
         rf"{W}(?:phone|mobile|cell|contact|telephone)(?:\s+(?:phone|number))?{E}"
-        rf"|{W}(?:work|home|personal|office|private|landline)\s+(?:number|line|phone){E}"
+        rf"|(?:(?<=work )|(?<=home )|(?<=personal )|(?<=office )|(?<=private ))(?:number|line)"
         rf"|^(?:my\s+|the\s+)?(?:number|digits){E}|电话|手机|号码",
         rf"{W}(?:phone|mobile|cell(?:\s+phone)?|call\s+me\s+at|text\s+me\s+at){E}"
         r"|(?<![\d-])\+?\d[\d\s().-]{6,}\d(?![\d-])|电话|手机",
@@ -419,9 +430,13 @@ class Topic:
         """Whether `sentence` shows a concept of a topic that is more specific than it ("my
         Iceland trip": a trip; "my personal cell number": a phone number): about the topic only
         if it means the same (memories/forgetting/plan.py asks the embeddings)."""
-        return bool(
-            (self.words or self.names) and self._whose(sentence, self._concept_spans(sentence))
-        )
+        return bool(self.partly_spans(sentence))
+
+    def partly_spans(self, sentence: str) -> list[tuple[int, int]]:
+        """Where `sentence` is partly about the topic (see `partly`)."""
+        if not (self.words or self.names):
+            return []
+        return self._whose(sentence, self._concept_spans(sentence))
 
     def _concept_spans(self, sentence: str) -> list[tuple[int, int]]:
         return [m.span() for c in self.concepts for m in c.shows.finditer(sentence)]
@@ -494,19 +509,23 @@ def _word_matches(sentence: str, word: str, *, stemmed: bool = False) -> list[_M
 
 
 def concepts_named(text: str) -> tuple[Concept, ...]:
-    """The concepts `text` names, the most specific where one name holds another ("job hunt":
-    the job search, not every job)."""
+    """The concepts `text` names: the most specific where one name holds another ("job hunt":
+    the job search, not every job), the head where one qualifies another ("work number": a
+    phone number, not the job)."""
     spans = {c: [m.span() for m in c.names.finditer(text)] for c in CONCEPTS}
     named = {c: found for c, found in spans.items() if found}
 
     def within(inner: tuple[int, int], outer: tuple[int, int]) -> bool:
         return outer[0] <= inner[0] and inner[1] <= outer[1] and inner != outer
 
+    def qualifies(inner: tuple[int, int], head: tuple[int, int]) -> bool:
+        return 0 <= head[0] - inner[1] <= 1 and not HAN.search(text[slice(*inner)])
+
     return tuple(
         c
         for c, found in named.items()
         if not any(
-            all(any(within(span, wider) for wider in other) for span in found)
+            all(any(within(s, o) or qualifies(s, o) for o in other) for s in found)
             for d, other in named.items()
             if d is not c
         )
@@ -592,8 +611,11 @@ ZH_PERSON_NOUNS = (
 )
 ZH_POSSESSED = re.compile(rf"^(?:我的?)?(?P<owner>{ZH_PERSON_NOUNS})的(?P<head>.+)$")
 # A third person owning what follows: "Tom's", "my friend's", "his", "her", "my brother Mike".
+# Places that own what follows as a person would: "my office in Pioneer Square" is not where
+# the user lives.
+PLACE_NOUNS = r"office|workplace|company|school|gym|studio|shop|store|clinic|employer"
 OTHER_OWNER = re.compile(
-    rf"\b(?:(?:{PERSON_NOUNS})(?:'s)?|his|her|hers|him|he|she)\b"
+    rf"\b(?:(?:{PERSON_NOUNS}|{PLACE_NOUNS})(?:'s)?|his|her|hers|him|he|she)\b"
     r"|(?-i:\b(?!(?:I|The|A|An|My|Also|And|But|So|Then|Yeah|Yes|No|Oh|Well|Maybe|Just|It|This"
     r"|That|We|They|He|She|You|Our|Your|His|Her|Their|There|Here|What|When|Where|Why|How|Who"
     r"|If|On|In|At|For|To|From|With|Honestly|Actually|Please|Thanks|Sometimes|Finally|Last"
@@ -605,7 +627,9 @@ OTHER_OWNER = re.compile(
 USER_OWNER = re.compile(r"\b(?:i|my|mine|i'm|i've|the user'?s?|user:|your|you)(?![\w'])", re.I)
 ZH_OTHER_OWNER = re.compile(rf"{ZH_PERSON_NOUNS}|他|她|医生|老师")
 ZH_USER_OWNER = re.compile(r"我|用户")
-CLAUSE_BREAK = re.compile(r"[,;:.!?，；：。！？]|\b(?:and|but|while|whereas)\b|→")
+# Where whose it is stops carrying over: a sentence's end, an episode's quote of the assistant.
+# (Within a sentence it carries over clauses: "老婆在银行上班，月薪一万五" is the wife's pay.)
+CLAUSE_BREAK = re.compile(r"[.!?。！？]|→")
 
 
 # Who speaks is not whose it is: "Physio says the surgery healed", "医生让我复查".
@@ -618,13 +642,17 @@ REPORTED = re.compile(
 
 def owned_by_another(sentence: str, position: int) -> bool:
     """Whether what stands at `position` belongs to someone other than the user: the owner
-    named last before it in its clause ("my friend Tom's work address", "我朋友的地址") is a
-    third person."""
+    named last before it in its sentence ("my friend Tom's work address", "我朋友的地址",
+    "老婆在银行上班，月薪一万五") is a third person."""
     clause = REPORTED.split(CLAUSE_BREAK.split(sentence[:position])[-1])[-1]
     # The word at `position` too: "Dana lives at …" names Dana by her verb.
     word = re.match(r"\S*", sentence[position:]).group()
     owners = [(m.end(), True) for m in USER_OWNER.finditer(clause)]
-    owners += [(min(m.end(), len(clause)), False) for m in OTHER_OWNER.finditer(clause + word)]
+    owners += [
+        (min(m.end(), len(clause)), False)
+        for m in OTHER_OWNER.finditer(clause + word)
+        if m.start() < len(clause)
+    ]
     owners += [(m.end(), True) for m in ZH_USER_OWNER.finditer(clause)]
     owners += [(m.end(), False) for m in ZH_OTHER_OWNER.finditer(clause)]
     if not owners:

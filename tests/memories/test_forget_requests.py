@@ -101,6 +101,10 @@ def test_a_topic_is_its_concepts_and_what_makes_it_specific():
     cell = topic_read("my personal cell number")
     assert ([c.name for c in cell.concepts], cell.words) == (["phone"], ("personal",))
     assert not cell.broad
+    card = topic_read("the credit card info")
+    assert [c.name for c in card.concepts] == ["payment_card"]  # not the bank account
+    assert card.about("My subscriptions go on my Amex ending in 3092.")
+    assert not card.about("Rent comes out of my Wells Fargo checking.")
     hunt = topic_read("the job hunt stuff")
     assert [c.name for c in hunt.concepts] == ["job_search"]  # not every job
     brother = topic_read("my brother's surgery")
@@ -126,7 +130,9 @@ def test_a_specific_topic_needs_its_specific_words():
     cell = topic_read("my personal cell number")
     assert cell.about("My personal cell is 415-555-0148.")
     assert not cell.about("If you need to reach my office, it's 415-555-0199.")
-    assert cell.partly("If you need to reach my office, it's 415-555-0199.")  # meaning decides
+    # The office's number belongs to the office; a number of the user's own is left to meaning.
+    assert not cell.partly("If you need to reach my office, it's 415-555-0199.")
+    assert cell.partly("If you need to reach me, it's 415-555-0199.")
 
 
 def test_values_identify_what_was_said():
