@@ -88,7 +88,7 @@ bench-quality: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/quality.py $(ARGS)
 
 ## Forget requests honoured on every read, secrets never stored, ordinary text left alone
-## (bench/privacy.py): make bench-privacy [ARGS="--cases other.yaml --json out.json"]
+## (bench/privacy.py): make bench-privacy [ARGS="--cases other.yaml --locomo DIR --json out.json"]
 bench-privacy: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/privacy.py $(ARGS)
 

@@ -417,7 +417,20 @@ def redactions_said(answer: Any) -> bool:
 # --- False positives -----------------------------------------------------------------------
 
 
-def ordinary_messages() -> dict[str, list[str]]:
+def locomo_messages(directory: Path) -> list[str]:
+    """Every turn of the LoCoMo conversations in `directory` (read where they are: their
+    licence keeps them out of the project)."""
+    turns = []
+    for path in sorted(directory.glob("conv-*.json")):
+        conversation = json.loads(path.read_text())
+        sessions = conversation.get("conversation", conversation)
+        for name, session in sessions.items():
+            if re.fullmatch(r"session_\d+", name):
+                turns += [turn["text"] for turn in session]
+    return turns
+
+
+def ordinary_messages(locomo: Path | None) -> dict[str, list[str]]:
     spec = importlib.util.find_spec("cri")
     cri_dir = Path(next(iter(spec.submodule_search_locations))) / "datasets" / "persona-1-base"
     cri = [json.loads(line)["content"] for line in (cri_dir / "conversations.jsonl").open()]
@@ -426,11 +439,14 @@ def ordinary_messages() -> dict[str, list[str]]:
         for session in user["sessions"]:
             own += [str(next(iter(turn.values()))) for turn in session["turns"]]
     tricky = yaml.safe_load((DATA_DIR / "secrets.yaml").read_text())["ordinary"]
-    return {
+    sets = {
         "cri-benchmark persona": cri,
         "quality set (bilingual)": own,
         "secrets.yaml ordinary": tricky,
     }
+    if locomo is not None:
+        sets[f"LoCoMo ({locomo.name})"] = locomo_messages(locomo)
+    return sets
 
 
 # --- Run ---------------------------------------------------------------------------------------
@@ -445,6 +461,12 @@ def main() -> None:
         type=Path,
         default=DATA_DIR / "forget.yaml",
         help="the forget trap set to run (forget.yaml's format), e.g. a held-out one",
+    )
+    parser.add_argument(
+        "--locomo",
+        type=Path,
+        help="a folder of LoCoMo conversations (conv-*.json): their turns join the false-"
+        "positive count",
     )
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
@@ -543,7 +565,7 @@ def main() -> None:
     # False positives
     lines += ["**False positives** (ordinary messages with anything redacted):", ""]
     lines += ["| messages | count | redacted | rate |", "|---|---:|---:|---:|"]
-    for name, messages in ordinary_messages().items():
+    for name, messages in ordinary_messages(args.locomo).items():
         flagged = [m for m in messages if redact(m).counts]
         lines.append(
             f"| {name} | {len(messages):,} | {len(flagged)} | {len(flagged) / len(messages):.2%} |"

@@ -456,6 +456,8 @@ def redact(text: str) -> Redacted:
 def redact_json(value: Any) -> tuple[Any, Counter[str]]:
     """A JSON value with every string in it (keys kept) redacted."""
     counts: Counter[str] = Counter()
+    if not value:  # most metadata is empty
+        return value, counts
 
     def walk(item: Any) -> Any:
         if isinstance(item, str):

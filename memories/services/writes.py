@@ -149,7 +149,7 @@ def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version:
     # Secrets are never stored (docs/privacy.md): the row holds placeholders and the counts.
     content = redact(item.content)
     metadata, metadata_redactions = redact_json(metadata)
-    redactions = content.counts + metadata_redactions
+    redactions = content.counts + metadata_redactions if metadata_redactions else content.counts
     return Memory(
         id=uuid.uuid4(),
         user_id=item.user_id,
