@@ -3,6 +3,8 @@ stored, ordinary text left alone.
 
     make bench-privacy                                    # the default embedding provider
     EMBEDDING_PROVIDER=e5 make bench-privacy ARGS="--json /tmp/privacy.json --verbose"
+    make bench-privacy ARGS="--cases held-out.yaml"       # another trap set, same format
+    make bench-privacy ARGS="--locomo ~/data/locomo"      # LoCoMo turns as ordinary text too
 
 Everything goes through the REST API, in process (Django's test client on the real URL
 configuration, a real PostgreSQL and Redis), as a client would call it:
@@ -24,7 +26,8 @@ configuration, a real PostgreSQL and Redis), as a client would call it:
    conversation_sessions) is searched for each value. A *stored* value is a failure.
 3. **False positives.** Redaction over ordinary messages: the quality benchmark's (the
    cri-benchmark persona's 2,862 messages and our bilingual conversations) and the `ordinary`
-   texts of secrets.yaml (numbers, codes and identifiers that are not secrets).
+   texts of secrets.yaml (numbers, codes and identifiers that are not secrets); with
+   `--locomo DIR`, every turn of the LoCoMo conversations there (read in place, never copied).
 
 Prints Markdown for docs/benchmarks.md.
 """
