@@ -114,7 +114,7 @@ def test_rule_based_facts(text, expected):
         ("请忘记我的地址。", "我的地址"),
         ("forget that I love spicy food", "that I love spicy food"),
         ("Forget about my trip to Tokyo.", "my trip to Tokyo"),
-        ("忘掉我喜欢吃辣这件事", "我喜欢吃辣"),
+        ("忘掉我喜欢吃辣这件事", "我喜欢吃辣这件事"),
         ("把我喜欢吃辣这件事忘掉吧", "我喜欢吃辣这件事"),
         ("帮我把我爱吃辣这件事忘了吧，最近胃不好。", "我爱吃辣这件事"),
         ("把我前男友的事都忘掉吧，不想再提他了。", "我前男友的事"),
