@@ -378,15 +378,25 @@ def _fact(rule: Rule, match: re.Match[str], sentence: str) -> Extraction:
     return Extraction("remember", content, rule.importance, slot)
 
 
+def forget_requests(text: str) -> list[Extraction]:
+    """The forget requests the rules find in `text`, each with the sentence that asks."""
+    return [
+        Extraction("forget", topic=ask.topic, request=text[ask.start : ask.end])
+        for ask in forget_asks(text)
+    ]
+
+
 class RuleBasedExtractor:
     def extract(self, text: str, *, replying_to: str = "") -> list[Extraction]:
         extractions: list[Extraction] = []
-        asks = {(ask.start, ask.end): ask for ask in forget_asks(text)}
+        # A sentence asking to forget states no fact (forget_asks places each on a sentence).
+        forgets = {forget.request: forget for forget in forget_requests(text)}
         for start, end in sentence_spans(text):
-            if (ask := asks.get((start, end))) is not None:
-                extractions.append(Extraction("forget", topic=ask.topic, request=text[start:end]))
+            sentence = text[start:end]
+            if (forget := forgets.get(sentence)) is not None:
+                extractions.append(forget)
                 continue
-            extractions += self._facts(text[start:end])
+            extractions += self._facts(sentence)
         return extractions
 
     def _facts(self, text: str) -> list[Extraction]:

@@ -18,6 +18,7 @@ from memories.extraction import (
     content_free,
     episode_content,
     extractor,
+    forget_requests,
 )
 from memories.forgetting.plan import FORGET_REQUEST, Asking
 from memories.forgetting.topics import topic_read
@@ -143,23 +144,25 @@ def session_message_add(
     replying_to = ""
     if role == "user":
         replying_to = assistant_turn_before(session=session)
+        reader = extractor()
         try:
-            extractions = extractor().extract(redacted.text, replying_to=replying_to)
+            extractions = reader.extract(redacted.text, replying_to=replying_to)
             status = "done"
         except ExtractionError:
             status = "failed"  # the message (and its episode) is kept either way
-        extractions = _with_rule_forgets(redacted.text, extractions)
+        if not isinstance(reader, RuleBasedExtractor):
+            extractions = _with_rule_forgets(redacted.text, extractions)
         redacted, extractions = _llm_secrets_redacted(redacted, extractions)
     extractions = _restatements_dropped(extractions)
-    forget_requests = [e for e in extractions if e.action == "forget"]
-    topics = {e.topic: topic_read(e.topic) for e in forget_requests}
+    forgets_asked = [e for e in extractions if e.action == "forget"]
+    topics = {e.topic: topic_read(e.topic) for e in forgets_asked}
     vectors = topic_vectors(list(topics.values()))  # the embedding provider: no transaction
-    stored = _requests_marked(redacted.text, forget_requests)
+    stored = _requests_marked(redacted.text, forgets_asked)
     with audit_actor(caller.name):
         # Every memory-write lock this message may need, first and in one sorted go: locks
         # taken one write at a time (a fact, its key, then the episode) could deadlock with
         # another writer taking them in another order.
-        kinds = MemoryType.values if forget_requests else (MemoryType.FACT, MemoryType.EPISODIC)
+        kinds = MemoryType.values if forgets_asked else (MemoryType.FACT, MemoryType.EPISODIC)
         lock_memory_writes({(session.user_id, kind) for kind in kinds})
         message = ConversationMessage.objects.create(
             session=session,
@@ -188,7 +191,7 @@ def session_message_add(
                         vectors=vectors,
                     )
                 )
-        if role == "user" and not forget_requests and not content_free(stored):
+        if role == "user" and not forgets_asked and not content_free(stored):
             results.append(
                 episode_add(
                     session=session, message=message, replying_to=replying_to, caller=caller
@@ -201,12 +204,7 @@ def _with_rule_forgets(text: str, extractions: list[Extraction]) -> list[Extract
     """The extractor's items, with every forget request the rules find that it did not name
     (an LLM that missed or failed one): a request to forget is never dropped."""
     named = {e.request for e in extractions if e.action == "forget"}
-    rules = [
-        e
-        for e in RuleBasedExtractor().extract(text)
-        if e.action == "forget" and e.request not in named
-    ]
-    return extractions + rules
+    return extractions + [e for e in forget_requests(text) if e.request not in named]
 
 
 def _restatements_dropped(extractions: list[Extraction]) -> list[Extraction]:
