@@ -41,13 +41,7 @@ def trait_field(memory: Memory, key: str) -> Any:
 def memories_visible_to(caller: Caller) -> QuerySet[Memory]:
     """The memories of the end users `caller` may read (the SQL twin of may_access_user); no
     client reads a forgotten one (docs/privacy.md)."""
-    remembered = Memory.objects.filter(forgotten_at__isnull=True)
-    if caller.is_staff:
-        return remembered
-    condition = Q(pk__in=[])
-    for prefix in caller.user_prefixes:
-        condition |= Q(user_id__startswith=prefix)
-    return remembered.filter(condition)
+    return Memory.objects.filter(caller.users_q(), forgotten_at__isnull=True)
 
 
 def memory_get(*, caller: Caller, memory_id: uuid.UUID | str) -> Memory:

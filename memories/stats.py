@@ -34,7 +34,7 @@ from typing import Any
 import redis
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from memories.meaning import STATE_THRESHOLDS, STATES, state_sql
@@ -111,13 +111,9 @@ def stats_query(
     created_to: datetime | None,
     bin_size: int,
 ) -> dict[str, Any]:
-    memories = memories_visible_to(caller)
-    if user_id is not None:
-        memories = memories.filter(user_id=user_id)
-    if created_from is not None:
-        memories = memories.filter(created_at__gte=created_from)
-    if created_to is not None:
-        memories = memories.filter(created_at__lte=created_to)
+    window = {"user_id": user_id, "created_from": created_from, "created_to": created_to}
+    memories = _in_scope(memories_visible_to(caller), **window)
+    messages = _in_scope(ConversationMessage.objects.filter(caller.users_q()), **window)
     scope_sql, scope_params = (
         memories.order_by().values("score", "expired_at").query.sql_with_params()
     )
@@ -147,14 +143,7 @@ def stats_query(
         "generated_at": generated_at,
         "redactions": {
             "memories": _redactions(memories),
-            "messages": _redactions(
-                messages_in_scope(
-                    caller=caller,
-                    user_id=user_id,
-                    created_from=created_from,
-                    created_to=created_to,
-                )
-            ),
+            "messages": _redactions(messages),
         },
         "counts": {
             "total": sum(count for state, count in by_state.items() if state != "deleted"),
@@ -178,27 +167,22 @@ def _redactions(rows: QuerySet) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def messages_in_scope(
+def _in_scope(
+    rows: QuerySet,
     *,
-    caller: Caller,
     user_id: str | None,
     created_from: datetime | None,
     created_to: datetime | None,
-) -> QuerySet[ConversationMessage]:
-    """The conversation messages of the statistics' scope and window (as their memories')."""
-    messages = ConversationMessage.objects.all()
+) -> QuerySet:
+    """`rows` (memories or messages, already limited to what the caller may read) of the
+    statistics' user and window."""
     if user_id is not None:
-        messages = messages.filter(user_id=user_id)
-    elif not caller.is_staff:
-        condition = Q(pk__in=[])
-        for prefix in caller.user_prefixes:
-            condition |= Q(user_id__startswith=prefix)
-        messages = messages.filter(condition)
+        rows = rows.filter(user_id=user_id)
     if created_from is not None:
-        messages = messages.filter(created_at__gte=created_from)
+        rows = rows.filter(created_at__gte=created_from)
     if created_to is not None:
-        messages = messages.filter(created_at__lte=created_to)
-    return messages
+        rows = rows.filter(created_at__lte=created_to)
+    return rows
 
 
 def stats_cache_key(

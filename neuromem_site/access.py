@@ -6,6 +6,8 @@ Every client-facing selector and service takes the `Caller` it acts for and asks
 
 from dataclasses import dataclass
 
+from django.db.models import Q
+
 from neuromem_site.errors import Forbidden, NotFound
 
 
@@ -20,6 +22,16 @@ class Caller:
 
     def may_access_user(self, user_id: str) -> bool:
         return self.is_staff or any(user_id.startswith(p) for p in self.user_prefixes)
+
+    def users_q(self) -> Q:
+        """The rows of the end users it may touch, as a filter on `user_id` (the SQL twin of
+        may_access_user)."""
+        if self.is_staff:
+            return Q()
+        condition = Q(pk__in=[])
+        for prefix in self.user_prefixes:
+            condition |= Q(user_id__startswith=prefix)
+        return condition
 
 
 # NeuroMem's own jobs (beat, the worker, reflection): every end user.

@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Case, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
+from django.db.models import Case, Exists, IntegerField, OuterRef, QuerySet, Value, When
 from django.utils import timezone
 
 from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
@@ -149,12 +149,7 @@ def reflection_cycles(*, caller: Caller, user_id: str | None = None) -> QuerySet
     if user_id is not None:
         user_access_check(caller=caller, user_id=user_id, write=False)
         return cycles.filter(user_id=user_id)
-    if caller.is_staff:
-        return cycles
-    condition = Q(pk__in=[])
-    for prefix in caller.user_prefixes:
-        condition |= Q(user_id__startswith=prefix)
-    return cycles.filter(condition)
+    return cycles.filter(caller.users_q())
 
 
 def reflection_cycle_get(*, caller: Caller, cycle_id: uuid.UUID | str) -> ReflectionCycle:
