@@ -74,6 +74,11 @@ class LifecycleRules:
     def reinforced(self, confidence: float, quality: str) -> float:
         return confidence + (1 - confidence) * self.quality_factor[quality]
 
+    def reinforcement_undone(self, confidence: float, quality: str) -> float:
+        """The confidence before `reinforced` (its evidence was forgotten)."""
+        factor = self.quality_factor[quality]
+        return max(0.0, (confidence - factor) / (1 - factor))
+
     def contradiction_f(self, pieces: int, *, strong: bool) -> float:
         if strong:
             return self.contradiction_factor_max
@@ -82,6 +87,11 @@ class LifecycleRules:
 
     def contradicted(self, confidence: float, pieces: int, *, strong: bool) -> float:
         return confidence * (1 - self.contradiction_f(pieces, strong=strong))
+
+    def contradiction_undone(self, confidence: float) -> float:
+        """The confidence before one piece contradicted it (its evidence was forgotten), at the
+        base factor: which factor the cycle used is not recorded."""
+        return min(1.0, confidence / (1 - self.contradiction_factor))
 
     def decay_lambda(self, subtype: str | None, reinforcements: int) -> float:
         base = self.decay_base.get(subtype or "", self.decay_base[TraitSubtype.BEHAVIOR])

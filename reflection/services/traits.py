@@ -108,12 +108,11 @@ def traits_after_forget(*, user_id: str, memory_ids: list[uuid.UUID]) -> Forgott
             if kind == EvidenceType.SUPPORTING:
                 reinforcements = max(0, reinforcements - 1)
                 if confidence is not None:
-                    factor = rules.quality_factor[quality]
-                    confidence = max(0.0, (confidence - factor) / (1 - factor))
+                    confidence = rules.reinforcement_undone(confidence, quality)
             else:
                 contradictions = max(0, contradictions - 1)
                 if confidence is not None:
-                    confidence = min(1.0, confidence / (1 - rules.contradiction_factor))
+                    confidence = rules.contradiction_undone(confidence)
         supported = TraitEvidence.objects.filter(
             trait_id=trait.id, evidence_type=EvidenceType.SUPPORTING
         ).exists()

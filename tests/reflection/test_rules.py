@@ -36,6 +36,16 @@ def test_reinforcement_closes_the_gap_by_the_quality_factor(quality, expected):
     assert RULES.reinforced(0.4, quality) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("quality", ["A", "B", "C", "D"])
+def test_forgotten_evidence_undoes_its_reinforcement_and_contradiction(quality):
+    assert RULES.reinforcement_undone(RULES.reinforced(0.4, quality), quality) == pytest.approx(0.4)
+    assert RULES.contradiction_undone(RULES.contradicted(0.5, 1, strong=False)) == pytest.approx(
+        0.5
+    )
+    assert RULES.reinforcement_undone(0.1, "A") == 0.0  # never below nothing
+    assert RULES.contradiction_undone(0.9) == 1.0
+
+
 def test_contradiction_factor_grows_with_pieces_up_to_the_maximum():
     assert RULES.contradicted(0.5, 1, strong=False) == pytest.approx(0.4)  # 0.5 × 0.8
     assert RULES.contradicted(0.5, 2, strong=False) == pytest.approx(0.35)  # 0.5 × 0.7
