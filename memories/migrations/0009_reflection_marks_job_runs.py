@@ -33,20 +33,28 @@ def index_build_concurrently(cursor, name: str, definition: str) -> None:
     cursor.execute(f"CREATE INDEX CONCURRENTLY {name} ON {definition}")
 
 
+def partitioned_index_build(
+    cursor, parent: str, definition: str, children: dict[str, str]
+) -> None:
+    """The index `parent` on `memories` (`definition`: columns and predicate) without blocking
+    writes: on the parent only (invalid until complete), then each partition's (`children`:
+    partition → its index's name) CONCURRENTLY, each attached unless it is already."""
+    cursor.execute(f"CREATE INDEX IF NOT EXISTS {parent} ON ONLY memories {definition}")
+    for partition, name in children.items():
+        index_build_concurrently(cursor, name, f"memories_{partition} {definition}")
+        cursor.execute("SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass(%s)", [name])
+        if cursor.fetchone() is None:
+            cursor.execute(f"ALTER INDEX {parent} ATTACH PARTITION {name}")
+
+
 def unreflected_index_build(apps, schema_editor) -> None:
     with schema_editor.connection.cursor() as cursor:
-        cursor.execute(
-            f"CREATE INDEX IF NOT EXISTS idx_memories_unreflected ON ONLY memories {COLUMNS}"
-            f" WHERE {PREDICATE}"
+        partitioned_index_build(
+            cursor,
+            "idx_memories_unreflected",
+            f"{COLUMNS} WHERE {PREDICATE}",
+            {p: f"idx_memories_{p}_unreflected" for p in PARTITIONS},
         )
-        for partition in PARTITIONS:
-            name = f"idx_memories_{partition}_unreflected"
-            index_build_concurrently(
-                cursor, name, f"memories_{partition} {COLUMNS} WHERE {PREDICATE}"
-            )
-            cursor.execute("SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass(%s)", [name])
-            if cursor.fetchone() is None:
-                cursor.execute(f"ALTER INDEX idx_memories_unreflected ATTACH PARTITION {name}")
         # The admin's trait list, newest first, without sorting the partition.
         index_build_concurrently(
             cursor, "idx_trait_recent", "memories_trait (created_at DESC, id DESC)"

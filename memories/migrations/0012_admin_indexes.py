@@ -29,6 +29,7 @@ from django.db import migrations
 
 marks = importlib.import_module("memories.migrations.0009_reflection_marks_job_runs")
 index_build_concurrently = marks.index_build_concurrently
+partitioned_index_build = marks.partitioned_index_build
 
 PARTITIONS = marks.PARTITIONS
 ORDER = "(created_at DESC, id DESC)"
@@ -64,14 +65,7 @@ PLAIN = {
 def admin_indexes_build(apps, schema_editor) -> None:
     with schema_editor.connection.cursor() as cursor:
         for parent, (predicate, children) in PARTITIONED.items():
-            cursor.execute(
-                f"CREATE INDEX IF NOT EXISTS {parent} ON ONLY memories {ORDER}{predicate}"
-            )
-            for partition, name in children.items():
-                index_build_concurrently(cursor, name, f"memories_{partition} {ORDER}{predicate}")
-                cursor.execute("SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass(%s)", [name])
-                if cursor.fetchone() is None:
-                    cursor.execute(f"ALTER INDEX {parent} ATTACH PARTITION {name}")
+            partitioned_index_build(cursor, parent, f"{ORDER}{predicate}", children)
         for name, definition in PLAIN.items():
             index_build_concurrently(cursor, name, definition)
 

@@ -18,6 +18,7 @@ from django.db import migrations
 
 marks = importlib.import_module("memories.migrations.0009_reflection_marks_job_runs")
 index_build_concurrently = marks.index_build_concurrently
+partitioned_index_build = marks.partitioned_index_build
 
 PARTITIONS = marks.PARTITIONS
 # parent index → (columns and predicate, the partitions' index name with {p})
@@ -34,13 +35,8 @@ PLAIN = {"idx_conversations_redacted": "conversations (created_at) WHERE redacti
 def privacy_indexes_build(apps, schema_editor) -> None:
     with schema_editor.connection.cursor() as cursor:
         for parent, (definition, child) in PARTITIONED.items():
-            cursor.execute(f"CREATE INDEX IF NOT EXISTS {parent} ON ONLY memories {definition}")
-            for partition in PARTITIONS:
-                name = child.format(p=partition)
-                index_build_concurrently(cursor, name, f"memories_{partition} {definition}")
-                cursor.execute("SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass(%s)", [name])
-                if cursor.fetchone() is None:
-                    cursor.execute(f"ALTER INDEX {parent} ATTACH PARTITION {name}")
+            children = {partition: child.format(p=partition) for partition in PARTITIONS}
+            partitioned_index_build(cursor, parent, definition, children)
         for name, definition in PLAIN.items():
             index_build_concurrently(cursor, name, definition)
 
