@@ -76,6 +76,13 @@ def episode_content(words: str, *, replying_to: str = "") -> str:
     return f"{assistant}{colon}{context} → {said}" if context else said
 
 
+# episode_content's form read back: "Assistant: <context> → User: <words>" (or the Chinese
+# labels), or "User: <words>".
+EPISODE = re.compile(
+    r"^(?:(?:Assistant: |助手：)(?P<context>.*?) → )?(?:User: |用户：)(?P<words>.*)$", re.S
+)
+
+
 def _assistant_context(text: str) -> str:
     text = " ".join(text.split())
     if len(text) <= CONTEXT_CHARS:

@@ -35,7 +35,7 @@ from django.conf import settings
 from pgvector import HalfVector
 
 from memories.embeddings import EmbeddingError, embedding_provider
-from memories.extraction import content_free
+from memories.extraction import EPISODE, content_free
 from memories.forgetting.topics import STOPWORDS, ZH_PERSON_NOUNS, Topic, Values, stem
 from memories.models import ConversationMessage, Memory, MemorySource, MemoryType
 from memories.relevance import CJK_CHARACTERS, similarity_floors
@@ -46,10 +46,6 @@ log = logging.getLogger("neuromem.forget")
 
 FORGOTTEN = "[forgotten]"
 FORGET_REQUEST = "[forget request]"
-# Episodes: "Assistant: <context> → User: <words>" (or Chinese labels), or "User: <words>".
-EPISODE = re.compile(
-    r"^(?:(?:Assistant: |助手：)(?P<context>.*?) → )?(?:User: |用户：)(?P<words>.*)$", re.S
-)
 # How many earlier user turns of the session "that" may point back to.
 TURNS_BACK = 20
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from memories.extraction import (
+    EPISODE,
     Extraction,
     ExtractionError,
     LLMExtractor,
@@ -192,6 +193,15 @@ def test_episode_format():
     assert episode_content("我叫陈明", replying_to="你叫什么名字？") == (
         "助手：你叫什么名字？ → 用户：我叫陈明"
     )
+
+
+@pytest.mark.parametrize(
+    ("words", "replying_to"),
+    [("It's Marcus Chen", "What's your name?"), ("我叫陈明", "你叫什么名字？"), ("Hi there", "")],
+)
+def test_an_episode_reads_back_as_its_context_and_words(words, replying_to):
+    episode = EPISODE.match(episode_content(words, replying_to=replying_to))
+    assert (episode["context"] or "", episode["words"]) == (replying_to, words)
 
 
 def test_a_long_assistant_turn_is_kept_by_its_last_sentences():
