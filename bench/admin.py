@@ -642,12 +642,12 @@ def pages_of(now) -> list[Page]:
     add("consistency", "search a user id", url(issues, q="user-1"))
     add("consistency", "issue page", url("admin:reflection_consistencyissue_change", issue), "page")
 
-    runs = "admin:memories_jobrun_changelist"
+    runs = "admin:core_jobrun_changelist"
     add("job runs", "list, default", url(runs))
     add("job runs", "page 20", url(runs, p="20"))
     add("job runs", "filter job score-memories", url(runs, job="score-memories"))
     add("job runs", "filter failed", url(runs, status__exact="failed"))
-    add("job runs", "job run page", url("admin:memories_jobrun_change", run), "page")
+    add("job runs", "job run page", url("admin:core_jobrun_change", run), "page")
 
     sessions = "admin:memories_conversationsession_changelist"
     add("sessions", "list, default", url(sessions))

@@ -35,9 +35,9 @@ logging.getLogger("httpx").setLevel(logging.WARNING)
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
+from core.access import SYSTEM  # noqa: E402
 from memories.models import EmbeddingStatus, Memory  # noqa: E402
 from memories.services import MemoryInput, memory_add_many  # noqa: E402
-from neuromem_site.access import SYSTEM  # noqa: E402
 from neuromem_site.api.services import api_client_create  # noqa: E402
 
 LATIN = [

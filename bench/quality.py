@@ -83,6 +83,7 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import override_settings  # noqa: E402
 
+from core.access import SYSTEM  # noqa: E402
 from memories.embeddings import embedding_provider  # noqa: E402
 from memories.ingest import session_end, session_message_add, session_open  # noqa: E402
 from memories.models import EmbeddingStatus, Memory, MemorySource  # noqa: E402
@@ -90,7 +91,6 @@ from memories.recall import RecallQuery, memories_recall  # noqa: E402
 from memories.services import Operation, memories_embed  # noqa: E402
 from memories.services.embedding_jobs import EMBED_TASK_SIZE  # noqa: E402
 from memories.vectors import vector_cursor  # noqa: E402
-from neuromem_site.access import SYSTEM  # noqa: E402
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # after the import, which sets it
 

@@ -56,6 +56,8 @@ from django.utils import timezone  # noqa: E402
 from pgvector import HalfVector  # noqa: E402
 
 from bench.ingest import api_over_http  # noqa: E402
+from core.access import SYSTEM  # noqa: E402
+from core.redis_client import app_redis  # noqa: E402
 from memories.embeddings import embedding_provider  # noqa: E402
 from memories.recall import (  # noqa: E402
     RecallQuery,
@@ -69,9 +71,7 @@ from memories.recall import (  # noqa: E402
 from memories.services import content_md5  # noqa: E402
 from memories.user_indexes import user_indexes_refresh  # noqa: E402
 from memories.vectors import iterative_hnsw_scan, vector_cursor  # noqa: E402
-from neuromem_site.access import SYSTEM  # noqa: E402
 from neuromem_site.api.services import api_client_create  # noqa: E402
-from neuromem_site.redis_client import app_redis  # noqa: E402
 
 storage_v2 = importlib.import_module("memories.migrations.0001_storage_v2")
 search_document = importlib.import_module("memories.migrations.0003_search_document")

@@ -58,12 +58,12 @@ from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from psycopg.types.json import Jsonb  # noqa: E402
 
+from core.access import SYSTEM  # noqa: E402
+from core.db.actor import audit_actor  # noqa: E402
 from memories.embeddings import embedding_provider  # noqa: E402
 from memories.models import Memory, MemoryType  # noqa: E402
 from memories.services import content_md5  # noqa: E402
 from memories.vectors import copy_memories, vector_cursor  # noqa: E402
-from neuromem_site.access import SYSTEM  # noqa: E402
-from neuromem_site.db.actor import audit_actor  # noqa: E402
 from reflection import cues, detection  # noqa: E402
 from reflection.detection import said_by_user  # noqa: E402
 from reflection.models import TraitEvidence  # noqa: E402

@@ -19,6 +19,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
+from core.admin_base import ReadOnlyAdmin, staff_caller
+from core.errors import DomainError
 from evolution.models import SafetyContract, SoulEvent, SoulStatus, SoulVersion
 from evolution.selectors import (
     safety_contract_current,
@@ -34,8 +36,6 @@ from evolution.services import (
     soul_rollback,
     soul_veto,
 )
-from neuromem_site.admin_base import ReadOnlyAdmin, staff_caller
-from neuromem_site.errors import DomainError
 
 # Versions that may be vetoed, and versions that may be restored (soul_veto, soul_rollback).
 VETOABLE = (SoulStatus.PROPOSED, SoulStatus.ACTIVE)

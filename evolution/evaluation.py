@@ -15,8 +15,8 @@ from datetime import datetime
 
 from django.conf import settings
 
+from core.tokens import estimated_tokens
 from evolution.models import SafetyContract
-from neuromem_site.tokens import estimated_tokens
 
 CONTRACT_UNAVAILABLE = "GUARD_CONTRACT_UNAVAILABLE"
 ANCHOR_MISSING = "GUARD_ANCHOR_MISSING"

@@ -42,7 +42,7 @@ ALLOWED_TRANSITIONS_SQL = " OR ".join(
     if new
 )
 
-# Who and why, set per transaction by the services (neuromem_site.db.actor, evolution.services).
+# Who and why, set per transaction by the services (core.db.actor, evolution.services).
 LOG_PRELUDE = """
 DECLARE
     actor text := coalesce(nullif(current_setting('neuromem.actor', true), ''), 'system');

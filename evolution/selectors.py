@@ -5,9 +5,9 @@ from dataclasses import dataclass
 
 from django.db.models import Q, QuerySet
 
+from core.errors import NotFound
 from evolution.evaluation import unified_diff
 from evolution.models import SafetyContract, SoulEvent, SoulStatus, SoulVersion
-from neuromem_site.errors import NotFound
 
 
 def soul_active() -> SoulVersion | None:

@@ -19,14 +19,14 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from core.access import Caller
+from core.db.actor import audit_actor
+from core.db.locks import LockNamespace, xact_lock
+from core.errors import Conflict, Forbidden, Invalid, NotFound
+from core.tokens import estimated_tokens
 from evolution.evaluation import soul_checks, unified_diff
 from evolution.models import SafetyContract, SoulAuthor, SoulStatus, SoulVersion
 from evolution.selectors import safety_contract_current, soul_active
-from neuromem_site.access import Caller
-from neuromem_site.db.actor import audit_actor
-from neuromem_site.db.locks import LockNamespace, xact_lock
-from neuromem_site.errors import Conflict, Forbidden, Invalid, NotFound
-from neuromem_site.tokens import estimated_tokens
 
 REASON_MAX_CHARS = 2000
 TEXT_MAX_CHARS = 2000

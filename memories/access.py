@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 import redis
 from django.db import connection, transaction
 
-from neuromem_site.redis_client import app_redis
+from core.redis_client import app_redis
 
 log = logging.getLogger("neuromem.access")
 

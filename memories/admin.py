@@ -1,4 +1,4 @@
-"""Staff views of memories, conversations and job runs.
+"""Staff views of memories and conversations.
 
 Nothing here is edited in place. Staff change a memory only through the services the API
 uses (supersede with new content, invalidate, soft delete), each from the memory's page on a
@@ -28,7 +28,7 @@ from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
 from django.contrib.postgres.search import SearchQueryField
 from django.core.exceptions import PermissionDenied
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import BooleanField, F, Func, Q, QuerySet, Value
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -39,6 +39,8 @@ from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
+from core.admin_base import ReadOnlyAdmin, search_term, staff_caller
+from core.errors import Conflict, DomainError
 from memories.forgetting.plan import REASONS
 from memories.links import memory_links
 from memories.meaning import STATES, current_q, states_q
@@ -46,7 +48,6 @@ from memories.models import (
     ConversationMessage,
     ConversationSession,
     ForgetRequest,
-    JobRun,
     Memory,
     MemoryLink,
     MemorySource,
@@ -55,10 +56,8 @@ from memories.models import (
 )
 from memories.selectors import memory_history, memory_state, memory_versions, trait_field
 from memories.services import memory_delete, memory_invalidate, memory_supersede
-from neuromem_site.admin_base import ReadOnlyAdmin, search_term, staff_caller
 from neuromem_site.backoffice.links import EndUserColumn, forget_request_url
 from neuromem_site.backoffice.views import FORGET_PERMISSION, forget_confirmed, forget_preview
-from neuromem_site.errors import Conflict, DomainError
 from reflection.models import TraitEvidence
 from reflection.selectors import trait_detail
 
@@ -1106,51 +1105,3 @@ class ForgetRequestAdmin(EndUserColumn, ReadOnlyAdmin):
 
     def get_search_results(self, request, queryset, search_term):
         return exact_search(queryset, search_term, ids=["id"]), False
-
-
-# --- Job runs --------------------------------------------------------------------------------
-
-# The distinct job names by a loose index scan on idx_job_runs_job (job, started_at): one
-# index probe per job, however many runs each has.
-DISTINCT_JOBS_SQL = """
-WITH RECURSIVE jobs(job) AS (
-    (SELECT job FROM job_runs ORDER BY job LIMIT 1)
-    UNION ALL
-    SELECT (SELECT r.job FROM job_runs r WHERE r.job > jobs.job ORDER BY r.job LIMIT 1)
-    FROM jobs WHERE jobs.job IS NOT NULL
-)
-SELECT job FROM jobs WHERE job IS NOT NULL
-"""
-
-
-class JobFilter(admin.SimpleListFilter):
-    title = "job"
-    parameter_name = "job"
-
-    def lookups(self, request, model_admin):
-        with connection.cursor() as cursor:
-            cursor.execute(DISTINCT_JOBS_SQL)
-            return [(job, job) for (job,) in cursor.fetchall()]
-
-    def queryset(self, request, queryset):
-        if self.value():
-            return queryset.filter(job=self.value())
-        return queryset
-
-
-@admin.register(JobRun)
-class JobRunAdmin(ReadOnlyAdmin):
-    """Runs of the scheduled jobs."""
-
-    list_display = ["job", "status", "started_at", "duration", "rows", "error_short"]
-    list_filter = [JobFilter, "status"]
-    sortable_by = ["started_at"]
-
-    @admin.display(description="duration")
-    def duration(self, obj: JobRun) -> str:
-        seconds = obj.duration_seconds
-        return "–" if seconds is None else f"{seconds:.1f} s"
-
-    @admin.display(description="error")
-    def error_short(self, obj: JobRun) -> str:
-        return Truncator(obj.error or "").chars(80)

@@ -24,7 +24,7 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from neuromem_site.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
+from core.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
 
 
 class EmbeddingError(Exception):

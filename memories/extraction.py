@@ -28,10 +28,10 @@ from typing import Literal, Protocol
 
 from django.conf import settings
 
+from core.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
 from memories.forgetting.asks import forget_asks
 from memories.redaction import KINDS as REDACTION_KINDS
 from memories.sentences import HAN, sentence_spans, sentences
-from neuromem_site.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
 
 
 @dataclass(frozen=True)

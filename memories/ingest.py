@@ -11,6 +11,10 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.access import Caller, user_access_check
+from core.db.actor import audit_actor
+from core.errors import Conflict, Invalid, NotFound
+from core.validation import json_problem, user_id_problem, validated
 from memories.extraction import (
     Extraction,
     ExtractionError,
@@ -39,10 +43,6 @@ from memories.services import (
 )
 from memories.services.forgetting import ForgetOutcome, conversation_forget, topic_vectors
 from memories.services.writes import lock_memory_writes
-from neuromem_site.access import Caller, user_access_check
-from neuromem_site.db.actor import audit_actor
-from neuromem_site.errors import Conflict, Invalid, NotFound
-from neuromem_site.validation import json_problem, user_id_problem, validated
 from reflection.models import ReflectionTrigger
 from reflection.services.cycles import reflection_cycle_request
 

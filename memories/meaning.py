@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Q
 
-from neuromem_site.validation import float4
+from core.validation import float4
 
 
 def current_sql(alias: str = "m") -> str:

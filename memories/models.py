@@ -21,9 +21,9 @@ from django.db.models.functions import Now
 from django.utils import timezone
 from pgvector.django import HalfVectorField
 
+from core.db.fields import RealField
 from memories.embeddings import LEXICAL_DIMENSIONS
 from memories.meaning import as_of_q, current_q
-from neuromem_site.db.fields import RealField
 
 
 class MemoryType(models.TextChoices):
@@ -73,7 +73,7 @@ class TraitDerivedFrom(models.TextChoices):
     CONTRADICTION_SPLIT = "contradiction_split"
 
 
-# Who changed a memory: set per transaction by the services (neuromem_site.db.actor).
+# Who changed a memory: set per transaction by the services (core.db.actor).
 AUDIT_PRELUDE = """
 DECLARE
     actor text := coalesce(nullif(current_setting('neuromem.actor', true), ''), 'system');
@@ -542,38 +542,3 @@ class ForgetRequest(models.Model):
 
     def __str__(self) -> str:
         return f"forget request {self.id} for {self.user_id} ({self.via})"
-
-
-class JobStatus(models.TextChoices):
-    RUNNING = "running"
-    DONE = "done"
-    SKIPPED = "skipped"  # another run held the job's lock
-    FAILED = "failed"
-
-
-class JobRun(models.Model):
-    """One run of a scheduled job (beat), with what it touched: the admin dashboard and the
-    health endpoint read the last runs from here."""
-
-    id = models.BigAutoField(primary_key=True)
-    job = models.CharField(max_length=100)
-    status = models.CharField(max_length=10, choices=JobStatus, default=JobStatus.RUNNING)
-    started_at = models.DateTimeField(default=timezone.now)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    rows = models.IntegerField(null=True, blank=True)
-    detail = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True, default="")
-
-    class Meta:
-        db_table = "job_runs"
-        ordering = ["-started_at"]
-        indexes = [models.Index(fields=["job", "-started_at"], name="idx_job_runs_job")]
-
-    def __str__(self) -> str:
-        return f"{self.job} {self.status} at {self.started_at:%Y-%m-%d %H:%M}"
-
-    @property
-    def duration_seconds(self) -> float | None:
-        if self.finished_at is None:
-            return None
-        return (self.finished_at - self.started_at).total_seconds()

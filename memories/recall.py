@@ -30,6 +30,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 from pgvector import HalfVector
 
+from core.access import Caller, user_access_check
+from core.redis_client import app_redis
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.meaning import (
     ANY_ACTIVITY,
@@ -45,8 +47,6 @@ from memories.models import Memory, MemoryType
 from memories.relevance import CJK_CHARACTERS, SimilarityFloors, similarity_floors
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
-from neuromem_site.access import Caller, user_access_check
-from neuromem_site.redis_client import app_redis
 from reflection.rules import decayed_sql, lifecycle_rules
 
 log = logging.getLogger("neuromem.recall")

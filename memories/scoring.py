@@ -27,8 +27,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 
+from core.models import JobRun, JobStatus
 from memories.meaning import current_sql
-from memories.models import JobRun, JobStatus
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce
 
+from core.access import Caller, user_access_check
+from core.errors import NotFound
 from memories.meaning import STATE_THRESHOLDS, ActivityFilter, current_sql
 from memories.models import (
     ConversationMessage,
@@ -19,8 +21,6 @@ from memories.models import (
     MemorySource,
 )
 from memories.traits import TRAIT_METADATA
-from neuromem_site.access import Caller, user_access_check
-from neuromem_site.errors import NotFound
 from reflection.models import ReflectionCycle, TraitEvidence
 
 

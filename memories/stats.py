@@ -37,11 +37,11 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from core.access import Caller, user_access_check
+from core.errors import Invalid
 from memories.meaning import STATE_THRESHOLDS, STATES, state_sql
 from memories.models import ConversationMessage
 from memories.selectors import memories_visible_to
-from neuromem_site.access import Caller, user_access_check
-from neuromem_site.errors import Invalid
 
 log = logging.getLogger("neuromem.stats")
 

@@ -7,17 +7,17 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from core.db.locks import LockNamespace, single_flight
+from core.job_runs import job_run
 from memories.access import accesses_flush
 from memories.embeddings import EmbeddingError
-from memories.job_runs import job_run
 from memories.scoring import memories_score, score_resume_point
 from memories.services import embeddings_requeue_stale, memories_embed, memories_embedding_failed
 from memories.user_indexes import user_indexes_refresh
-from neuromem_site.db.locks import LockNamespace, single_flight
 
 log = logging.getLogger(__name__)
 
-# What a beat job answers when another run of it is still in flight (neuromem_site/db/locks.py).
+# What a beat job answers when another run of it is still in flight (core/db/locks.py).
 SKIPPED = "skipped: another run is in flight"
 
 # Acknowledged after the work (CELERY_TASK_ACKS_LATE), so a task must end well inside the

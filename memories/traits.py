@@ -12,6 +12,8 @@ from typing import Any
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from core.errors import Invalid
+from core.validation import float4
 from memories.models import (
     LEGACY_MEMORY_TYPES,
     MemoryType,
@@ -20,8 +22,6 @@ from memories.models import (
     TraitStage,
     TraitSubtype,
 )
-from neuromem_site.errors import Invalid
-from neuromem_site.validation import float4
 
 # A legacy `insight` becomes a trait at stage trend, observed over this window.
 TREND_WINDOW = timedelta(days=30)

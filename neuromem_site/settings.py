@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "pgtrigger",
     "django_celery_beat",
+    "core",
     "neuromem_site.api",
     "memories",
     "reflection",

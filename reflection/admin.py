@@ -22,12 +22,12 @@ from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
+from core.admin_base import ReadOnlyAdmin, search_term, staff_caller
+from core.errors import DomainError
 from memories.meaning import current_q
 from memories.models import Memory, MemoryType, TraitStage
 from memories.selectors import memory_history, trait_field
-from neuromem_site.admin_base import ReadOnlyAdmin, search_term, staff_caller
 from neuromem_site.backoffice.links import EndUserColumn
-from neuromem_site.errors import DomainError
 from reflection.models import ConsistencyIssue, ReflectionCycle, Trait, TraitEvidence
 from reflection.selectors import decayed_confidence, trait_detail
 from reflection.services.traits import REASON_MAX_CHARS, traits_veto

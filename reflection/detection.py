@@ -24,9 +24,9 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from django.conf import settings
 
+from core.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
 from memories.embeddings import embedding_provider
 from memories.models import TraitContext
-from neuromem_site.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
 from reflection import cues
 from reflection.rules import lifecycle_rules
 

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, QuerySet
 
+from core.db.actor import audit_actor
 from memories.models import (
     ConversationSession,
     EmbeddingStatus,
@@ -29,7 +30,6 @@ from memories.models import (
 from memories.services import content_md5, embeddings_schedule
 from memories.services.dedup import with_lexical_vectors
 from memories.vectors import copy_memories
-from neuromem_site.db.actor import audit_actor
 from reflection import cues
 from reflection.detection import (
     EvidenceSeen,

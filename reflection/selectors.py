@@ -11,11 +11,11 @@ from datetime import datetime
 from django.db.models import Case, Exists, IntegerField, OuterRef, QuerySet, Value, When
 from django.utils import timezone
 
+from core.access import Caller, user_access_check
+from core.errors import NotFound
+from core.tokens import HAN, estimated_tokens
 from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
 from memories.selectors import memories_visible_to, trait_field
-from neuromem_site.access import Caller, user_access_check
-from neuromem_site.errors import NotFound
-from neuromem_site.tokens import HAN, estimated_tokens
 from reflection.models import ReflectionCycle, TraitDecayed, TraitEvidence
 from reflection.rules import lifecycle_rules
 

@@ -9,9 +9,9 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from memories.job_runs import job_run
+from core.db.locks import LockNamespace
+from core.job_runs import job_run
 from memories.tasks import LATE_ACK_LIMITS, SKIPPED
-from neuromem_site.db.locks import LockNamespace
 from reflection.services.cycles import reflection_cycle_run, reflection_cycles_recover
 from reflection.services.maintenance import (
     consistency_check,

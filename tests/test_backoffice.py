@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
+from core.models import JobRun
 from evolution.models import SoulStatus, SoulVersion
 from evolution.services import (
     SoulProposal,
@@ -30,7 +31,6 @@ from memories.models import (
     ConversationMessage,
     ConversationSession,
     ForgetRequest,
-    JobRun,
     Memory,
     MemoryHistory,
     MemorySource,
@@ -341,7 +341,7 @@ def test_groups_exist_after_migrate_with_their_permissions():
         "evolution.view_soulversion",
         "api.view_apiclient",
         "django_celery_beat.view_periodictask",
-        "memories.view_jobrun",
+        "core.view_jobrun",
     } <= views
     viewer = names(Group.objects.get(name=VIEWER).permissions.all())
     operator = names(Group.objects.get(name=OPERATOR).permissions.all())
@@ -549,10 +549,8 @@ def test_dashboard_shows_counts_jobs_and_failed_cycles_with_links(admin_client, 
     jobs = {job["name"]: job for job in context["jobs"]}
     score = jobs["score-memories"]
     assert score["last_run"].status == "failed" and "boom" in html
-    assert score["runs_url"] == "/admin/memories/jobrun/?job=score-memories"
-    assert (
-        score["failures_url"] == "/admin/memories/jobrun/?job=score-memories&status__exact=failed"
-    )
+    assert score["runs_url"] == "/admin/core/jobrun/?job=score-memories"
+    assert score["failures_url"] == "/admin/core/jobrun/?job=score-memories&status__exact=failed"
     assert score["schedule_url"] == reverse(
         "admin:django_celery_beat_periodictask_change", args=[score["schedule"].pk]
     )

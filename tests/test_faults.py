@@ -27,10 +27,10 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from core.access import Caller
 from memories.models import EmbeddingStatus, Memory
 from memories.services import MemoryInput, embeddings_requeue_stale, memory_add
 from neuromem_site import embedded
-from neuromem_site.access import Caller
 from neuromem_site.api.services import api_client_create
 from neuromem_site.celery import app as celery_app
 from neuromem_site.devstack import EmbeddedRedis, stop_process_group

@@ -6,8 +6,8 @@ import threading
 import pytest
 from django.db import connection, transaction
 
+from core.db.locks import LockNamespace, single_flight, xact_lock
 from memories.tasks import SKIPPED, flush_accesses, refresh_user_indexes
-from neuromem_site.db.locks import LockNamespace, single_flight, xact_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -7,6 +7,8 @@ every caller that is not staff, whichever way it called."""
 from collections.abc import Mapping
 from typing import Any
 
+from core.access import Caller
+from core.errors import NotFound
 from evolution.api.serializers import (
     SoulActiveOutput,
     SoulProposalInput,
@@ -16,9 +18,7 @@ from evolution.api.serializers import (
 )
 from evolution.selectors import soul_active, soul_markdown, soul_proposals_pending
 from evolution.services import SoulProposal, soul_propose_and_apply, soul_rollback
-from neuromem_site.access import Caller
 from neuromem_site.api.views import validated
-from neuromem_site.errors import NotFound
 
 
 def soul_status_result(*, caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import NotFound
 from evolution.api.operations import (
     soul_propose_result,
     soul_rollback_result,
@@ -39,7 +40,6 @@ from evolution.services import (
 )
 from neuromem_site.api.pagination import EnvelopeCursorPagination
 from neuromem_site.api.views import validated
-from neuromem_site.errors import NotFound
 
 STAFF_ONLY = OpenApiResponse(description="Not a staff client (FORBIDDEN)")
 

@@ -21,6 +21,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.access import Caller, user_access_check
+from core.errors import DomainError, Invalid
 from memories.access import accesses_record
 from memories.api.operations import bulk_read, bulk_shaped, search_hits
 from memories.api.serializers import (
@@ -45,7 +47,6 @@ from memories.services import (
     memory_link_set,
     memory_update,
 )
-from neuromem_site.access import Caller, user_access_check
 from neuromem_site.api.envelope import ApiError
 from neuromem_site.api.permissions import user_ids_agree
 from neuromem_site.api.serializers import (
@@ -56,7 +57,6 @@ from neuromem_site.api.serializers import (
     UserIdLookupField,
 )
 from neuromem_site.api.views import validated
-from neuromem_site.errors import DomainError, Invalid
 
 # camelCase query parameters → the /api/v1/ names the shared serializers validate.
 QUERY_NAMES = {

@@ -5,7 +5,7 @@ answers the route's `data`. One path, so both give the same answers, defaults an
 Each takes the `Caller` and the raw parameters (a query string, a JSON body, MCP arguments);
 `agree` lets the HTTP view check the validated `user_id` against the ones its URL names
 (neuromem_site/api/permissions.py). Errors are raised: DRF's validation errors and the
-domain's (neuromem_site/errors.py), which the API's envelope and the MCP server map alike.
+domain's (core/errors.py), which the API's envelope and the MCP server map alike.
 """
 
 from collections.abc import Callable, Mapping
@@ -13,6 +13,7 @@ from typing import Any
 
 from rest_framework import status
 
+from core.access import Caller
 from memories.access import accesses_record
 from memories.api.serializers import (
     BulkReadInput,
@@ -40,7 +41,6 @@ from memories.recall import RecallHit, RecallQuery, memories_recall
 from memories.selectors import activity_filter, memory_get, memory_get_by_key, user_export
 from memories.services import MemoryInput, Operation, WriteResult, memory_add, memory_delete
 from memories.services.forgetting import ForgetOutcome, user_forget
-from neuromem_site.access import Caller
 from neuromem_site.api.views import validated
 from reflection.selectors import traits_believed_memories
 

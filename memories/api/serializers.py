@@ -7,6 +7,7 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.validation import embedding_problem
 from memories.forgetting.plan import REASONS
 from memories.meaning import STATES
 from memories.models import (
@@ -32,7 +33,6 @@ from neuromem_site.api.serializers import (
     UserIdLookupField,
     is_number,
 )
-from neuromem_site.validation import embedding_problem
 from reflection.selectors import decayed_confidence
 
 MEMORY_TYPE_CHOICES = ["fact", "episodic", "trait", "document", *LEGACY_MEMORY_TYPES]

@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import DomainError
 from memories.api.operations import (
     forget_outcome_data,
     memory_add_result,
@@ -82,7 +83,6 @@ from neuromem_site.api.envelope import api_error_response
 from neuromem_site.api.pagination import EnvelopeCursorPagination
 from neuromem_site.api.permissions import user_ids_agree
 from neuromem_site.api.views import validated
-from neuromem_site.errors import DomainError
 
 
 def agreeing(request: Request) -> Callable[[str], str]:

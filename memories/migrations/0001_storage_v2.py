@@ -20,7 +20,7 @@ from django.conf import settings
 from django.core.management.base import CommandError
 from django.db import migrations, models
 
-import neuromem_site.db.fields
+import core.db.fields
 
 MIN_PGVECTOR = (0, 7, 0)
 MEMORY_TYPES = ("fact", "episodic", "trait", "document")
@@ -452,8 +452,8 @@ class Migration(migrations.Migration):
                         ('extracted_timestamp', models.DateTimeField(blank=True, null=True)),
                         ('version', models.IntegerField(default=1)),
                         ('superseded_by', models.UUIDField(blank=True, null=True)),
-                        ('importance', neuromem_site.db.fields.RealField(default=0.5)),
-                        ('score', neuromem_site.db.fields.RealField(default=50.0)),
+                        ('importance', core.db.fields.RealField(default=0.5)),
+                        ('score', core.db.fields.RealField(default=50.0)),
                         ('key', models.CharField(blank=True, max_length=255, null=True)),
                         ('access_count', models.IntegerField(default=0)),
                         ('last_accessed_at', models.DateTimeField(blank=True, null=True)),
@@ -461,7 +461,7 @@ class Migration(migrations.Migration):
                         ('metadata', models.JSONField(blank=True, default=dict)),
                         ('trait_subtype', models.CharField(blank=True, choices=[('behavior', 'Behavior'), ('preference', 'Preference'), ('core', 'Core')], max_length=20, null=True)),
                         ('trait_stage', models.CharField(blank=True, choices=[('trend', 'Trend'), ('candidate', 'Candidate'), ('emerging', 'Emerging'), ('established', 'Established'), ('core', 'Core'), ('dissolved', 'Dissolved')], max_length=20, null=True)),
-                        ('trait_confidence', neuromem_site.db.fields.RealField(blank=True, null=True)),
+                        ('trait_confidence', core.db.fields.RealField(blank=True, null=True)),
                         ('trait_context', models.CharField(blank=True, choices=[('work', 'Work'), ('personal', 'Personal'), ('social', 'Social'), ('learning', 'Learning'), ('general', 'General'), ('contextual', 'Contextual')], max_length=20, null=True)),
                         ('trait_parent_id', models.UUIDField(blank=True, null=True)),
                         ('trait_reinforcement_count', models.IntegerField(blank=True, null=True)),

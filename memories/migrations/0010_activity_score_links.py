@@ -9,7 +9,7 @@ reflection/0003: what is missing is created, an existing (edited) entry is left 
 import django.utils.timezone
 from django.db import migrations, models
 
-import neuromem_site.db.fields
+import core.db.fields
 
 SCORE_SCHEDULE = "score-memories"
 SCORE_TASK = "memories.tasks.score_memories"
@@ -89,7 +89,7 @@ class Migration(migrations.Migration):
                 ("user_id", models.CharField(max_length=255)),
                 ("source_id", models.UUIDField()),
                 ("target_id", models.UUIDField()),
-                ("weight", neuromem_site.db.fields.RealField()),
+                ("weight", core.db.fields.RealField()),
                 ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={

@@ -2,7 +2,7 @@
 memories (docs/benchmarks.md, "Admin").
 
 The admin's paginator counts a filtered list exactly when the planner expects fewer than
-10,000 rows (neuromem_site/admin_base.py). `trait_derived_from` had no index, so that count
+10,000 rows (core/admin_base.py). `trait_derived_from` had no index, so that count
 read the whole trait partition (a Seq Scan of 80,000 rows, 31 ms, for the 8,000 traits
 promoted from trends). `(trait_derived_from, created_at DESC, id DESC)` answers the count from
 the index and the list (newest first) without a sort.

@@ -7,10 +7,10 @@ from datetime import timedelta
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from core.jobs import enqueue_on_commit
 from memories.embeddings import embedding_provider
 from memories.models import EmbeddingStatus, Memory
 from memories.vectors import halfvecs, vector_cursor
-from neuromem_site.jobs import enqueue_on_commit
 
 EMBED_TASK_SIZE = 100
 

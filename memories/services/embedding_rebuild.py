@@ -29,12 +29,12 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import OperationalError, connection, transaction
 from psycopg import sql
 
+from core.db.locks import LockNamespace, single_flight
+from core.errors import Conflict, Unavailable
 from memories.embeddings import embedding_provider
 from memories.models import EmbeddingStatus, Memory
 from memories.services.embedding_jobs import memories_embed
 from memories.user_indexes import user_indexes_refresh
-from neuromem_site.db.locks import LockNamespace, single_flight
-from neuromem_site.errors import Conflict, Unavailable
 
 # The partitions' graphs and their options: one definition, migration 0004's.
 GRAPHS: list[tuple[str, int, int]] = importlib.import_module(

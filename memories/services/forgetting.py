@@ -27,6 +27,10 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from core.access import Caller, user_access_check
+from core.db.actor import audit_actor, forgetting
+from core.errors import Invalid, NotFound
+from core.validation import text_problem, user_id_problem, validated
 from memories.forgetting.plan import Asking, ForgetPlan, forget_plan, topic_vector
 from memories.forgetting.topics import Topic, topic_read
 from memories.models import (
@@ -45,10 +49,6 @@ from memories.services.embedding_jobs import embeddings_schedule
 from memories.services.user_data import admin_log_redact
 from memories.services.writes import SCORE_FLAGS_CLEARED, content_md5, lock_memory_writes
 from memories.signals import memories_forgotten
-from neuromem_site.access import Caller, user_access_check
-from neuromem_site.db.actor import audit_actor, forgetting
-from neuromem_site.errors import Invalid, NotFound
-from neuromem_site.validation import text_problem, user_id_problem, validated
 
 TOPIC_MAX_CHARS = 500
 MEMORY_IDS_MAX = 1000

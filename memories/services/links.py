@@ -10,11 +10,11 @@ import uuid
 
 from django.utils import timezone
 
+from core.access import Caller
+from core.db.actor import audit_actor
+from core.errors import Conflict, Invalid, NotFound
 from memories.models import Memory, MemoryLink
 from memories.services.writes import write_target
-from neuromem_site.access import Caller
-from neuromem_site.db.actor import audit_actor
-from neuromem_site.errors import Conflict, Invalid, NotFound
 
 
 def memory_link_set(

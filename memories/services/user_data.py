@@ -8,6 +8,8 @@ from django.conf import settings
 from django.contrib.admin.models import LogEntry
 from django.db import transaction
 
+from core.access import Caller, user_access_check
+from core.jobs import enqueue_on_commit
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -17,8 +19,6 @@ from memories.models import (
     MemoryLink,
     MemorySource,
 )
-from neuromem_site.access import Caller, user_access_check
-from neuromem_site.jobs import enqueue_on_commit
 from reflection.models import ConsistencyIssue, ReflectionCycle, TraitEvidence
 from reflection.services.maintenance import trait_view_refresh_after_commit
 

@@ -19,6 +19,17 @@ from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
+from core.access import Caller, user_access_check
+from core.db.actor import audit_actor
+from core.db.locks import LockNamespace, xact_lock
+from core.errors import Conflict, DomainError, Forbidden, Invalid, NotFound
+from core.validation import (
+    embedding_problem,
+    json_problem,
+    text_problem,
+    user_id_problem,
+    validated,
+)
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -38,17 +49,6 @@ from memories.services.dedup import (
 from memories.services.embedding_jobs import embeddings_schedule
 from memories.traits import TRAIT_METADATA, normalised_type, trait_fields
 from memories.vectors import copy_memories
-from neuromem_site.access import Caller, user_access_check
-from neuromem_site.db.actor import audit_actor
-from neuromem_site.db.locks import LockNamespace, xact_lock
-from neuromem_site.errors import Conflict, DomainError, Forbidden, Invalid, NotFound
-from neuromem_site.validation import (
-    embedding_problem,
-    json_problem,
-    text_problem,
-    user_id_problem,
-    validated,
-)
 
 
 class Operation(StrEnum):

@@ -2,7 +2,7 @@
 `{"ok": false, "error": {...}}`.
 
 Views return plain data; the renderer wraps it. Every error, whether DRF raised it, a view
-raised an ApiError, the domain raised one of neuromem_site/errors.py, Django raised Http404,
+raised an ApiError, the domain raised one of core/errors.py, Django raised Http404,
 or something crashed, goes through
 `exception_handler` and leaves with a precise code, never as HTML or a stack trace.
 """
@@ -19,7 +19,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
-from neuromem_site.errors import Conflict, DomainError, Forbidden, Invalid, NotFound, Unavailable
+from core.errors import Conflict, DomainError, Forbidden, Invalid, NotFound, Unavailable
 
 log = logging.getLogger("neuromem.api")
 
@@ -45,7 +45,7 @@ class ApiError(exceptions.APIException):
         self.extra = extra
 
 
-# The domain's errors (neuromem_site/errors.py) → status and code of docs/api.md.
+# The domain's errors (core/errors.py) → status and code of docs/api.md.
 DOMAIN_ERRORS: dict[type[DomainError], tuple[int, str]] = {
     Invalid: (status.HTTP_400_BAD_REQUEST, "VALIDATION_ERROR"),
     Forbidden: (status.HTTP_403_FORBIDDEN, "FORBIDDEN"),

@@ -39,11 +39,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.access import Caller
+from core.models import JobRun, JobStatus
 from memories.api.stats import EpochMsField, KnownQueryInput
-from memories.models import JobRun, JobStatus
 from memories.stats import memory_stats
 from memories.tasks import SCORE_JOB, score_memories
-from neuromem_site.access import Caller
 from neuromem_site.api.envelope import error_body
 from neuromem_site.api.health import check_beat
 from neuromem_site.api.permissions import user_ids_agree

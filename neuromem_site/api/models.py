@@ -4,7 +4,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
-from neuromem_site.access import Caller
+from core.access import Caller
 
 
 class ApiClient(models.Model):
@@ -45,7 +45,7 @@ class ApiClient(models.Model):
 
     @property
     def caller(self) -> Caller:
-        """Who the domain code acts for when this client calls (neuromem_site/access.py)."""
+        """Who the domain code acts for when this client calls (core/access.py)."""
         return Caller(
             name=self.name, user_prefixes=tuple(self.user_prefixes), is_staff=self.is_staff
         )

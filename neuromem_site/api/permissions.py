@@ -1,13 +1,13 @@
 """What the API checks about who asks, before the domain decides what they may touch
-(neuromem_site/access.py)."""
+(core/access.py)."""
 
 from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
+from core.validation import user_id_problem
 from neuromem_site.api.envelope import ApiError
-from neuromem_site.validation import user_id_problem
 
 
 def checked_user_id(user_id: str) -> str:

@@ -9,7 +9,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from neuromem_site.validation import USER_ID_MAX_LENGTH, float4, json_problem, user_id_problem
+from core.validation import USER_ID_MAX_LENGTH, float4, json_problem, user_id_problem
 
 
 def is_number(value: Any) -> bool:

@@ -7,7 +7,7 @@ import redis
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
-from neuromem_site.redis_client import app_redis
+from core.redis_client import app_redis
 
 if TYPE_CHECKING:  # DRF imports this module while defining APIView
     from rest_framework.views import APIView

@@ -19,7 +19,7 @@ from django.db import DEFAULT_DB_ALIAS
 VIEWER = "viewer"
 OPERATOR = "operator"
 # The apps whose every model a viewer sees: NeuroMem's and the beat schedules'.
-VIEWED_APPS = ("api", "memories", "reflection", "evolution", "django_celery_beat")
+VIEWED_APPS = ("api", "core", "memories", "reflection", "evolution", "django_celery_beat")
 # What an operator may do beyond viewing.
 OPERATOR_PERMISSIONS = (
     "reflection.change_trait",  # veto a trait

@@ -19,6 +19,10 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
+from core.access import Caller, user_access_check
+from core.admin_base import planner_estimate
+from core.models import JobRun
+from core.selectors import job_names
 from memories.meaning import STATES, state_sql, states_q
 from memories.models import (
     ConversationMessage,
@@ -26,20 +30,17 @@ from memories.models import (
     EmbeddingStatus,
     ForgetRequest,
     ForgetVia,
-    JobRun,
     Memory,
     MemoryType,
     TraitStage,
 )
 from memories.redaction import KINDS
 from memories.selectors import trait_field
-from neuromem_site.access import Caller, user_access_check
-from neuromem_site.admin_base import planner_estimate
 from reflection.models import ReflectionCycle, ReflectionStatus
 from reflection.selectors import SUBTYPE_ORDER, decayed_confidence, reflection_cycles
 
 # Below this many memories (the planner's estimate) the dashboard counts exactly, as
-# neuromem_site.admin_base.EstimatedCountPaginator does.
+# core.admin_base.EstimatedCountPaginator does.
 EXACT_BELOW = 10_000
 # Counts read from an index stop here ("10,000+").
 CAPPED_AT = 10_000
@@ -315,19 +316,6 @@ def embeddings_waiting() -> dict[str, Count]:
     }
 
 
-# The distinct job names of job_runs by a loose index scan on idx_job_runs_job (job,
-# started_at): one index probe per job, however many runs each has.
-JOB_NAMES_SQL = """
-WITH RECURSIVE jobs(job) AS (
-    (SELECT job FROM job_runs ORDER BY job LIMIT 1)
-    UNION ALL
-    SELECT (SELECT r.job FROM job_runs r WHERE r.job > jobs.job ORDER BY r.job LIMIT 1)
-    FROM jobs WHERE jobs.job IS NOT NULL
-)
-SELECT job FROM jobs WHERE job IS NOT NULL
-"""
-
-
 @dataclass(frozen=True)
 class JobState:
     """A scheduled job: its beat schedule (None: runs recorded, no schedule by that name) and
@@ -344,9 +332,7 @@ def jobs_last_runs() -> list[JobState]:
         task.name: task
         for task in PeriodicTask.objects.select_related("interval", "crontab", "solar", "clocked")
     }
-    with connection.cursor() as cursor:
-        cursor.execute(JOB_NAMES_SQL)
-        recorded = {job for (job,) in cursor.fetchall()}
+    recorded = set(job_names())
     return [
         JobState(
             name=name,

@@ -21,6 +21,10 @@ from django.template.response import TemplateResponse
 from django.urls import path
 from django_celery_beat.models import PeriodicTask
 
+from core.access import Caller
+from core.admin_base import staff_caller
+from core.errors import DomainError
+from core.validation import user_id_problem
 from memories.api.operations import user_export_result
 from memories.forgetting.plan import REASONS
 from memories.meaning import STATES
@@ -28,8 +32,6 @@ from memories.models import ForgetRequest, ForgetVia, Memory, MemoryType
 from memories.selectors import memory_state
 from memories.services import user_purge
 from memories.services.forgetting import TOPIC_MAX_CHARS, ForgetOutcome, user_forget
-from neuromem_site.access import Caller
-from neuromem_site.admin_base import staff_caller
 from neuromem_site.api.envelope import EnvelopeJSONRenderer
 from neuromem_site.backoffice.links import (
     admin_url,
@@ -50,8 +52,6 @@ from neuromem_site.backoffice.selectors import (
     redactions_by_kind,
     reflection_failures,
 )
-from neuromem_site.errors import DomainError
-from neuromem_site.validation import user_id_problem
 
 VIEW_PERMISSION = "memories.view_memory"
 PURGE_PERMISSION = "memories.purge_end_user"
@@ -443,9 +443,7 @@ def dashboard_context(request: HttpRequest) -> dict[str, Any]:
             for status, count in embeddings_waiting().items()
         ]
         context["end_users_url"] = admin_url("admin:backoffice_end_users")
-    if user.has_perm("memories.view_jobrun") or user.has_perm(
-        "django_celery_beat.view_periodictask"
-    ):
+    if user.has_perm("core.view_jobrun") or user.has_perm("django_celery_beat.view_periodictask"):
         context["jobs"] = [
             {
                 "name": job.name,
@@ -455,10 +453,10 @@ def dashboard_context(request: HttpRequest) -> dict[str, Any]:
                 and admin_url("admin:django_celery_beat_periodictask_change", job.schedule.pk),
                 "last_run": job.last_run,
                 "last_run_url": job.last_run
-                and admin_url("admin:memories_jobrun_change", job.last_run.pk),
-                "runs_url": admin_url("admin:memories_jobrun_changelist", query={"job": job.name}),
+                and admin_url("admin:core_jobrun_change", job.last_run.pk),
+                "runs_url": admin_url("admin:core_jobrun_changelist", query={"job": job.name}),
                 "failures_url": admin_url(
-                    "admin:memories_jobrun_changelist",
+                    "admin:core_jobrun_changelist",
                     query={"job": job.name, "status__exact": "failed"},
                 ),
             }

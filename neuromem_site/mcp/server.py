@@ -30,7 +30,7 @@ from mcp_types import (
 )
 from rest_framework import exceptions
 
-from neuromem_site.access import Caller
+from core.access import Caller
 from neuromem_site.api.selectors import api_client_by_token
 from neuromem_site.api.services import api_client_touch
 from neuromem_site.mcp.tools import TOOLS, tool_call

@@ -16,6 +16,7 @@ from mcp_types import Tool, ToolAnnotations
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
+from core.access import Caller
 from evolution.api.operations import soul_propose_result, soul_rollback_result, soul_status_result
 from evolution.api.serializers import SoulProposalInput, SoulRollbackInput
 from memories.api.operations import (
@@ -36,7 +37,6 @@ from memories.api.serializers import (
     SearchInput,
     UserForgetInput,
 )
-from neuromem_site.access import Caller
 from neuromem_site.api.envelope import exception_handler
 from neuromem_site.api.serializers import UserIdLookupField
 from neuromem_site.mcp.schema import field_schema, object_schema, serializer_schema

@@ -8,7 +8,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from neuromem_site.access import Caller
+from core.access import Caller
 from neuromem_site.api.permissions import checked_user_id
 from reflection.api.serializers import TRAIT_GROUPS, BelievedTraitOutput
 from reflection.selectors import traits_believed

@@ -17,11 +17,11 @@ from django.db import OperationalError, transaction
 from django.utils import timezone
 from psycopg.errors import DeadlockDetected
 
-from neuromem_site.access import SYSTEM, Caller, user_access_check
-from neuromem_site.db.locks import LockNamespace, single_flight, xact_lock
-from neuromem_site.errors import Conflict, Invalid
-from neuromem_site.jobs import enqueue_on_commit
-from neuromem_site.validation import user_id_problem, validated
+from core.access import SYSTEM, Caller, user_access_check
+from core.db.locks import LockNamespace, single_flight, xact_lock
+from core.errors import Conflict, Invalid
+from core.jobs import enqueue_on_commit
+from core.validation import user_id_problem, validated
 from reflection.engine import (
     StaleTrait,
     cycle_apply,

@@ -14,12 +14,12 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import connection, transaction
 
+from core.access import SYSTEM
+from core.db.actor import audit_actor
+from core.errors import DomainError
+from core.jobs import enqueue_on_commit
 from memories.meaning import current_sql, trait_stage_sql
 from memories.models import TraitSubtype
-from neuromem_site.access import SYSTEM
-from neuromem_site.db.actor import audit_actor
-from neuromem_site.errors import DomainError
-from neuromem_site.jobs import enqueue_on_commit
 from reflection.models import (
     ConsistencyCheck,
     ReflectionStatus,

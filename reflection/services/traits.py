@@ -13,12 +13,12 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from core.access import Caller, user_access_check
+from core.db.actor import audit_actor
+from core.errors import Conflict, Forbidden, Invalid, NotFound
+from core.validation import text_problem, validated
 from memories.models import Memory, MemoryType, TraitStage
 from memories.signals import ForgottenEffect
-from neuromem_site.access import Caller, user_access_check
-from neuromem_site.db.actor import audit_actor
-from neuromem_site.errors import Conflict, Forbidden, Invalid, NotFound
-from neuromem_site.validation import text_problem, validated
 from reflection.models import EvidenceType, TraitEvidence
 from reflection.rules import lifecycle_rules
 from reflection.services.maintenance import trait_view_refresh_after_commit

@@ -2,8 +2,8 @@
 
 import pytest
 
+from core.redis_client import app_redis
 from neuromem_site.api.throttling import ApiClientRateThrottle
-from neuromem_site.redis_client import app_redis
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.api.urls")]
 

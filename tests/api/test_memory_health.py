@@ -12,7 +12,8 @@ from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
 import neuromem_site.api.memory_health
-from memories.models import JobRun, JobStatus, Memory
+from core.models import JobRun, JobStatus
+from memories.models import Memory
 from neuromem_site.beat import BEAT_HEARTBEAT_KEY, beat_heartbeat_write
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from neuromem_site.access import user_access_check
+from core.access import user_access_check
 from neuromem_site.api.models import ApiClient
 from neuromem_site.api.permissions import IsStaffClient, user_ids_agree
 from neuromem_site.api.serializers import StrictInputSerializer, UserIdField

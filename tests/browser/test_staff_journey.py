@@ -15,6 +15,8 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
+from core.access import Caller
+from core.models import JobRun
 from evolution.services import (
     SoulProposal,
     safety_contract_update,
@@ -25,12 +27,10 @@ from memories.models import (
     ConversationMessage,
     ConversationSession,
     ForgetRequest,
-    JobRun,
     Memory,
     MemoryHistory,
 )
 from memories.services import MemoryInput, memory_add, memory_supersede
-from neuromem_site.access import Caller
 from neuromem_site.backoffice.links import end_user_url
 from neuromem_site.backoffice.roles import OPERATOR, VIEWER
 from reflection.models import ReflectionCycle, TraitEvidence

@@ -2,8 +2,8 @@
 
 import pytest
 
+from core.access import Caller
 from evolution.services import safety_contract_update, soul_bootstrap
-from neuromem_site.access import Caller
 
 STAFF = Caller(name="staff:ana", is_staff=True)
 AGENT = Caller(name="agent-1", user_prefixes=("a:",))

@@ -7,6 +7,7 @@ import threading
 import pytest
 from django.db import DatabaseError, IntegrityError, connection, transaction
 
+from core.errors import Conflict, Forbidden, Invalid, NotFound
 from evolution.models import SafetyContract, SoulEvent, SoulStatus, SoulVersion
 from evolution.services import (
     SoulProposal,
@@ -19,7 +20,6 @@ from evolution.services import (
     soul_rollback,
     soul_veto,
 )
-from neuromem_site.errors import Conflict, Forbidden, Invalid, NotFound
 from tests.evolution.conftest import AGENT, SEED, STAFF, edited
 
 pytestmark = pytest.mark.django_db

@@ -4,9 +4,9 @@ effect) and D (staff veto or roll back an applied change; the trail keeps everyt
 
 import pytest
 
+from core.access import Caller
 from evolution.models import SoulVersion
 from evolution.services import SoulProposal, soul_propose
-from neuromem_site.access import Caller
 from tests.evolution.conftest import ANCHORS, CONSTRAINTS, SEED, edited
 
 pytestmark = pytest.mark.django_db

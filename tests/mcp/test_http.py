@@ -8,9 +8,9 @@ import httpx
 import pytest
 from mcp import MCPError
 
+from core.access import SYSTEM
 from memories.models import Memory
 from memories.services import MemoryInput, memory_add
-from neuromem_site.access import SYSTEM
 from tests.mcp.conftest import mcp_http
 from tests.mcp.test_stdio import TOOLS
 

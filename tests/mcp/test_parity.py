@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from core.access import SYSTEM
 from evolution.services import safety_contract_update, soul_bootstrap
 from memories.models import Memory
 from memories.services import MemoryInput, memories_embed, memory_add, memory_link_set
-from neuromem_site.access import SYSTEM
 from reflection.services.maintenance import trait_view_refresh
 from tests.evolution.conftest import ANCHORS, CONSTRAINTS, SEED, STAFF, edited
 from tests.mcp.conftest import mcp_stdio

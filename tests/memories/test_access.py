@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import connection
 from django.test import override_settings
 
+from core.access import SYSTEM, Caller
+from core.redis_client import app_redis
 from memories.access import (
     FLUSHING_PREFIX,
     PENDING_KEY,
@@ -16,8 +18,6 @@ from memories.access import (
 from memories.models import Memory, MemoryHistory
 from memories.recall import RecallQuery, memories_recall
 from memories.services import MemoryInput, memories_embed, memory_add_many
-from neuromem_site.access import SYSTEM, Caller
-from neuromem_site.redis_client import app_redis
 
 USER = "agent:alice"
 

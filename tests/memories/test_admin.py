@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from core.access import SYSTEM, Caller
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -24,7 +25,6 @@ from memories.models import (
 )
 from memories.services import memory_supersede
 from memories.services.forgetting import user_forget
-from neuromem_site.access import SYSTEM, Caller
 from neuromem_site.backoffice.links import end_user_url
 from reflection.models import TraitEvidence
 from tests.memories.scratch import catalog, migrate, scratch_database

@@ -4,6 +4,8 @@ selector and service."""
 
 import pytest
 
+from core.access import SYSTEM, Caller
+from core.errors import Forbidden, NotFound
 from memories.ingest import session_get, session_open
 from memories.models import ConversationSession, Memory
 from memories.recall import RecallQuery, memories_recall
@@ -22,8 +24,6 @@ from memories.services import (
     memory_supersede,
     user_purge,
 )
-from neuromem_site.access import SYSTEM, Caller
-from neuromem_site.errors import Forbidden, NotFound
 from reflection.selectors import traits_believed_memories
 
 pytestmark = pytest.mark.django_db

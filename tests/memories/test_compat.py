@@ -3,10 +3,10 @@
 
 import pytest
 
+from core.access import Caller
 from memories.ingest import session_message_add, session_open
 from memories.models import Memory
 from memories.services import MemoryInput, memory_add, user_purge
-from neuromem_site.access import Caller
 
 pytestmark = pytest.mark.django_db
 

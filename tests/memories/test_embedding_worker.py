@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from django.conf import settings
 
+from core.access import Caller
 from memories.embeddings import embedding_provider
 from memories.models import EmbeddingStatus, Memory
 from memories.services import MemoryInput, memory_add
-from neuromem_site.access import Caller
 from tests.fake_openai import FakeOpenAIHandler, serving
 from tests.worker import celery_worker, worker_hostname
 

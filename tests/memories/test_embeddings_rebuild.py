@@ -17,13 +17,13 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.db.models import Count
 
+from core.access import Caller
+from core.db.locks import LockNamespace
 from memories.embeddings import HashingEmbeddingProvider, embedding_provider
 from memories.models import Memory
 from memories.recall import RecallQuery, memories_recall
 from memories.services import content_md5, memories_embed
 from memories.user_indexes import NAME_PATTERN, user_index_name, user_indexes_refresh
-from neuromem_site.access import Caller
-from neuromem_site.db.locks import LockNamespace
 from tests.memories.scratch import server_url
 
 ALICE = "agent:alice"

@@ -6,11 +6,11 @@ import threading
 import pytest
 from django.db import connections, transaction
 
+from core.access import SYSTEM
+from core.errors import Invalid
 from memories.access import accesses_flush
 from memories.models import Memory, MemoryLink
 from memories.services import MemoryInput, memory_add, memory_link_set, memory_supersede
-from neuromem_site.access import SYSTEM
-from neuromem_site.errors import Invalid
 
 pytestmark = pytest.mark.django_db
 

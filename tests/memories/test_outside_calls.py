@@ -6,11 +6,11 @@ import json
 import pytest
 from django.db import transaction
 
+from core.access import Caller
+from core.openai_compat import CalledInTransaction, OpenAICompatibleClient
 from memories.extraction import extractor
 from memories.ingest import session_message_add, session_open
 from memories.models import Memory
-from neuromem_site.access import Caller
-from neuromem_site.openai_compat import CalledInTransaction, OpenAICompatibleClient
 from tests.fake_openai import FakeOpenAIHandler, serving
 
 pytestmark = pytest.mark.django_db

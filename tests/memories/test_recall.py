@@ -13,6 +13,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from core.access import Caller
 from memories.embeddings import embedding_provider
 from memories.models import Memory
 from memories.recall import (
@@ -30,7 +31,6 @@ from memories.services import (
     memory_invalidate,
     memory_supersede,
 )
-from neuromem_site.access import Caller
 from reflection.selectors import traits_believed_memories
 from reflection.services.maintenance import trait_view_refresh
 from tests.memories.bulk import insert_facts

@@ -2,9 +2,9 @@
 
 import pytest
 
+from core.access import Caller
 from memories.models import Memory
 from memories.services import MemoryInput, memories_embed, memory_add_many
-from neuromem_site.access import Caller
 from reflection.services.maintenance import trait_view_refresh
 
 pytestmark = pytest.mark.django_db

@@ -22,14 +22,15 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django_celery_beat.models import PeriodicTask
 
+from core.db.locks import LockNamespace
+from core.models import JobRun, JobStatus
 from memories.embeddings import lexical_provider
 from memories.meaning import state_sql
-from memories.models import JobRun, JobStatus, Memory, MemoryHistory, MemoryLink
+from memories.models import Memory, MemoryHistory, MemoryLink
 from memories.scoring import memories_score, score_resume_point, score_rules
 from memories.selectors import memory_state
 from memories.tasks import SKIPPED
 from neuromem_site.celery import app as celery_app
-from neuromem_site.db.locks import LockNamespace
 from tests.memories.scratch import server_url
 from tests.worker import celery_worker, worker_hostname
 

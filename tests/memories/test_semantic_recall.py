@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from django.conf import settings
 
+from core.access import SYSTEM
+from core.redis_client import app_redis
 from memories.embeddings import embedding_provider
 from memories.recall import RecallQuery, memories_recall, query_cache_key
 from memories.services import MemoryInput, memories_embed, memory_add_many
-from neuromem_site.access import SYSTEM
-from neuromem_site.redis_client import app_redis
 
 pytestmark = pytest.mark.django_db
 

@@ -5,6 +5,7 @@ import uuid
 import pytest
 from django.db import connection
 
+from core.access import SYSTEM, Caller
 from memories.ingest import session_message_add, session_open
 from memories.models import (
     ConversationMessage,
@@ -15,7 +16,6 @@ from memories.models import (
     MemorySource,
 )
 from memories.services import MemoryInput, memory_add, memory_link_set, memory_supersede
-from neuromem_site.access import SYSTEM, Caller
 from reflection.models import ConsistencyIssue, ReflectionCycle, TraitEvidence
 
 pytestmark = pytest.mark.django_db

@@ -78,7 +78,7 @@ def recall_in(url: str, user_id: str, query: str) -> list[dict]:
     code = (
         "import json\n"
         "from memories.recall import RecallQuery, memories_recall\n"
-        "from neuromem_site.access import SYSTEM\n"
+        "from core.access import SYSTEM\n"
         f"request = RecallQuery(user_id={user_id!r}, query={query!r})\n"
         "hits = memories_recall(caller=SYSTEM, request=request)\n"
         "print(json.dumps([{'id': str(h.memory.id), 'memory_type': h.memory.memory_type,"

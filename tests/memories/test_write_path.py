@@ -6,6 +6,8 @@ import threading
 import pytest
 from django.db import connection, connections, transaction
 
+from core.access import SYSTEM, Caller
+from core.errors import Conflict, Invalid
 from memories.embeddings import LEXICAL_DIMENSIONS
 from memories.models import (
     ConversationSession,
@@ -27,8 +29,6 @@ from memories.services import (
     memory_update,
 )
 from memories.traits import trait_fields
-from neuromem_site.access import SYSTEM, Caller
-from neuromem_site.errors import Conflict, Invalid
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from memories.models import JobRun, Memory, MemoryHistory
-from neuromem_site.admin_base import EstimatedCountPaginator
+from core.admin_base import EstimatedCountPaginator
+from core.models import JobRun
+from memories.models import Memory, MemoryHistory
 from reflection.models import ConsistencyIssue, ReflectionCycle, Trait, TraitEvidence
 
 pytestmark = pytest.mark.django_db
@@ -304,7 +305,7 @@ def test_evidence_cycle_consistency_and_job_run_lists_render(admin_client):
             {"state": "open"},
             {"state": "resolved"},
         ],
-        "/admin/memories/jobrun/": [
+        "/admin/core/jobrun/": [
             {},
             {"job": "refresh_trait_view"},
             {"status__exact": "done"},
@@ -317,7 +318,7 @@ def test_evidence_cycle_consistency_and_job_run_lists_render(admin_client):
     assert str(trait.pk) in admin_client.get("/admin/reflection/traitevidence/").content.decode()
     cycles = admin_client.get("/admin/reflection/reflectioncycle/", {"q": "u:1"})
     assert "boom" in cycles.content.decode()
-    jobs = admin_client.get("/admin/memories/jobrun/").content.decode()
+    jobs = admin_client.get("/admin/core/jobrun/").content.decode()
     assert "refresh_trait_view" in jobs
     for url in pages:
         assert admin_client.get(url).context["has_add_permission"] is False

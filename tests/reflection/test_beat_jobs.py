@@ -16,11 +16,12 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from memories.job_runs import job_run
-from memories.models import JobRun, JobStatus, Memory
+from core.db.locks import LockNamespace, single_flight
+from core.job_runs import job_run
+from core.models import JobRun, JobStatus
+from memories.models import Memory
 from memories.tasks import SKIPPED
 from neuromem_site.celery import app as celery_app
-from neuromem_site.db.locks import LockNamespace, single_flight
 from reflection.models import (
     ConsistencyIssue,
     ReflectionCycle,

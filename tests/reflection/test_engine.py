@@ -11,10 +11,10 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.access import SYSTEM
 from memories.ingest import session_end, session_message_add, session_open
 from memories.models import ConversationSession, Memory, MemoryHistory
 from memories.services import MemoryInput, content_md5, memory_add
-from neuromem_site.access import SYSTEM
 from reflection import engine
 from reflection.detection import Detection, Match, Pattern, Review, detector
 from reflection.models import ReflectionCycle, TraitEvidence

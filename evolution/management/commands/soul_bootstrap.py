@@ -5,9 +5,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from core.access import SYSTEM
+from core.errors import DomainError
 from evolution.services import soul_bootstrap
-from neuromem_site.access import SYSTEM
-from neuromem_site.errors import DomainError
 
 
 class Command(BaseCommand):

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.errors import DomainError
 from memories.embeddings import EmbeddingError
 from memories.services.embedding_rebuild import (
     RebuildPlan,
@@ -14,7 +15,6 @@ from memories.services.embedding_rebuild import (
     embeddings_rebuild,
     embeddings_rebuild_plan,
 )
-from neuromem_site.errors import DomainError
 
 
 class Command(BaseCommand):

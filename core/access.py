@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from neuromem_site.errors import Forbidden, NotFound
+from core.errors import Forbidden, NotFound
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from neuromem_site.errors import Invalid
+from core.errors import Invalid
 
 USER_ID_MAX_LENGTH = 255
 JSON_MAX_DEPTH = 32

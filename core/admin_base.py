@@ -25,8 +25,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.functional import cached_property
 
-from neuromem_site.access import Caller
-from neuromem_site.validation import text_problem
+from core.access import Caller
+from core.validation import text_problem
 
 
 def staff_caller(request: HttpRequest) -> Caller:

@@ -23,8 +23,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
-from memories.models import JobRun, JobStatus
-from neuromem_site.db.locks import LockNamespace, single_flight
+from core.db.locks import LockNamespace, single_flight
+from core.models import JobRun, JobStatus
 
 log = logging.getLogger("neuromem.jobs")
 

@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class CoreConfig(AppConfig):
+    """The kernel every app builds on: errors, access, validation, locks, jobs and their runs.
+    It imports no app (tests/test_architecture.py)."""
+
+    name = "core"
+    label = "core"
+    verbose_name = "Jobs"
+    default_auto_field = "django.db.models.BigAutoField"
