@@ -43,8 +43,7 @@ from memories.services import (
 )
 from memories.services.forgetting import ForgetOutcome, conversation_forget, topic_vectors
 from memories.services.writes import lock_memory_writes
-from reflection.models import ReflectionTrigger
-from reflection.services.cycles import reflection_cycle_request
+from memories.signals import session_ended
 
 
 def session_open(
@@ -69,17 +68,15 @@ def session_get(*, caller: Caller, session_id: uuid.UUID) -> ConversationSession
 
 
 def session_end(*, session: ConversationSession, caller: Caller) -> ConversationSession:
-    """Close the session and queue a reflection cycle for its user (`session_end`). Ending an
-    ended session changes nothing."""
+    """Close the session and say so (`session_ended`: reflection queues a cycle for its user).
+    Ending an ended session changes nothing."""
     user_access_check(caller=caller, user_id=session.user_id, write=True)
     with transaction.atomic():
         ended = ConversationSession.objects.filter(pk=session.pk, ended_at__isnull=True).update(
             ended_at=timezone.now()
         )
         if ended:
-            reflection_cycle_request(
-                caller=caller, user_id=session.user_id, trigger_type=ReflectionTrigger.SESSION_END
-            )
+            session_ended.send(sender=ConversationSession, caller=caller, user_id=session.user_id)
     session.refresh_from_db()
     return session
 

@@ -33,6 +33,7 @@ from pgvector import HalfVector
 from core.access import Caller, user_access_check
 from core.redis_client import app_redis
 from memories.embeddings import EmbeddingError, embedding_provider
+from memories.hooks import trait_belief
 from memories.meaning import (
     ANY_ACTIVITY,
     RECALLED_TRAIT_STAGES,
@@ -47,7 +48,6 @@ from memories.models import Memory, MemoryType
 from memories.relevance import CJK_CHARACTERS, SimilarityFloors, similarity_floors
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
-from reflection.rules import decayed_sql, lifecycle_rules
 
 log = logging.getLogger("neuromem.recall")
 
@@ -102,7 +102,7 @@ def _branch_filters(memory_type: str) -> str:
     # minimum; a trait written with no confidence has nothing to decay).
     trait_filter = (
         f" AND {TRAIT_STAGE} = ANY(%(trait_stages)s) AND (m.trait_confidence IS NULL"
-        f" OR {decayed_sql('m')} > %(min_trait_confidence)s)"
+        f" OR {trait_belief().decayed_sql('m')} > %(min_trait_confidence)s)"
         if memory_type == "trait"
         else ""
     )
@@ -322,7 +322,6 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
     floors = None if vector is None else similarity_floors(vector)
     if floors is None:
         vector = None
-    rules = lifecycle_rules()
     with transaction.atomic(), vector_cursor() as cursor:
         terms, text_indexed_types = _recall_prepare(cursor, request)
         sql = recall_sql(
@@ -340,8 +339,7 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             "tsquery": terms.tsquery,
             "candidates": terms.candidates,
             "trait_stages": list(RECALLED_TRAIT_STAGES),
-            **rules.decay_params(),
-            "min_trait_confidence": rules.recall_min_confidence,
+            **trait_belief().recall_params(),
             **score_params(),
             "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
             **(asdict(floors) if floors else dict.fromkeys(FLOOR_PARAMS)),

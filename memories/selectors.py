@@ -20,8 +20,8 @@ from memories.models import (
     MemoryLink,
     MemorySource,
 )
+from memories.signals import user_data_exported
 from memories.traits import TRAIT_METADATA
-from reflection.models import ReflectionCycle, TraitEvidence
 
 
 def memory_state(memory: Memory) -> str:
@@ -159,15 +159,10 @@ def user_export(*, caller: Caller, user_id: str) -> dict[str, Any]:
     memory_ids = [memory.id for memory in held]
     sessions = list(ConversationSession.objects.filter(user_id=user_id).order_by("started_at"))
     session_ids = [session.id for session in sessions]
-    return {
+    export = {
         "memories": memories,
         "history": list(
             MemoryHistory.objects.filter(memory_id__in=memory_ids).order_by("created_at", "id")
-        ),
-        "evidence": list(
-            TraitEvidence.objects.filter(
-                Q(trait_id__in=memory_ids) | Q(memory_id__in=memory_ids)
-            ).order_by("created_at")
         ),
         "sources": list(
             MemorySource.objects.filter(
@@ -179,9 +174,11 @@ def user_export(*, caller: Caller, user_id: str) -> dict[str, Any]:
         "messages": list(
             ConversationMessage.objects.filter(session_id__in=session_ids).order_by("created_at")
         ),
-        "cycles": list(ReflectionCycle.objects.filter(user_id=user_id).order_by("started_at")),
         "forgotten": [memory for memory in held if memory.forgotten_at is not None],
         "forget_requests": list(
             ForgetRequest.objects.filter(user_id=user_id).order_by("created_at", "id")
         ),
     }
+    for _, rows in user_data_exported.send(sender=Memory, user_id=user_id, memory_ids=memory_ids):
+        export |= rows
+    return export

@@ -7,11 +7,14 @@ class ReflectionConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from memories.signals import memories_forgotten
-        from reflection.services.traits import traits_after_forget
+        from memories import hooks, signals
+        from reflection import hooks as reflection_hooks
 
-        memories_forgotten.connect(
-            lambda sender, signal, **kwargs: traits_after_forget(**kwargs),
-            weak=False,
-            dispatch_uid="reflection.traits_after_forget",
-        )
+        hooks.trait_belief_register(reflection_hooks.DecayedTraitBelief())
+        for signal, receiver in (
+            (signals.memories_forgotten, reflection_hooks.traits_after_forgotten),
+            (signals.session_ended, reflection_hooks.cycle_after_session),
+            (signals.user_data_exported, reflection_hooks.user_reflection_export),
+            (signals.user_data_purged, reflection_hooks.user_reflection_purge),
+        ):
+            signal.connect(receiver, weak=False, dispatch_uid=f"reflection.{receiver.__name__}")

@@ -19,8 +19,7 @@ from memories.models import (
     MemoryLink,
     MemorySource,
 )
-from reflection.models import ConsistencyIssue, ReflectionCycle, TraitEvidence
-from reflection.services.maintenance import trait_view_refresh_after_commit
+from memories.signals import user_data_purged
 
 
 def admin_log_redact(*, memory_ids: list[uuid.UUID], label: str) -> int:
@@ -47,9 +46,10 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
     with pgtrigger.ignore(
         "memories.MemoryHistory:history_no_delete", "memories.Memory:memories_audit_delete"
     ):
-        counts = {
-            "trait_evidence": TraitEvidence.objects.filter(trait_id__in=memory_ids).delete()[0]
-            + TraitEvidence.objects.filter(memory_id__in=memory_ids).delete()[0],
+        counts = {}
+        for _, rows in user_data_purged.send(sender=Memory, user_id=user_id, memory_ids=memory_ids):
+            counts |= rows
+        counts |= {
             "memory_sources": MemorySource.objects.filter(memory_id__in=memory_ids).delete()[0]
             + MemorySource.objects.filter(session_id__in=session_ids).delete()[0],
             "memory_links": MemoryLink.objects.filter(user_id=user_id).delete()[0],
@@ -61,14 +61,9 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
             "conversation_sessions": ConversationSession.objects.filter(
                 id__in=session_ids
             ).delete()[0],
-            "reflection_cycles": ReflectionCycle.objects.filter(user_id=user_id).delete()[0],
-            "consistency_issues": ConsistencyIssue.objects.filter(user_id=user_id).delete()[0],
             "forget_requests": ForgetRequest.objects.filter(user_id=user_id).delete()[0],
             "django_admin_log_redacted": admin_log_redact(memory_ids=memory_ids, label="(purged)"),
         }
-    # The decay view holds a copy of the user's traits until its next refresh: now, not in
-    # half an hour (readers already skip traits gone from `memories`).
-    trait_view_refresh_after_commit()
     if counts["memories"] >= settings.USER_INDEX_MIN_MEMORIES // 2:
         # The user's own indexes name them in their predicate: beat's refresh drops them
         # (CONCURRENTLY, so not in this transaction), now rather than within the hour.
