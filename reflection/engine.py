@@ -27,9 +27,8 @@ from memories.models import (
     TraitStage,
     TraitSubtype,
 )
-from memories.services import content_md5, embeddings_schedule
-from memories.services.dedup import with_lexical_vectors
-from memories.vectors import copy_memories
+from memories.services import embeddings_schedule
+from memories.services.writes import memory_content_columns, memory_rows_insert
 from reflection import cues
 from reflection.detection import (
     EvidenceSeen,
@@ -556,37 +555,31 @@ def cycle_apply(plan: CyclePlan) -> None:
     windows, dissolve what decayed away, and mark the scanned memories and their sessions."""
     now = plan.now
     with audit_actor(ACTOR):
-        created = [
-            Memory(
-                id=trait.id,
-                user_id=plan.user_id,
-                memory_type=MemoryType.TRAIT,
-                content_hash=content_md5(trait.content),
-                importance=trait.importance,
-                valid_at=now,
-                created_at=now,
-                embedding_status=EmbeddingStatus.PENDING,
-                **_trait_columns(trait, now),
-            )
-            for trait in plan.traits
-            if trait.created and not trait.dissolved
-        ]
-        with_lexical_vectors(created)
-        copy_memories(created)
-        reworded = [_reworded(trait) for trait in plan.traits if trait.reworded]
-        with_lexical_vectors(reworded)
-        wording = {memory.id: memory for memory in reworded}
+        memory_rows_insert(
+            [
+                Memory(
+                    id=trait.id,
+                    user_id=plan.user_id,
+                    memory_type=MemoryType.TRAIT,
+                    importance=trait.importance,
+                    valid_at=now,
+                    created_at=now,
+                    embedding_status=EmbeddingStatus.PENDING,
+                    **_trait_columns(trait, now),
+                )
+                for trait in plan.traits
+                if trait.created and not trait.dissolved
+            ]
+        )
+        # New words for a trait change its row in place: its evidence, children and the decay
+        # view know it by id. Like any new content, it is embedded again.
+        wording = memory_content_columns(
+            {trait.id: trait.content for trait in plan.traits if trait.reworded}
+        )
         for trait in plan.traits:
             if trait.created:
                 continue
-            columns = _trait_columns(trait, now)
-            if trait.id in wording:  # a revised trait is re-embedded, like any new content
-                columns.update(
-                    content_hash=wording[trait.id].content_hash,
-                    lexical_vector=wording[trait.id].lexical_vector,
-                    embedding=None,
-                    embedding_status=EmbeddingStatus.PENDING,
-                )
+            columns = _trait_columns(trait, now) | wording.get(trait.id, {})
             updated = Memory.objects.filter(
                 memory_type=MemoryType.TRAIT,
                 pk=trait.id,
@@ -613,8 +606,4 @@ def cycle_apply(plan: CyclePlan) -> None:
             memory_type__in=[MemoryType.FACT, MemoryType.EPISODIC], pk__in=plan.scanned_ids
         ).update(reflected_at=now)
         ConversationSession.objects.filter(pk__in=plan.session_ids).update(last_reflected_at=now)
-    embeddings_schedule(memory_ids=[memory.id for memory in created + reworded])
-
-
-def _reworded(trait: TraitState) -> Memory:
-    return Memory(id=trait.id, content=trait.content, content_hash=content_md5(trait.content))
+    embeddings_schedule(memory_ids=list(wording))

@@ -173,11 +173,9 @@ def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version:
 
 
 def _save_new(rows: list[tuple[Memory, MemoryInput]]) -> None:
-    """Insert new memories with their provenance; embeddings follow after commit."""
-    with_lexical_vectors([memory for memory, _ in rows if memory.lexical_vector is None])
-    copy_memories([memory for memory, _ in rows])
-    MemorySource.objects.bulk_create(
-        [
+    memory_rows_insert(
+        [memory for memory, _ in rows],
+        sources=[
             MemorySource(
                 memory_id=memory.id,
                 session_id=item.session_id,
@@ -185,13 +183,42 @@ def _save_new(rows: list[tuple[Memory, MemoryInput]]) -> None:
             )
             for memory, item in rows
             if item.session_id
-        ]
+        ],
     )
+
+
+def memory_rows_insert(memories: list[Memory], *, sources: list[MemorySource] = ()) -> None:
+    """The one way new memory rows are stored (the write path, reflection's new traits): what
+    their content derives filled in, one COPY, their provenance, embeddings after commit. A new
+    derived column is added here and in `memory_content_columns`."""
+    for memory in memories:
+        memory.content_hash = content_md5(memory.content)
+    with_lexical_vectors([memory for memory in memories if memory.lexical_vector is None])
+    copy_memories(memories)
+    MemorySource.objects.bulk_create(sources)
     embeddings_schedule(
         memory_ids=[
-            memory.id for memory, _ in rows if memory.embedding_status == EmbeddingStatus.PENDING
+            memory.id for memory in memories if memory.embedding_status == EmbeddingStatus.PENDING
         ]
     )
+
+
+def memory_content_columns(contents: dict[uuid.UUID, str]) -> dict[uuid.UUID, dict[str, Any]]:
+    """The columns new content sets on a row changed in place (a trait reworded by reflection):
+    the content, what it derives, and an embedding to make again (schedule it after the
+    update)."""
+    rows = [Memory(id=memory_id, content=content) for memory_id, content in contents.items()]
+    with_lexical_vectors(rows)
+    return {
+        row.id: {
+            "content": row.content,
+            "content_hash": content_md5(row.content),
+            "lexical_vector": row.lexical_vector,
+            "embedding": None,
+            "embedding_status": EmbeddingStatus.PENDING,
+        }
+        for row in rows
+    }
 
 
 def write_target(memory: Memory, caller: Caller) -> Memory:
