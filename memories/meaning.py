@@ -4,6 +4,8 @@ drift apart (tests/memories/test_meaning.py checks that they agree).
 
 - **Current**: neither expired (superseded or deleted: `expired_at`) nor invalidated (the
   fact stopped being true: `invalid_at`).
+- **Latest**: not expired — the latest version of a memory, not deleted, whether or not it has
+  since been invalidated (writes, per-user indexes, reflection's scans).
 - **As of** an instant: valid then (`valid_at` not after it, `invalid_at` after it), not yet
   expired then, and already recorded then (`created_at` not after it). Superseded versions
   count for the instants they were current; forgotten memories for none (docs/privacy.md).
@@ -25,6 +27,10 @@ def current_sql(alias: str = "m") -> str:
     return f"{alias}.expired_at IS NULL AND {alias}.invalid_at IS NULL"
 
 
+def latest_sql(alias: str = "m") -> str:
+    return f"{alias}.expired_at IS NULL"
+
+
 def as_of_sql(alias: str = "m", param: str = "as_of") -> str:
     """The SQL twin of `as_of_q`; the instant is the named parameter `param`."""
     at = f"%({param})s"
@@ -39,6 +45,10 @@ def as_of_sql(alias: str = "m", param: str = "as_of") -> str:
 
 def current_q() -> Q:
     return Q(expired_at__isnull=True, invalid_at__isnull=True)
+
+
+def latest_q() -> Q:
+    return Q(expired_at__isnull=True)
 
 
 def as_of_q(instant: datetime) -> Q:

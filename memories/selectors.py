@@ -10,7 +10,7 @@ from django.db.models.functions import Coalesce
 
 from core.access import Caller, user_access_check
 from core.errors import NotFound
-from memories.meaning import STATE_THRESHOLDS, ActivityFilter, current_sql
+from memories.meaning import STATE_THRESHOLDS, ActivityFilter, current_sql, latest_q
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -84,7 +84,7 @@ def memory_list(*, caller: Caller, filters: dict[str, Any]) -> QuerySet[Memory]:
     if filters.get("as_of"):
         queryset = queryset.as_of(filters["as_of"])
     elif not filters.get("include_expired") and "deleted" not in (filters.get("state") or ()):
-        queryset = queryset.filter(expired_at__isnull=True)
+        queryset = queryset.filter(latest_q())
     return queryset.filter(activity_filter(filters).q())
 
 

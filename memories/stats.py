@@ -39,7 +39,7 @@ from django.utils import timezone
 
 from core.access import Caller, user_access_check
 from core.errors import Invalid
-from memories.meaning import STATE_THRESHOLDS, STATES, state_sql
+from memories.meaning import STATE_THRESHOLDS, STATES, latest_sql, state_sql
 from memories.models import ConversationMessage
 from memories.selectors import memories_visible_to
 
@@ -121,7 +121,7 @@ def stats_query(
     # Deleted rows have no bin; the others one from the score, 100 in the last.
     statement = f"""
         SELECT {state_sql("m")} AS state,
-               CASE WHEN m.expired_at IS NULL
+               CASE WHEN {latest_sql("m")}
                     THEN least(floor(m.score::float8 / %s)::int, %s) END AS bin,
                count(*)
         FROM ({scope_sql}) m

@@ -36,6 +36,8 @@ from django.conf import settings
 from django.db import connection
 from psycopg import sql
 
+from memories.meaning import latest_sql
+
 log = logging.getLogger(__name__)
 
 NAME_PATTERN = r"^idx_[a-z]+_(embedding|search)_u_[0-9a-f]{16}$"
@@ -83,10 +85,10 @@ def _users_with_at_least(count: int) -> dict[str, tuple[UserIndexKind, str, str,
     or more of the user's current memories of a type earn."""
     with connection.cursor() as cursor:
         cursor.execute(
-            """
+            f"""
             SELECT user_id, memory_type, count(*) FILTER (WHERE embedding_status = 'ready'),
                    count(*)
-            FROM memories WHERE expired_at IS NULL
+            FROM memories WHERE {latest_sql("memories")}
             GROUP BY user_id, memory_type HAVING count(*) >= %s
             """,
             [count],

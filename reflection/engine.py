@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db.models import Exists, F, OuterRef, QuerySet
 
 from core.db.actor import audit_actor
+from memories.meaning import current_q, latest_q
 from memories.models import (
     ConversationSession,
     EmbeddingStatus,
@@ -184,9 +185,9 @@ def _observations(rows: list[Memory], *, new: bool) -> list[Observation]:
 def unreflected_memories(*, user_id: str) -> QuerySet[Memory]:
     """The user's current facts and episodes no cycle has scanned yet (idx_memories_unreflected)."""
     return Memory.objects.filter(
+        latest_q(),
         user_id=user_id,
         memory_type__in=[MemoryType.FACT, MemoryType.EPISODIC],
-        expired_at__isnull=True,
         reflected_at__isnull=True,
     )
 
@@ -197,9 +198,7 @@ def cycle_state_load(*, user_id: str, now: datetime) -> CycleState:
     every trait not dissolved, with its evidence."""
     rules = lifecycle_rules()
     reflectable = Memory.objects.filter(
-        user_id=user_id,
-        memory_type__in=[MemoryType.FACT, MemoryType.EPISODIC],
-        expired_at__isnull=True,
+        latest_q(), user_id=user_id, memory_type__in=[MemoryType.FACT, MemoryType.EPISODIC]
     )
     new = list(
         unreflected_memories(user_id=user_id).order_by("created_at", "id")[
@@ -580,13 +579,15 @@ def cycle_apply(plan: CyclePlan) -> None:
             if trait.created:
                 continue
             columns = _trait_columns(trait, now) | wording.get(trait.id, {})
-            updated = Memory.objects.filter(
-                memory_type=MemoryType.TRAIT,
-                pk=trait.id,
-                version=trait.version,
-                expired_at__isnull=True,
-                invalid_at__isnull=True,
-            ).update(**columns, updated_at=now, version=F("version") + 1)
+            updated = (
+                Memory.objects.filter(
+                    memory_type=MemoryType.TRAIT,
+                    pk=trait.id,
+                    version=trait.version,
+                )
+                .filter(current_q())
+                .update(**columns, updated_at=now, version=F("version") + 1)
+            )
             if not updated:
                 raise StaleTrait(f"trait {trait.id} changed since the cycle read it")
         TraitEvidence.objects.bulk_create(

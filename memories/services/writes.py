@@ -30,6 +30,7 @@ from core.validation import (
     user_id_problem,
     validated,
 )
+from memories.meaning import latest_q
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -244,7 +245,7 @@ def _supersede(
     """Stamp a current memory replaced by `successor` (optimistically: a stale version is a
     Conflict). It keeps its version number: the successor carries the next one, and an expired
     row takes no more changes, so nothing needs the bump."""
-    current = Memory.objects.filter(pk=memory.pk, expired_at__isnull=True)
+    current = Memory.objects.filter(latest_q(), pk=memory.pk)
     if expected_version is not None:
         current = current.filter(version=expected_version)
     now = timezone.now()
@@ -568,7 +569,7 @@ def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -
         )
         if holder is not None:
             raise key_conflict(fields["key"], holder)
-    updated = Memory.objects.filter(pk=memory.pk, version=version, expired_at__isnull=True).update(
+    updated = Memory.objects.filter(latest_q(), pk=memory.pk, version=version).update(
         **fields, version=F("version") + 1, updated_at=timezone.now()
     )
     if not updated:
@@ -592,7 +593,7 @@ def memory_delete(*, memory: Memory, caller: Caller, at: datetime | None = None)
     with audit_actor(caller.name):
         memory = write_target(memory, caller)
         now = timezone.now()
-        Memory.objects.filter(pk=memory.pk, expired_at__isnull=True).update(
+        Memory.objects.filter(latest_q(), pk=memory.pk).update(
             expired_at=at or now, updated_at=now, version=F("version") + 1, **SCORE_FLAGS_CLEARED
         )
         return Memory.objects.get(pk=memory.pk)
@@ -606,7 +607,7 @@ def memory_invalidate(
     with audit_actor(caller.name):
         memory = write_target(memory, caller)
         now = timezone.now()
-        updated = Memory.objects.filter(pk=memory.pk, expired_at__isnull=True).update(
+        updated = Memory.objects.filter(latest_q(), pk=memory.pk).update(
             invalid_at=invalid_at or now,
             expired_at=now,
             updated_at=now,

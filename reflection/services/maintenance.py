@@ -18,7 +18,7 @@ from core.access import SYSTEM
 from core.db.actor import audit_actor
 from core.errors import DomainError
 from core.jobs import enqueue_on_commit
-from memories.meaning import current_sql, trait_stage_sql
+from memories.meaning import current_sql, latest_sql, trait_stage_sql
 from memories.models import TraitSubtype
 from reflection.models import (
     ConsistencyCheck,
@@ -332,12 +332,12 @@ def consistency_check(*, now: datetime) -> dict[str, int]:
 # no cycle in flight; per user: the unreflected importance, the quiet seconds of their most
 # recently quiet session not reflected on since (NULL: none), and whether a cycle started
 # within the interval.
-DUE_USERS_SQL = """
+DUE_USERS_SQL = f"""
 WITH unreflected AS (
     SELECT m.user_id, sum(m.importance)::float8 AS importance
     FROM memories m
     WHERE m.memory_type IN ('fact', 'episodic')
-      AND m.reflected_at IS NULL AND m.expired_at IS NULL
+      AND m.reflected_at IS NULL AND {latest_sql("m")}
     GROUP BY m.user_id
 )
 SELECT u.user_id,
