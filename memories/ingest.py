@@ -24,7 +24,8 @@ from memories.extraction import (
     extractor,
     forget_requests,
 )
-from memories.forgetting.plan import FORGET_REQUEST, Asking
+from memories.forgetting.erasing import FORGET_REQUEST
+from memories.forgetting.plan import Asking
 from memories.forgetting.topics import topic_read
 from memories.models import (
     ConversationMessage,

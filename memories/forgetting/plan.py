@@ -27,7 +27,7 @@ import logging
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,20 +36,30 @@ from pgvector import HalfVector
 
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.extraction import EPISODE, content_free
-from memories.forgetting.topics import STOPWORDS, ZH_PERSON_NOUNS, Topic, Values, stem
+from memories.forgetting.erasing import (
+    EVERY_SENTENCE,
+    FORGOTTEN,
+    PLACEHOLDER,
+    Hit,
+    Span,
+    erased,
+    memory_sentences,
+    narrowed,
+    says,
+    text_spans,
+    with_continuations,
+    words_of,
+)
+from memories.forgetting.topics import Topic, Values
 from memories.models import ConversationMessage, Memory, MemorySource, MemoryType
 from memories.relevance import CJK_CHARACTERS, similarity_floors
-from memories.sentences import HAN, sentence_spans
+from memories.sentences import HAN
 from memories.vectors import vector_cursor
 
 log = logging.getLogger("neuromem.forget")
 
-FORGOTTEN = "[forgotten]"
-FORGET_REQUEST = "[forget request]"
 # How many earlier user turns of the session "that" may point back to.
 TURNS_BACK = 20
-
-Span = tuple[int, int]
 
 
 class Reason:
@@ -109,162 +119,6 @@ class Asking:
 # --- Reading text ------------------------------------------------------------------------------
 
 
-def _spans(text: str, offset: int = 0) -> list[Span]:
-    return [(offset + start, offset + end) for start, end in sentence_spans(text[offset:])]
-
-
-def memory_sentences(memory: Memory) -> tuple[list[Span], list[Span]]:
-    """A memory's sentences: (its assistant context's, its own). Only episodes have a
-    context ("Assistant: <context> → User: <words>")."""
-    episode = EPISODE.match(memory.content) if memory.memory_type == MemoryType.EPISODIC else None
-    if episode is None:
-        return [], _spans(memory.content)
-    context = []
-    if episode["context"]:
-        start = episode.start("context")
-        context = [(start + s, start + e) for s, e in sentence_spans(episode["context"])]
-    return context, _spans(memory.content, episode.start("words"))
-
-
-def _words(text: str) -> set[str]:
-    """Content words (stemmed) and Chinese character pairs, for telling which sentences said a
-    memory."""
-    latin = {
-        stem(word)
-        for word in re.findall(r"[\w'-]+", text.lower())
-        if not HAN.search(word)
-        and word not in STOPWORDS
-        and word not in ("user", "user's", "their", "they", "them", "assistant")
-        and len(word) > 1
-    }
-    han = {
-        run[i : i + 2]
-        for run in re.findall(r"[\u3400-\u9fff]+", text.replace("用户", " "))
-        for i in range(max(1, len(run) - 1))
-    }
-    return latin | han
-
-
-# A sentence that goes on about the one before it: "I had a bad breakup. It was devastating."
-CONTINUES = re.compile(
-    r"^\W*(?:it|it's|that|that's|this|these|those|they|they're|he|he's|she|she's|his|her|their"
-    r"|there|which|so|still|especially)\b|^\W*(?:他|她|它|这|那|而且|所以)",
-    re.I,
-)
-# What starts on something else: never a continuation.
-CHANGES_TOPIC = re.compile(
-    r"\b(?:unrelated|on another note|on a (?:happier|different|lighter) note|by the way|anyway"
-    r"|separately|changing the subject)\b|另外|顺便|换个话题|说起来",
-    re.I,
-)
-PLACEHOLDER = re.compile(rf"^\W*(?:{re.escape(FORGOTTEN)}|{re.escape(FORGET_REQUEST)})\W*$")
-
-
-def with_continuations(text: str, spans: list[Span], hits: set[Span]) -> set[Span]:
-    """`hits` and the sentences that go on about them (starting "It", "They", "这" …)."""
-    found = set(hits)
-    for before, span in itertools.pairwise(spans):
-        sentence = text[slice(*span)]
-        if before in found and CONTINUES.match(sentence) and not CHANGES_TOPIC.search(sentence):
-            found.add(span)
-    return found
-
-
-@dataclass(frozen=True)
-class Hit:
-    """Where a sentence is about what is forgotten (spans in the sentence; none: it is not)."""
-
-    where: Callable[[str], list[Span]]
-
-    def __call__(self, sentence: str) -> bool:
-        return bool(self.where(sentence))
-
-    @classmethod
-    def whole(cls, test: Callable[[str], bool]) -> "Hit":
-        """A test of whole sentences, with no place in them."""
-        return cls(lambda sentence: [(0, len(sentence))] if test(sentence) else [])
-
-    @classmethod
-    def any_of(cls, hits: list["Hit"]) -> "Hit":
-        return cls(lambda sentence: [span for hit in hits for span in hit.where(sentence)])
-
-
-EVERY_SENTENCE = Hit.whole(lambda sentence: True)
-
-
-def says(words: set[str]) -> Hit:
-    """A sentence says a memory made of `words` when it holds at least half of them."""
-    return Hit.whole(
-        lambda sentence: bool(words) and len(words & _words(sentence)) * 2 >= len(words)
-    )
-
-
-# Chinese joins with commas what English says in sentences of their own: "我现在月薪两万三，老婆
-# 在银行上班，月薪一万五左右。" A clause naming a new subject (someone, or something "在 / 是")
-# starts a new part; clauses without one go on about the part before.
-ZH_CLAUSE_END = re.compile(r"(?<=[，,；;])")
-ZH_NEW_SUBJECT = re.compile(
-    rf"^\s*(?:另外|顺便|还有|对了|而|但是?|不过)?\s*(?:我们|我|你|他们|她们|他|她|{ZH_PERSON_NOUNS}"
-    r"|(?![现正还实一就都也只又总可于真要老倒不][在是])[\u4e00-\u9fff]{1,4}(?:在|是))"
-)
-
-
-# The same in English, for lists said in one sentence: "work cell is 415-…, personal cell is
-# 628-…, email is …".
-EN_CLAUSE_END = re.compile(r"(?<=[,;:])(?=\s)")
-EN_NEW_SUBJECT = re.compile(
-    r"^\s*(?:and\s+|plus\s+)?(?:(?:my|his|her|their|our|the|a|an)\s+)?[\w'-]+(?:\s+[\w'-]+)?"
-    r"\s+(?:is|are|was|were)\b",
-    re.I,
-)
-
-
-def narrowed(text: str, span: Span, hit: Hit) -> list[Span]:
-    """The parts of the sentence at `span` that `hit` is about: a clause that names a new
-    subject starts a part, clauses without one go on about the part before (see
-    ZH_NEW_SUBJECT, EN_NEW_SUBJECT); the whole sentence when it is one part."""
-    sentence = text[slice(*span)]
-    chinese = HAN.search(sentence) is not None
-    clause_end, new_subject = (
-        (ZH_CLAUSE_END, ZH_NEW_SUBJECT) if chinese else (EN_CLAUSE_END, EN_NEW_SUBJECT)
-    )
-    parts: list[list[int]] = []
-    start = 0
-    for piece in clause_end.split(sentence):
-        if piece.strip():
-            if not parts or new_subject.match(piece):
-                parts.append([start, start + len(piece)])
-            else:
-                parts[-1][1] = start + len(piece)
-        start += len(piece)
-    matches = hit.where(sentence)
-    if (0, len(sentence)) in matches:  # said as a whole
-        return [span]
-    chosen = [(s, e) for s, e in parts if any(s <= m[0] < e for m in matches)]
-    return [(span[0] + s, span[0] + e) for s, e in chosen] or [span]
-
-
-def _erased(text: str, marks: dict[Span, str]) -> str:
-    """`text` with each span replaced by its mark (or dropped: ""), overlapping spans as one,
-    neighbouring marks merged."""
-    pieces: list[str] = []
-    position, last_mark = 0, None
-    for (start, end), mark in sorted(marks.items()):
-        if start < position:  # overlapping the span before: erase what it adds
-            position = max(position, end)
-            continue
-        between = text[position:start]
-        if not (last_mark == mark and not between.strip()):
-            pieces += [between, mark]
-        last_mark = mark
-        position = end
-    pieces.append(text[position:])
-    return re.sub(r"[ \t]{2,}", " ", "".join(pieces)).strip()
-
-
-# --- Memories ----------------------------------------------------------------------------------
-
-
 def memory_erasure(memory: Memory, hit: Hit) -> MemoryErasure | None:
     """What erasing its sentences that `hit` leaves of the memory (None: none do). An episode
     whose assistant context is about it loses the context, and the user's first sentence when
@@ -285,7 +139,7 @@ def memory_erasure(memory: Memory, hit: Hit) -> MemoryErasure | None:
         for part in narrowed(memory.content, span, hit)
     }
     words_start = own[0][0] if own else len(memory.content)
-    after = _erased(
+    after = erased(
         memory.content[words_start:], {(s - words_start, e - words_start): "" for s, e in spans}
     )
     if not after or content_free(after):
@@ -491,7 +345,7 @@ def _anchor(topic: Topic, held: Holdings, found: _Found, asking: Asking | None) 
     found.said[message.id] += spans
     text = " ".join(message.content[slice(*span)] for span in spans)
     found.values |= Values.of(text)
-    hit = says(_words(text))
+    hit = says(words_of(text))
     for memory_id in held.said_in.get(message.id, ()):
         memory = held.memories.get(memory_id)
         if memory is not None and memory_erasure(memory, hit) is not None:
@@ -515,8 +369,8 @@ def _referent(
         and message.id != asked_in.id
         and message.created_at <= asked_in.created_at
     ][:TURNS_BACK]
-    before = [span for span in _spans(asked_in.content) if span[1] <= first_ask]
-    for message, spans in [(asked_in, before), *((m, _spans(m.content)) for m in earlier)]:
+    before = [span for span in text_spans(asked_in.content) if span[1] <= first_ask]
+    for message, spans in [(asked_in, before), *((m, text_spans(m.content)) for m in earlier)]:
         said = [
             span
             for span in spans
@@ -535,9 +389,9 @@ def _where_said(memory: Memory, held: Holdings, found: _Found) -> None:
     message = held.messages.get(held.came_from.get(memory.id))
     if message is None:
         return
-    hit = says(_words(memory.content))
+    hit = says(words_of(memory.content))
     found.said[message.id] += [
-        span for span in _spans(message.content) if hit(message.content[slice(*span)])
+        span for span in text_spans(message.content) if hit(message.content[slice(*span)])
     ]
     for sibling_id in held.said_in.get(message.id, ()):
         sibling = held.memories.get(sibling_id)
@@ -583,7 +437,7 @@ def _sentences_said(erasure: MemoryErasure, held: Holdings, found: _Found) -> No
     }
     found.said[message.id] += [
         span
-        for span in _spans(message.content)
+        for span in text_spans(message.content)
         if _normal(message.content[slice(*span)]) in removed
     ]
 
@@ -610,15 +464,15 @@ def _message_erasures(held: Holdings, found: _Found) -> dict[uuid.UUID, MessageE
     erased_before: str | None = None  # what the user's previous message lost, for the reply
     for message in held.messages.values():
         spans = set(found.said.get(message.id, ()))
-        sentences = _spans(message.content)
+        sentences = text_spans(message.content)
         about = Hit.any_of([Hit(found.values.spans), *(Hit(t.spans) for t in found.topics)])
         for span in sentences:
             if about(message.content[slice(*span)]):
                 spans.update(narrowed(message.content, span, about))
         if message.role == "assistant" and erased_before:
             # The reply to what was forgotten, where it echoes it ("Reykjavik in winter!").
-            echoes = _distinctive(_words(erased_before))
-            spans |= {s for s in sentences if echoes & _words(message.content[slice(*s)])}
+            echoes = _distinctive(words_of(erased_before))
+            spans |= {s for s in sentences if echoes & words_of(message.content[slice(*s)])}
         spans = {
             span
             for span in with_continuations(message.content, sentences, spans)
@@ -628,7 +482,7 @@ def _message_erasures(held: Holdings, found: _Found) -> dict[uuid.UUID, MessageE
             erased_before = " ".join(message.content[slice(*span)] for span in spans)
         if spans:
             marks = dict.fromkeys(spans, FORGOTTEN)
-            erasures[message.id] = MessageErasure(message, _erased(message.content, marks))
+            erasures[message.id] = MessageErasure(message, erased(message.content, marks))
     return erasures
 
 
