@@ -46,8 +46,9 @@ from memories.models import (
 )
 from memories.services.dedup import with_lexical_vectors
 from memories.services.embedding_jobs import embeddings_schedule
+from memories.services.rows import content_md5
 from memories.services.user_data import admin_log_redact
-from memories.services.writes import SCORE_FLAGS_CLEARED, content_md5, lock_memory_writes
+from memories.services.writes import SCORE_FLAGS_CLEARED, lock_memory_writes
 from memories.signals import memories_forgotten
 
 TOPIC_MAX_CHARS = 500

@@ -7,7 +7,6 @@ advisory lock, so concurrent identical writes make one row. Every service takes 
 acts for: it decides which end users the write may touch, and names the audit log's actor.
 """
 
-import hashlib
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -47,9 +46,8 @@ from memories.services.dedup import (
     near_duplicates_in_batch,
     with_lexical_vectors,
 )
-from memories.services.embedding_jobs import embeddings_schedule
+from memories.services.rows import content_md5, memory_rows_insert
 from memories.traits import TRAIT_METADATA, normalised_type, trait_fields
-from memories.vectors import copy_memories
 
 
 class Operation(StrEnum):
@@ -86,10 +84,6 @@ class WriteResult:
 # The score job flags only current memories and rescores only them: a memory that stops being
 # current drops its flags at once (docs/decay.md).
 SCORE_FLAGS_CLEARED = {"eligible_for_delete": False, "merge_candidate_of": None}
-
-
-def content_md5(content: str) -> str:
-    return hashlib.md5(content.encode("utf-8")).hexdigest()
 
 
 def lock_memory_writes(pairs: set[tuple[str, str]]) -> None:
@@ -186,40 +180,6 @@ def _save_new(rows: list[tuple[Memory, MemoryInput]]) -> None:
             if item.session_id
         ],
     )
-
-
-def memory_rows_insert(memories: list[Memory], *, sources: list[MemorySource] = ()) -> None:
-    """The one way new memory rows are stored (the write path, reflection's new traits): what
-    their content derives filled in, one COPY, their provenance, embeddings after commit. A new
-    derived column is added here and in `memory_content_columns`."""
-    for memory in memories:
-        memory.content_hash = content_md5(memory.content)
-    with_lexical_vectors([memory for memory in memories if memory.lexical_vector is None])
-    copy_memories(memories)
-    MemorySource.objects.bulk_create(sources)
-    embeddings_schedule(
-        memory_ids=[
-            memory.id for memory in memories if memory.embedding_status == EmbeddingStatus.PENDING
-        ]
-    )
-
-
-def memory_content_columns(contents: dict[uuid.UUID, str]) -> dict[uuid.UUID, dict[str, Any]]:
-    """The columns new content sets on a row changed in place (a trait reworded by reflection):
-    the content, what it derives, and an embedding to make again (schedule it after the
-    update)."""
-    rows = [Memory(id=memory_id, content=content) for memory_id, content in contents.items()]
-    with_lexical_vectors(rows)
-    return {
-        row.id: {
-            "content": row.content,
-            "content_hash": content_md5(row.content),
-            "lexical_vector": row.lexical_vector,
-            "embedding": None,
-            "embedding_status": EmbeddingStatus.PENDING,
-        }
-        for row in rows
-    }
 
 
 def write_target(memory: Memory, caller: Caller) -> Memory:

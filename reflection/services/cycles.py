@@ -22,13 +22,9 @@ from core.db.locks import LockNamespace, single_flight, xact_lock
 from core.errors import Conflict, Invalid
 from core.jobs import enqueue_on_commit
 from core.validation import user_id_problem, validated
-from reflection.engine import (
-    StaleTrait,
-    cycle_apply,
-    cycle_plan,
-    cycle_state_load,
-    unreflected_memories,
-)
+from reflection.cycle.apply import cycle_apply
+from reflection.cycle.plan import cycle_plan
+from reflection.cycle.state import StaleTrait, cycle_state_load, unreflected_memories
 from reflection.models import ReflectionCycle, ReflectionStatus, ReflectionTrigger
 from reflection.services.maintenance import trait_view_refresh_after_commit
 

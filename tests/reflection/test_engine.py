@@ -15,7 +15,8 @@ from core.access import SYSTEM
 from memories.ingest import session_end, session_message_add, session_open
 from memories.models import ConversationSession, Memory, MemoryHistory
 from memories.services import MemoryInput, content_md5, memory_add
-from reflection import engine
+from reflection.cycle.plan import cycle_plan
+from reflection.cycle.state import cycle_state_load
 from reflection.detection import Detection, Match, Pattern, Review, detector
 from reflection.models import ReflectionCycle, TraitEvidence
 from reflection.services.cycles import (
@@ -331,7 +332,7 @@ def test_a_trait_changed_during_planning_is_read_again_not_overwritten(monkeypat
     trait = _trait(user, "The user drinks coffee when coding late", trait_confidence=0.5)
     converse(user, [[(1, "Coffee keeps me going during late coding sessions.")]])
     plans = []
-    real_plan = engine.cycle_plan
+    real_plan = cycle_plan
 
     def plan_then_veto(state, *, now):
         plan = real_plan(state, now=now)
@@ -357,7 +358,7 @@ def test_two_cycles_for_one_user_run_one_at_a_time(monkeypatch):
         user_id="lock:1", trigger_type="manual", status="queued"
     )
     loading, release = threading.Event(), threading.Event()
-    real_load = engine.cycle_state_load
+    real_load = cycle_state_load
 
     def slow_load(**kwargs):
         loading.set()  # the first cycle holds the user's lock from here
@@ -446,7 +447,7 @@ def test_one_trait_lives_from_trend_to_core_and_is_dissolved(monkeypatch):
         trait_window_end=now + timedelta(days=30),
     )
     scripted = ScriptedDetector(trait.id)
-    monkeypatch.setattr("reflection.engine.detector", lambda: scripted)
+    monkeypatch.setattr("reflection.cycle.plan.detector", lambda: scripted)
 
     def observe(*texts: str) -> ReflectionCycle:
         for text in texts:
@@ -510,7 +511,7 @@ def test_evidence_for_a_behavior_reinforces_its_parents(monkeypatch):
     behavior = _trait(
         user, "The user reads at dawn", trait_confidence=0.5, trait_parent_id=preference.id
     )
-    monkeypatch.setattr("reflection.engine.detector", lambda: ScriptedDetector(behavior.id))
+    monkeypatch.setattr("reflection.cycle.plan.detector", lambda: ScriptedDetector(behavior.id))
     memory_add(
         item=MemoryInput(
             user_id=user, content="User: I always read at dawn.", memory_type="episodic"
@@ -591,7 +592,7 @@ def test_a_revised_wording_gets_a_new_hash_and_embedding(monkeypatch):
     )
     scripted = ScriptedDetector(trait.id, supports=False)
     scripted.review = lambda *, trait, evidence: Review("revise", content="The user talks at work")
-    monkeypatch.setattr("reflection.engine.detector", lambda: scripted)
+    monkeypatch.setattr("reflection.cycle.plan.detector", lambda: scripted)
     memory_add(
         item=MemoryInput(user_id=user, content="User: Quiet with friends.", memory_type="episodic"),
         caller=SYSTEM,
@@ -622,7 +623,7 @@ class PatternDetector(ScriptedDetector):
 )
 def test_a_trend_needs_a_short_span_and_a_window_still_open(monkeypatch, days_ago, trend):
     user = f"span:{len(days_ago)}:{days_ago[0]}"
-    monkeypatch.setattr("reflection.engine.detector", lambda: PatternDetector(None))
+    monkeypatch.setattr("reflection.cycle.plan.detector", lambda: PatternDetector(None))
     for n, days in enumerate(days_ago):
         memory_add(
             item=MemoryInput(
