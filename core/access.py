@@ -1,7 +1,7 @@
 """Who may touch which end users: the one place that decides.
 
 Every client-facing selector and service takes the `Caller` it acts for and asks
-`user_access_check`; the API, the admin and the coming MCP server only say who is calling.
+`user_access_check`; the API, the MCP server and the admin only say who is calling.
 """
 
 from dataclasses import dataclass

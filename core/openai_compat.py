@@ -1,5 +1,5 @@
 """One client for every OpenAI-compatible API NeuroMem calls: the embedding provider, the LLM
-extractor, and the planned reflection and SOUL calls.
+extractor and the LLM pattern detector.
 
 A call refuses to run inside a database transaction: it can take seconds (LLM_TIMEOUT is 30),
 and a transaction held open that long holds its locks (the write path's per-user lock among

@@ -124,7 +124,7 @@ def text_branch_sql(memory_type: str, visible: str, *, own_index: bool) -> str:
     checked after): through the user's own GIN index when they have one, else by matching each
     of the user's rows, found by their btree index. Not through the shared GIN index: it
     checks the query against every user's rows holding any of its words, which grows with the
-    partition (24–48 ms a partition at 1M memories, for users with 250–500 rows of a type)."""
+    partition (docs/benchmarks.md, "Recall")."""
     # ts_match_vq is the function behind @@: the same match, but not one an index can take.
     match = (
         "m.search_vector @@ %(candidates)s::tsquery"
@@ -292,7 +292,7 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
     """Recall's first round trip: the transaction's iterative-scan settings, the query's search
     terms, and the memory types for which the user has a text index of their own. The terms go
     to the statement as values: as functions there, the planner evaluated them in every text
-    branch (planning 5.0–6.8 ms on the 1M benchmark, 3.5 ms with values)."""
+    branch."""
     search_indexes = {
         user_index_name(user_id=request.user_id, memory_type=memory_type, kind="search"): (
             memory_type

@@ -3,10 +3,9 @@
 A partition's indexes hold every user's memories. A user who holds a large share of them
 pays for the others on every recall:
 - each vector branch walks the shared HNSW graph past other users' rows (the iterative
-  scan): ~7 ms a branch for the benchmark's user with 20,000 memories, three branches;
+  scan);
 - the text side ANDs the shared GIN index's matches for the query's words (every user's)
-  with the user's btree entries (~3 ms of the benchmark's heavy recall; at 1M memories the
-  GIN side alone was 53,000 rows for a common word pair).
+  with the user's btree entries (docs/benchmarks.md, "Recall", has the costs).
 pgvector's and PostgreSQL's answer for a filter on a few values is a partial index. So a user
 with at least USER_INDEX_MIN_MEMORIES memories of a type gets two on that partition:
 
