@@ -205,6 +205,7 @@ class Memory(models.Model):
         max_length=20, null=True, blank=True, choices=TraitDerivedFrom
     )
 
+    # The seed's entity references: NULL until the (planned) entity graph fills them.
     subject_entity_id = models.UUIDField(null=True, blank=True)
     object_entity_id = models.UUIDField(null=True, blank=True)
     source_episode_ids = ArrayField(models.UUIDField(), null=True, blank=True)
