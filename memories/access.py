@@ -83,33 +83,28 @@ def _counts(fields: dict[str, str], prefix: str) -> tuple[list, list, list]:
     return ids, increments, times
 
 
+# Bookkeeping columns only: the audit trigger writes no history for these.
+COUNTS_ADD_SQL = """
+UPDATE memories m
+SET {count} = m.{count} + a.increment, {last} = greatest(m.{last}, a.at)
+FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) AS a(id, increment, at)
+WHERE m.id = a.id
+"""
+# Field prefix in the hash → the columns its counts go to.
+COUNTED = {
+    "": ("access_count", "last_accessed_at"),
+    TRAVERSAL: ("traverse_count", "last_linked_at"),
+}
+
+
 def _apply(client: redis.Redis, key: bytes | str) -> int:
     fields = {name.decode(): value.decode() for name, value in client.hgetall(key).items()}
-    accessed = _counts(fields, "")
-    traversed = _counts(fields, TRAVERSAL)
+    updated = 0
     with transaction.atomic(), connection.cursor() as cursor:
-        # Bookkeeping columns only: the audit trigger writes no history for these.
-        cursor.execute(
-            """
-            UPDATE memories m
-            SET access_count = m.access_count + a.increment,
-                last_accessed_at = greatest(m.last_accessed_at, a.at)
-            FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) AS a(id, increment, at)
-            WHERE m.id = a.id
-            """,
-            list(accessed),
-        )
-        updated = cursor.rowcount
-        cursor.execute(
-            """
-            UPDATE memories m
-            SET traverse_count = m.traverse_count + t.increment,
-                last_linked_at = greatest(m.last_linked_at, t.at)
-            FROM unnest(%s::uuid[], %s::int[], %s::timestamptz[]) AS t(id, increment, at)
-            WHERE m.id = t.id
-            """,
-            list(traversed),
-        )
-        updated += cursor.rowcount
+        for prefix, (count, last) in COUNTED.items():
+            cursor.execute(
+                COUNTS_ADD_SQL.format(count=count, last=last), list(_counts(fields, prefix))
+            )
+            updated += cursor.rowcount
     client.delete(key)
     return updated

@@ -78,26 +78,21 @@ def memory_stats(
         raise Invalid(f"bin_size must be 1–{BIN_SIZE_MAX}.", field="bin_size")
     if created_from is not None and created_to is not None and created_from > created_to:
         raise Invalid("The window's start is after its end.", field="created_from")
-    key = stats_cache_key(
-        caller=caller,
-        user_id=user_id,
-        created_from=created_from,
-        created_to=created_to,
-        bin_size=bin_size,
-    )
+    scope = {
+        "caller": caller,
+        "user_id": user_id,
+        "created_from": created_from,
+        "created_to": created_to,
+        "bin_size": bin_size,
+    }
+    key = stats_cache_key(**scope)
     if cache_ttl_ms > 0:
         held = cache_read(key)
         if held is not None and timezone.now() - held["generated_at"] < timedelta(
             milliseconds=cache_ttl_ms
         ):
             return {**held, "cached": True}
-    stats = stats_query(
-        caller=caller,
-        user_id=user_id,
-        created_from=created_from,
-        created_to=created_to,
-        bin_size=bin_size,
-    )
+    stats = stats_query(**scope)
     if cache_ttl_ms > 0:
         cache_write(key, stats, timeout=math.ceil(cache_ttl_ms / 1000))
     return {**stats, "cached": False}
