@@ -18,7 +18,7 @@ from evolution.api.serializers import (
 )
 from evolution.selectors import soul_active, soul_markdown, soul_proposals_pending
 from evolution.services import SoulProposal, soul_propose_and_apply, soul_rollback
-from neuromem_site.api.views import validated
+from neuromem_site.api.views import validated_input
 
 
 def soul_status_result(*, caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -37,7 +37,7 @@ def soul_status_result(*, caller: Caller, params: Mapping[str, Any]) -> dict[str
 def soul_propose_result(*, caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
     """POST /soul/proposals/ (201): record the proposal as the next version, evaluate it and,
     when it passes and `auto_apply`, apply it. `status` is applied, proposed or rejected."""
-    data = validated(SoulProposalInput, params)
+    data = validated_input(SoulProposalInput, params)
     auto_apply = data.pop("auto_apply")
     outcome = soul_propose_and_apply(
         caller=caller, proposal=SoulProposal(**data), auto_apply=auto_apply
@@ -55,7 +55,7 @@ def soul_propose_result(*, caller: Caller, params: Mapping[str, Any]) -> dict[st
 def soul_rollback_result(*, caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
     """POST /soul/rollback/ (201), staff only: a new active version with the content of the
     previous stable version, or of `to_version`."""
-    data = validated(SoulRollbackInput, params)
+    data = validated_input(SoulRollbackInput, params)
     restored = soul_rollback(
         caller=caller, to_version=data.get("to_version"), reason=data["reason"]
     )

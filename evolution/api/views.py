@@ -39,7 +39,7 @@ from evolution.services import (
     soul_veto,
 )
 from neuromem_site.api.pagination import EnvelopeCursorPagination
-from neuromem_site.api.views import validated
+from neuromem_site.api.views import validated_input
 
 STAFF_ONLY = OpenApiResponse(description="Not a staff client (FORBIDDEN)")
 
@@ -71,7 +71,7 @@ class SoulBootstrapApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        data = validated(SoulBootstrapInput, request.data)
+        data = validated_input(SoulBootstrapInput, request.data)
         version = soul_bootstrap(caller=request.user.caller, content=data["content"])
         return Response(SoulVersionOutput(version).data, status=status.HTTP_201_CREATED)
 
@@ -99,7 +99,7 @@ class SafetyContractApi(APIView):
         responses={200: OpenApiResponse(SafetyContractOutput, "The new version"), 403: STAFF_ONLY},
     )
     def put(self, request: Request) -> Response:
-        data = validated(SafetyContractInput, request.data)
+        data = validated_input(SafetyContractInput, request.data)
         contract = safety_contract_update(
             caller=request.user.caller, anchors=data["anchors"], constraints=data["constraints"]
         )
@@ -198,7 +198,7 @@ class SoulVetoApi(APIView):
         },
     )
     def post(self, request: Request, version: int) -> Response:
-        data = validated(SoulVetoInput, request.data)
+        data = validated_input(SoulVetoInput, request.data)
         result = soul_veto(caller=request.user.caller, version=version, reason=data["reason"])
         active = result if result.status == SoulStatus.ACTIVE else soul_active()
         return Response(SoulVetoOutput({"vetoed": version, "active": active}).data)

@@ -14,24 +14,23 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.access import Caller, user_access_check
-from core.errors import DomainError, Invalid
+from core.errors import DomainError
 from memories.access import accesses_record
 from memories.api.operations import bulk_read, bulk_shaped, search_hits
-from memories.api.serializers import (
+from memories.api.serializers.memories import (
     MEMORY_TYPE_CHOICES,
     ActivityFilterInput,
     SortLinksField,
 )
+from memories.api.serializers.recall import SearchInput
 from memories.links import Link, memory_label, memory_links
-from memories.models import Memory, MemoryLink
+from memories.models import Memory
 from memories.selectors import (
     activity_filter,
     memories_fulltext,
@@ -39,16 +38,16 @@ from memories.selectors import (
     memory_state,
 )
 from memories.services import (
+    KeyedLink,
     MemoryInput,
     Operation,
-    memory_add,
+    memory_add_with_links,
     memory_key_rename,
-    memory_link_remove,
-    memory_link_set,
-    memory_update,
+    memory_update_with_links,
 )
 from neuromem_site.api.envelope import ApiError
 from neuromem_site.api.permissions import user_ids_agree
+from neuromem_site.api.schema import OUTSIDE_PREFIXES
 from neuromem_site.api.serializers import (
     Float4Field,
     JsonObjectField,
@@ -56,7 +55,7 @@ from neuromem_site.api.serializers import (
     UserIdField,
     UserIdLookupField,
 )
-from neuromem_site.api.views import validated
+from neuromem_site.api.views import validated_user_input
 
 # camelCase query parameters → the /api/v1/ names the shared serializers validate.
 QUERY_NAMES = {
@@ -169,7 +168,6 @@ class SeedMemoryOutput(serializers.Serializer):
 NO_MEMORY_WITH_KEY = OpenApiResponse(
     description="No current memory holds the key (or the user is outside the prefixes)"
 )
-USER_NOT_VISIBLE = OpenApiResponse(description="user_id outside this client's prefixes")
 
 
 class SeedBodyInput(StrictInputSerializer):
@@ -231,31 +229,25 @@ class UpdateMemoryKeyInput(SeedBodyInput):
     newKey = serializers.CharField(max_length=255)
 
 
-def link_targets(*, caller: Caller, user_id: str, links: list[dict]) -> dict[str, Memory]:
-    """The memories `links` name by key, checked before anything is written."""
-    targets = {}
-    for index, entry in enumerate(links):
-        try:
-            targets[entry["key"]] = memory_get_by_key(
-                caller=caller, user_id=user_id, key=entry["key"]
-            )
-        except DomainError:
-            raise Invalid(
-                f"No current memory with key '{entry['key']}'.", field=f"links[{index}].key"
-            ) from None
-    return targets
+def keyed_memory(request: Request, input_class: type[SeedBodyInput]) -> tuple[dict, Memory]:
+    """The body validated by `input_class`, and the current memory its `user_id` and `key`
+    name."""
+    data = validated_user_input(request, input_class, request.data)
+    memory = memory_get_by_key(caller=request.user.caller, user_id=data["user_id"], key=data["key"])
+    return data, memory
 
 
-def links_replace(*, caller: Caller, memory: Memory, links: list[dict], targets: dict) -> None:
-    """Make `links` the memory's links: others removed, new ones made, changed weights set;
-    a link that stays as it was is not touched (making a link stamps `last_linked_at`)."""
-    wanted = {targets[entry["key"]].id: entry["weight"] for entry in links}
-    held = dict(MemoryLink.objects.filter(source_id=memory.id).values_list("target_id", "weight"))
-    for target_id in held.keys() - wanted.keys():
-        memory_link_remove(source=memory, target_id=target_id, caller=caller)
-    for target_id, weight in wanted.items():
-        if held.get(target_id) != weight:  # both float4-rounded
-            memory_link_set(source=memory, target_id=target_id, weight=weight, caller=caller)
+def keyed_schema(input_class: type[SeedBodyInput], *, conflict: str | None = None) -> Any:
+    """The schema of a route on the memory its body's `user_id` and `key` name (keyed_memory):
+    the memory, 404 when no current memory holds the key, and 409 `conflict`."""
+    responses: dict[int, Any] = {200: SeedMemoryOutput, 404: NO_MEMORY_WITH_KEY}
+    if conflict is not None:
+        responses[409] = OpenApiResponse(description=conflict)
+    return extend_schema(request=input_class, responses=responses)
+
+
+def keyed_links(links: list[dict] | None) -> list[KeyedLink] | None:
+    return None if links is None else [KeyedLink(**link) for link in links]
 
 
 def seed_response(memory: Memory, **extra: Any) -> dict[str, Any]:
@@ -268,72 +260,46 @@ class AddMemoryApi(APIView):
         responses={
             201: SeedMemoryOutput,
             200: OpenApiResponse(SeedMemoryOutput, "NOOP: already held"),
-            403: OpenApiResponse(description="user_id outside this client's prefixes"),
+            403: OUTSIDE_PREFIXES,
             409: OpenApiResponse(description="The key is held by another current memory"),
         },
     )
     def post(self, request: Request) -> Response:
-        caller = request.user.caller
-        data = validated(AddMemoryInput, request.data)
-        user_ids_agree(request, data["user_id"])
-        user_access_check(caller=caller, user_id=data["user_id"], write=True)
-        links = data.get("links", [])
-        targets = link_targets(caller=caller, user_id=data["user_id"], links=links)
+        data = validated_user_input(request, AddMemoryInput, request.data)
         metadata = dict(data["metadata"])
         if "summary" in data["value"]:
             metadata["summary"] = data["value"]["summary"]
-        with transaction.atomic():  # the memory and its links, or nothing
-            result = memory_add(
-                item=MemoryInput(
-                    user_id=data["user_id"],
-                    content=data["value"]["text"],
-                    memory_type=data["memoryType"],
-                    metadata=metadata,
-                    importance=data.get("importance"),
-                    key=data["key"],
-                ),
-                caller=caller,
-            )
-            # A NOOP changes nothing, links included (update_memory changes them).
-            if links and result.operation != Operation.NOOP:
-                links_replace(caller=caller, memory=result.memory, links=links, targets=targets)
+        result = memory_add_with_links(
+            caller=request.user.caller,
+            item=MemoryInput(
+                user_id=data["user_id"],
+                content=data["value"]["text"],
+                memory_type=data["memoryType"],
+                metadata=metadata,
+                importance=data.get("importance"),
+                key=data["key"],
+            ),
+            links=keyed_links(data.get("links", [])),
+        )
         code = status.HTTP_200_OK if result.operation == Operation.NOOP else status.HTTP_201_CREATED
         return Response(seed_response(result.memory, operation=result.operation), status=code)
 
 
 class GetMemoryApi(APIView):
-    @extend_schema(
-        request=GetMemoryInput, responses={200: SeedMemoryOutput, 404: NO_MEMORY_WITH_KEY}
-    )
+    @keyed_schema(GetMemoryInput)
     def post(self, request: Request) -> Response:
-        data = validated(GetMemoryInput, request.data)
-        user_ids_agree(request, data["user_id"])
-        memory = memory_get_by_key(
-            caller=request.user.caller, user_id=data["user_id"], key=data["key"]
-        )
+        data, memory = keyed_memory(request, GetMemoryInput)
         links = memory_links(memory=memory, sort_links=data["sortLinks"])
         return Response(seed_memory(memory, links=links))
 
 
 class UpdateMemoryApi(APIView):
-    @extend_schema(
-        request=UpdateMemoryInput,
-        responses={
-            200: SeedMemoryOutput,
-            404: NO_MEMORY_WITH_KEY,
-            409: OpenApiResponse(description="The memory changed meanwhile"),
-        },
-    )
+    @keyed_schema(UpdateMemoryInput, conflict="The memory changed meanwhile")
     def post(self, request: Request) -> Response:
         """New `value.text` makes a new version (the key moves to it); `importance`,
         `metadata` and `value.summary` change in place; `links` replace the links. The score
         is the algorithm's."""
-        caller = request.user.caller
-        data = validated(UpdateMemoryInput, request.data)
-        user_ids_agree(request, data["user_id"])
-        memory = memory_get_by_key(caller=caller, user_id=data["user_id"], key=data["key"])
-        links = data.get("links")
-        targets = link_targets(caller=caller, user_id=memory.user_id, links=links or [])
+        data, memory = keyed_memory(request, UpdateMemoryInput)
         changes: dict[str, Any] = {}
         value = data.get("value") or {}
         if "text" in value:
@@ -344,32 +310,23 @@ class UpdateMemoryApi(APIView):
                 changes["metadata"]["summary"] = value["summary"]
         if "importance" in data:
             changes["importance"] = data["importance"]
-        with transaction.atomic():
-            if changes:
-                memory = memory_update(
-                    memory=memory, version=memory.version, changes=changes, caller=caller
-                )
-            if links is not None:
-                links_replace(caller=caller, memory=memory, links=links, targets=targets)
-        return Response(seed_response(memory))
+        updated = memory_update_with_links(
+            caller=request.user.caller,
+            memory=memory,
+            changes=changes,
+            links=keyed_links(data.get("links")),
+        )
+        return Response(seed_response(updated))
 
 
 class UpdateMemoryKeyApi(APIView):
-    @extend_schema(
-        request=UpdateMemoryKeyInput,
-        responses={
-            200: SeedMemoryOutput,
-            404: NO_MEMORY_WITH_KEY,
-            409: OpenApiResponse(description="`newKey` is held by another current memory"),
-        },
-    )
+    @keyed_schema(UpdateMemoryKeyInput, conflict="`newKey` is held by another current memory")
     def post(self, request: Request) -> Response:
-        caller = request.user.caller
-        data = validated(UpdateMemoryKeyInput, request.data)
-        user_ids_agree(request, data["user_id"])
-        memory = memory_get_by_key(caller=caller, user_id=data["user_id"], key=data["key"])
+        data, memory = keyed_memory(request, UpdateMemoryKeyInput)
         try:
-            renamed = memory_key_rename(memory=memory, key=data["newKey"], caller=caller)
+            renamed = memory_key_rename(
+                memory=memory, key=data["newKey"], caller=request.user.caller
+            )
         except DomainError as error:
             error.field = "newKey" if error.field == "key" else error.field
             raise
@@ -398,21 +355,18 @@ class SeedSearchParams(ActivityFilterInput):
         return fields
 
 
-class SearchApi(APIView):
+class SeedSearchApi(APIView):
     @extend_schema(
         parameters=[SeedSearchParams],
-        responses={200: SeedMemoryOutput(many=True), 404: USER_NOT_VISIBLE},
+        responses={200: SeedMemoryOutput(many=True), 404: OUTSIDE_PREFIXES},
     )
     def get(self, request: Request) -> Response:
         """Hybrid search (as /api/v1/search/), each hit as a seed memory with its links and
         its `relevance`."""
         with seed_field_names():
             sort_links = sort_links_param(request.query_params.get("sortLinks"))
-            hits = search_hits(
-                caller=request.user.caller,
-                params=v1_params(request),
-                agree=lambda user_id: user_ids_agree(request, user_id),
-            )
+            data = validated_user_input(request, SearchInput, v1_params(request))
+            hits = search_hits(caller=request.user.caller, data=data)
         return Response(
             [
                 {
@@ -446,7 +400,7 @@ class FulltextInput(ActivityFilterInput):
 class FulltextApi(APIView):
     @extend_schema(
         parameters=[FulltextInput],
-        responses={200: SeedMemoryOutput(many=True), 404: USER_NOT_VISIBLE},
+        responses={200: SeedMemoryOutput(many=True), 404: OUTSIDE_PREFIXES},
     )
     def get(self, request: Request) -> Response:
         """Full-text search for several keywords (CJK-aware, as recall's text side), best
@@ -454,8 +408,7 @@ class FulltextApi(APIView):
         with seed_field_names():
             sort_links = sort_links_param(request.query_params.get("sortLinks"))
             params = {**v1_params(request), **fulltext_params(request.query_params)}
-            data = validated(FulltextInput, params)
-        user_ids_agree(request, data["user_id"])
+            data = validated_user_input(request, FulltextInput, params)
         found = memories_fulltext(
             caller=request.user.caller,
             user_id=data["user_id"],

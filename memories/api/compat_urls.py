@@ -9,7 +9,7 @@ urlpatterns = [
     path("get_memory", compat.GetMemoryApi.as_view()),
     path("update_memory", compat.UpdateMemoryApi.as_view()),
     path("update_memory_key", compat.UpdateMemoryKeyApi.as_view()),
-    path("search", compat.SearchApi.as_view()),
+    path("search", compat.SeedSearchApi.as_view()),
     path("fulltext", compat.FulltextApi.as_view()),
     path("api/memories/<path:key>/bulk", compat.BulkApi.as_view()),  # keys may hold "/"
 ]

@@ -1,54 +1,47 @@
 """The memory operations the HTTP API and the MCP server share (neuromem_site/mcp/): each one
-validates its parameters with the route's serializer, calls the selectors and services, and
-answers the route's `data`. One path, so both give the same answers, defaults and errors.
+calls the selectors and services and answers the route's `data` (or, for a write, a result
+that says what happened: the REST view chooses its status from it). One path, so both give the
+same answers, defaults and errors. Nothing here knows of HTTP.
 
-Each takes the `Caller` and the raw parameters (a query string, a JSON body, MCP arguments);
-`agree` lets the HTTP view check the validated `user_id` against the ones its URL names
-(neuromem_site/api/permissions.py). Errors are raised: DRF's validation errors and the
-domain's (core/errors.py), which the API's envelope and the MCP server map alike.
+Most take the `Caller` and the raw parameters (a query string, a JSON body, MCP arguments) and
+validate them with the route's serializer. The operations on an end user the request's URL may
+also name (add, search, recall) take `data`, already validated by the route's serializer
+(`validated_input`): the REST view checks that user against its URL
+(neuromem_site/api/permissions.py) between the two. Errors are raised: DRF's validation errors
+and the domain's (core/errors.py), which the API's envelope and the MCP server map alike.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
-
-from rest_framework import status
 
 from core.access import Caller
 from memories.access import accesses_record
-from memories.api.serializers import (
+from memories.api.serializers.memories import (
     BulkReadInput,
-    CompactRecallOutput,
-    ForgetRequestOutput,
-    ForgottenRecordOutput,
     HistoryOutput,
     LinkOutput,
-    MemoryCreateInput,
     MemoryGetInput,
     MemoryLookupInput,
     MemoryOutput,
+)
+from memories.api.serializers.recall import CompactRecallOutput, RecallOutput, SearchHitOutput
+from memories.api.serializers.users import (
+    ForgetRequestOutput,
+    ForgottenRecordOutput,
     MessageOutput,
-    RecallInput,
-    RecallOutput,
-    SearchHitOutput,
-    SearchInput,
     SessionOutput,
     UserForgetInput,
 )
 from memories.forgetting.plan import REASONS
+from memories.hooks import trait_belief
 from memories.links import BulkLimits, BulkRead, memory_bulk_read, memory_links
 from memories.models import ForgetVia, Memory, MemoryType
 from memories.recall import RecallHit, RecallQuery, memories_recall
 from memories.selectors import activity_filter, memory_get, memory_get_by_key, user_export
 from memories.services import MemoryInput, Operation, WriteResult, memory_add, memory_delete
 from memories.services.forgetting import ForgetOutcome, user_forget
-from neuromem_site.api.views import validated
-from reflection.selectors import traits_believed_memories
-
-Agree = Callable[[str], object]
-
-
-def _any_user(user_id: str) -> None:
-    """MCP and the routes without a user in their URL: nothing to agree with."""
+from neuromem_site.api.views import validated_input
 
 
 def memory_lookup(*, caller: Caller, data: Mapping[str, Any]) -> Memory:
@@ -66,7 +59,7 @@ def memory_with_links(memory: Memory, *, sort_links: bool, include_embedding: bo
 
 def memory_get_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
     """GET /memories/{id}/: the memory with its links (in order unless `sort_links` is false)."""
-    data = validated(MemoryGetInput, params)
+    data = validated_input(MemoryGetInput, params)
     memory = memory_lookup(caller=caller, data=data)
     return memory_with_links(
         memory, sort_links=data["sort_links"], include_embedding=data.get("include") == "embedding"
@@ -76,7 +69,7 @@ def memory_get_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
 def bulk_read(*, caller: Caller, params: Mapping[str, Any]) -> BulkRead:
     """The depth-first read from the memory `params` name; the start counts as an access,
     every memory reached as a traversal (inputs of the activity score)."""
-    data = validated(BulkReadInput, params)
+    data = validated_input(BulkReadInput, params)
     memory = memory_lookup(caller=caller, data=data)
     read = memory_bulk_read(
         memory=memory,
@@ -131,20 +124,24 @@ def write_result(result: WriteResult) -> dict[str, Any]:
     return data
 
 
-def memory_add_result(
-    *, caller: Caller, params: Mapping[str, Any], agree: Agree = _any_user
-) -> tuple[dict, int]:
-    """POST /memories/: the write's result and its HTTP status (201, or 200 for a NOOP)."""
-    data = validated(MemoryCreateInput, params)
-    agree(data["user_id"])
+@dataclass(frozen=True)
+class MemoryAddResult:
+    """What adding a memory answers: the write's `data`, and whether it wrote anything (false
+    for a NOOP: the memory was held already, and `data` answers it)."""
+
+    data: dict[str, Any]
+    created: bool
+
+
+def memory_add_result(*, caller: Caller, data: Mapping[str, Any]) -> MemoryAddResult:
+    """POST /memories/, `data` validated by MemoryCreateInput."""
     result = memory_add(item=MemoryInput(**data), caller=caller)
-    code = status.HTTP_200_OK if result.operation == Operation.NOOP else status.HTTP_201_CREATED
-    return write_result(result), code
+    return MemoryAddResult(data=write_result(result), created=result.operation != Operation.NOOP)
 
 
 def memory_delete_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
     """DELETE /memories/{id}/: soft delete; the memory, now expired."""
-    data = validated(MemoryLookupInput, params)
+    data = validated_input(MemoryLookupInput, params)
     memory = memory_lookup(caller=caller, data=data)
     return MemoryOutput(memory_delete(memory=memory, caller=caller)).data
 
@@ -156,11 +153,9 @@ def recalled(*, caller: Caller, query: RecallQuery) -> list[RecallHit]:
     return hits
 
 
-def search_hits(*, caller: Caller, params: Mapping[str, Any], agree: Agree) -> list[RecallHit]:
-    """/search/'s hits: hybrid recall among the memories the activity filters let through,
-    by relevance, or (`sort_by=score`) by activity score."""
-    data = validated(SearchInput, params)
-    agree(data["user_id"])
+def search_hits(*, caller: Caller, data: Mapping[str, Any]) -> list[RecallHit]:
+    """/search/'s hits (`data` validated by SearchInput): hybrid recall among the memories the
+    activity filters let through, by relevance, or (`sort_by=score`) by activity score."""
     memory_type = data.get("memory_type")
     query = RecallQuery(
         user_id=data["user_id"],
@@ -176,19 +171,14 @@ def search_hits(*, caller: Caller, params: Mapping[str, Any], agree: Agree) -> l
     return hits if descending else hits[::-1]
 
 
-def memory_search_result(
-    *, caller: Caller, params: Mapping[str, Any], agree: Agree = _any_user
-) -> list[dict]:
-    """GET /search/."""
-    return SearchHitOutput(search_hits(caller=caller, params=params, agree=agree), many=True).data
+def memory_search_result(*, caller: Caller, data: Mapping[str, Any]) -> list[dict]:
+    """GET /search/, `data` validated by SearchInput."""
+    return SearchHitOutput(search_hits(caller=caller, data=data), many=True).data
 
 
-def memory_recall_result(
-    *, caller: Caller, params: Mapping[str, Any], agree: Agree = _any_user
-) -> dict:
-    """POST /recall/: ranked memories, and the user's believed traits for a prompt."""
-    data = validated(RecallInput, params)
-    agree(data["user_id"])
+def memory_recall_result(*, caller: Caller, data: Mapping[str, Any]) -> dict:
+    """POST /recall/, `data` validated by RecallInput: ranked memories, and the user's
+    believed traits for a prompt."""
     query = RecallQuery(
         user_id=data["user_id"],
         query=data["query"],
@@ -198,7 +188,7 @@ def memory_recall_result(
     )
     hits = recalled(caller=caller, query=query)
     traits = (
-        traits_believed_memories(caller=caller, user_id=query.user_id)
+        trait_belief().believed(caller=caller, user_id=query.user_id)
         if data["include_traits"]
         else []
     )
@@ -211,7 +201,7 @@ def user_forget_result(
 ) -> dict:
     """POST /users/{user_id}/forget/ (and MCP's memory_forget): forget a topic or memories by
     id, or (`dry_run`) say what that would forget."""
-    data = validated(UserForgetInput, params)
+    data = validated_input(UserForgetInput, params)
     outcome = user_forget(
         caller=caller,
         user_id=data["user_id"],
@@ -257,6 +247,11 @@ def forget_outcome_data(outcome: ForgetOutcome) -> dict[str, Any]:
     }
 
 
+def attributes(objects: Iterable[Any], *names: str) -> list[dict[str, Any]]:
+    """Each object as a dict of the attributes `names`."""
+    return [{name: getattr(obj, name) for name in names} for obj in objects]
+
+
 def user_export_result(*, caller: Caller, user_id: str) -> dict:
     """GET /users/{user_id}/export/ (and the admin's download): everything held about the
     user."""
@@ -265,47 +260,24 @@ def user_export_result(*, caller: Caller, user_id: str) -> dict:
         "user_id": user_id,
         "memories": MemoryOutput(export["memories"], many=True).data,
         "history": HistoryOutput(export["history"], many=True).data,
-        "evidence": [
-            {
-                "id": e.id,
-                "trait_id": e.trait_id,
-                "memory_id": e.memory_id,
-                "evidence_type": e.evidence_type,
-                "quality": e.quality,
-                "created_at": e.created_at,
-            }
-            for e in export["evidence"]
-        ],
-        "sources": [
-            {
-                "memory_id": s.memory_id,
-                "session_id": s.session_id,
-                "conversation_id": s.conversation_id,
-                "created_at": s.created_at,
-            }
-            for s in export["sources"]
-        ],
-        "links": [
-            {
-                "source_id": link.source_id,
-                "target_id": link.target_id,
-                "weight": link.weight,
-                "created_at": link.created_at,
-            }
-            for link in export["links"]
-        ],
+        "evidence": attributes(
+            export["evidence"],
+            "id",
+            "trait_id",
+            "memory_id",
+            "evidence_type",
+            "quality",
+            "created_at",
+        ),
+        "sources": attributes(
+            export["sources"], "memory_id", "session_id", "conversation_id", "created_at"
+        ),
+        "links": attributes(export["links"], "source_id", "target_id", "weight", "created_at"),
         "sessions": SessionOutput(export["sessions"], many=True).data,
         "messages": MessageOutput(export["messages"], many=True).data,
-        "cycles": [
-            {
-                "id": c.id,
-                "trigger_type": c.trigger_type,
-                "status": c.status,
-                "started_at": c.started_at,
-                "completed_at": c.completed_at,
-            }
-            for c in export["cycles"]
-        ],
+        "cycles": attributes(
+            export["cycles"], "id", "trigger_type", "status", "started_at", "completed_at"
+        ),
         "forgotten": ForgottenRecordOutput(export["forgotten"], many=True).data,
         "forget_requests": ForgetRequestOutput(export["forget_requests"], many=True).data,
     }

@@ -37,10 +37,10 @@ from rest_framework.views import APIView
 from memories.meaning import STATE_THRESHOLDS
 from memories.stats import BIN_SIZE_MAX, SCORE_MAX, memory_stats
 from neuromem_site.api.envelope import checked_range
-from neuromem_site.api.permissions import user_ids_agree
-from neuromem_site.api.schema import EnvelopeAutoSchema
+from neuromem_site.api.permissions import user_filter_check
+from neuromem_site.api.schema import OUTSIDE_PREFIXES, EnvelopeAutoSchema
 from neuromem_site.api.serializers import QueryInputSerializer, UserIdLookupField
-from neuromem_site.api.views import validated
+from neuromem_site.api.views import validated_input
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TIMESTAMP_MS_MAX = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z, the last instant Python holds
@@ -328,12 +328,9 @@ def stats_response(
     input_class: type[MemoryStatsInput],
     output_class: type[serializers.Serializer],
 ) -> HttpResponse:
-    params = validated(input_class, request.query_params)
+    params = validated_input(input_class, request.query_params)
     user_id = params.get("user_id")
-    if user_id is not None:
-        user_ids_agree(request, user_id)
-    elif not request.user.is_staff:
-        raise serializers.ValidationError({"user_id": ["Required unless the client is staff."]})
+    user_filter_check(request, user_id, required="Required unless the client is staff.")
     stats = memory_stats(
         caller=request.user.caller,
         user_id=user_id,
@@ -366,23 +363,34 @@ STATS_DESCRIPTION = (
     "`X-Cache` says HIT or MISS."
 )
 CSV_RESPONSE = OpenApiResponse(OpenApiTypes.STR, "export_format csv")
-NOT_VISIBLE = OpenApiResponse(description="user_id outside this client's prefixes")
+
+
+def stats_schema(
+    *, operation_id: str, description: str, parameters: type, output: type, format_param: str
+) -> Any:
+    return extend_schema(
+        operation_id=operation_id,
+        description=description,
+        parameters=[parameters],
+        responses={
+            (200, "application/json"): OpenApiResponse(
+                output, f"{format_param} json, or both (adds `csv`); or csv: text/csv"
+            ),
+            (200, "text/csv"): CSV_RESPONSE,
+            404: OUTSIDE_PREFIXES,
+        },
+    )
 
 
 class MemoryStatsApi(APIView):
     schema = StatsSchema()
 
-    @extend_schema(
+    @stats_schema(
         operation_id="memories_stats",
         description=STATS_DESCRIPTION,
-        parameters=[MemoryStatsInput],
-        responses={
-            (200, "application/json"): OpenApiResponse(
-                MemoryStatsOutput, "export_format json, or both (adds `csv`); or csv: text/csv"
-            ),
-            (200, "text/csv"): CSV_RESPONSE,
-            404: NOT_VISIBLE,
-        },
+        parameters=MemoryStatsInput,
+        output=MemoryStatsOutput,
+        format_param="export_format",
     )
     def get(self, request: Request) -> HttpResponse:
         return stats_response(request, MemoryStatsInput, MemoryStatsOutput)
@@ -391,19 +399,14 @@ class MemoryStatsApi(APIView):
 class SeedMemoryStatsApi(APIView):
     schema = StatsSchema()
 
-    @extend_schema(
+    @stats_schema(
         operation_id="seed_memories_stats",
         description=f"Seed 004's route, camelCase. {STATS_DESCRIPTION}".replace(
             "export_format=csv", "exportFormat=csv"
         ),
-        parameters=[SeedMemoryStatsInput],
-        responses={
-            (200, "application/json"): OpenApiResponse(
-                SeedMemoryStatsOutput, "exportFormat json, or both (adds `csv`); or csv: text/csv"
-            ),
-            (200, "text/csv"): CSV_RESPONSE,
-            404: NOT_VISIBLE,
-        },
+        parameters=SeedMemoryStatsInput,
+        output=SeedMemoryStatsOutput,
+        format_param="exportFormat",
     )
     def get(self, request: Request) -> HttpResponse:
         return stats_response(request, SeedMemoryStatsInput, SeedMemoryStatsOutput)

@@ -1,5 +1,3 @@
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -7,6 +5,7 @@ from drf_spectacular.utils import (
     OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
+    extend_schema_view,
     inline_serializer,
 )
 from rest_framework import exceptions, serializers, status
@@ -22,19 +21,13 @@ from memories.api.operations import (
     memory_delete_result,
     memory_get_result,
     memory_recall_result,
-    memory_search_result,
     search_hits,
     user_export_result,
     user_forget_result,
     write_result,
 )
-from memories.api.serializers import (
+from memories.api.serializers.memories import (
     BulkLimitsInput,
-    CompactRecallOutput,
-    ForgetInput,
-    ForgetOutput,
-    ForgetRequestOutput,
-    ForgottenRecordOutput,
     HistoryOutput,
     LinkInput,
     LinkOutput,
@@ -48,13 +41,22 @@ from memories.api.serializers import (
     MemorySupersedeInput,
     MemoryUpdateInput,
     MemoryWithLinksOutput,
-    MessageInput,
-    MessageOutput,
+)
+from memories.api.serializers.recall import (
+    CompactRecallOutput,
     RecallInput,
     RecallOutput,
     ScoredSearchHitOutput,
     SearchHitOutput,
     SearchInput,
+)
+from memories.api.serializers.users import (
+    ForgetInput,
+    ForgetOutput,
+    ForgetRequestOutput,
+    ForgottenRecordOutput,
+    MessageInput,
+    MessageOutput,
     SessionCreateInput,
     SessionOutput,
 )
@@ -81,14 +83,9 @@ from memories.services import (
 )
 from neuromem_site.api.envelope import api_error_response
 from neuromem_site.api.pagination import EnvelopeCursorPagination
-from neuromem_site.api.permissions import user_ids_agree
-from neuromem_site.api.views import validated
-
-
-def agreeing(request: Request) -> Callable[[str], str]:
-    """The check an operation makes of the user_id it acts on against those the URL names."""
-    return partial(user_ids_agree, request)
-
+from neuromem_site.api.permissions import user_filter_check, user_ids_agree
+from neuromem_site.api.schema import OUTSIDE_PREFIXES
+from neuromem_site.api.views import validated_input, validated_user_input
 
 WriteOutput = inline_serializer(
     "MemoryWrite",
@@ -106,31 +103,28 @@ class MemoryListCreateApi(APIView):
         responses={
             201: OpenApiResponse(WriteOutput, "ADD, or UPDATE (a near duplicate superseded)"),
             200: OpenApiResponse(WriteOutput, "NOOP: already held"),
-            403: OpenApiResponse(description="user_id outside this client's prefixes"),
+            403: OUTSIDE_PREFIXES,
             409: OpenApiResponse(
                 description="The key is held, or the content is held under another key"
             ),
         },
     )
     def post(self, request: Request) -> Response:
-        data, code = memory_add_result(
-            caller=request.user.caller, params=request.data, agree=agreeing(request)
-        )
-        return Response(data, status=code)
+        data = validated_user_input(request, MemoryCreateInput, request.data)
+        added = memory_add_result(caller=request.user.caller, data=data)
+        code = status.HTTP_201_CREATED if added.created else status.HTTP_200_OK
+        return Response(added.data, status=code)
 
     @extend_schema(
         parameters=[MemoryListInput],
         responses={
             200: MemoryOutput(many=True),
-            404: OpenApiResponse(description="user_id outside this client's prefixes"),
+            404: OUTSIDE_PREFIXES,
         },
     )
     def get(self, request: Request) -> Response:
-        filters = validated(MemoryListInput, request.query_params)
-        if filters.get("user_id") is not None:
-            user_ids_agree(request, filters["user_id"])
-        elif not request.user.is_staff:
-            raise serializers.ValidationError({"user_id": ["This filter is required."]})
+        filters = validated_input(MemoryListInput, request.query_params)
+        user_filter_check(request, filters.get("user_id"))
         paginator = EnvelopeCursorPagination()
         paginator.ordering = (
             ("-" if filters["sort_order"] == "desc" else "")
@@ -155,7 +149,7 @@ class MemoryBatchApi(APIView):
         ),
     )
     def post(self, request: Request) -> Response:
-        raw_items = validated(MemoryBatchInput, request.data)["items"]
+        raw_items = validated_input(MemoryBatchInput, request.data)["items"]
         items, errors = [], {}
         for index, raw in enumerate(raw_items):
             serializer = MemoryCreateInput(data=raw)
@@ -213,7 +207,7 @@ class MemoryDetailApi(APIView):
     )
     def patch(self, request: Request, memory_id: str) -> Response:
         memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        data = validated(MemoryUpdateInput, request.data)
+        data = validated_input(MemoryUpdateInput, request.data)
         version = data.pop("version")
         updated = memory_update(
             memory=memory, version=version, changes=data, caller=request.user.caller
@@ -238,7 +232,7 @@ class MemoryLinksApi(APIView):
     )
     def post(self, request: Request, memory_id: str) -> Response:
         memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        data = validated(LinkInput, request.data)
+        data = validated_input(LinkInput, request.data)
         link, created = memory_link_set(
             source=memory,
             target_id=data["target_id"],
@@ -254,7 +248,7 @@ class MemoryLinksApi(APIView):
     )
     def delete(self, request: Request, memory_id: str) -> Response:
         memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        data = validated(LinkRemoveInput, request.query_params)
+        data = validated_input(LinkRemoveInput, request.query_params)
         memory_link_remove(source=memory, target_id=data["target_id"], caller=request.user.caller)
         return Response({"source_id": str(memory.id), "target_id": str(data["target_id"])})
 
@@ -298,7 +292,7 @@ class MemorySupersedeApi(APIView):
     )
     def post(self, request: Request, memory_id: str) -> Response:
         memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        data = validated(MemorySupersedeInput, request.data)
+        data = validated_input(MemorySupersedeInput, request.data)
         successor = memory_supersede(
             memory=memory,
             content=data["content"],
@@ -319,7 +313,7 @@ class MemoryInvalidateApi(APIView):
     )
     def post(self, request: Request, memory_id: str) -> Response:
         memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        data = validated(MemoryInvalidateInput, request.data)
+        data = validated_input(MemoryInvalidateInput, request.data)
         invalidated = memory_invalidate(
             memory=memory, invalid_at=data.get("invalid_at"), caller=request.user.caller
         )
@@ -354,7 +348,7 @@ class UserApi(APIView):
                     "deleted": serializers.DictField(child=serializers.IntegerField()),
                 },
             ),
-            403: OpenApiResponse(description="user_id outside this client's prefixes"),
+            403: OUTSIDE_PREFIXES,
         }
     )
     def delete(self, request: Request, user_id: str) -> Response:
@@ -396,13 +390,13 @@ class UserForgetApi(APIView):
         request=ForgetInput,
         responses={
             200: ForgetOutput,
-            403: OpenApiResponse(description="user_id outside this client's prefixes"),
+            403: OUTSIDE_PREFIXES,
             404: OpenApiResponse(description="A memory in `memory_ids` is not this user's"),
         },
     )
     def post(self, request: Request, user_id: str) -> Response:
         user_ids_agree(request, user_id)
-        validated(ForgetInput, request.data)  # the body alone: its user_id is the path's
+        validated_input(ForgetInput, request.data)  # the body alone: its user_id is the path's
         return Response(
             user_forget_result(
                 caller=request.user.caller,
@@ -417,12 +411,11 @@ class SessionCreateApi(APIView):
         request=SessionCreateInput,
         responses={
             201: SessionOutput,
-            403: OpenApiResponse(description="user_id outside this client's prefixes"),
+            403: OUTSIDE_PREFIXES,
         },
     )
     def post(self, request: Request) -> Response:
-        data = validated(SessionCreateInput, request.data)
-        user_ids_agree(request, data["user_id"])
+        data = validated_user_input(request, SessionCreateInput, request.data)
         session = session_open(
             caller=request.user.caller, user_id=data["user_id"], metadata=data["metadata"]
         )
@@ -452,7 +445,7 @@ class SessionMessageApi(APIView):
     )
     def post(self, request: Request, session_id: str) -> Response:
         session = session_get(caller=request.user.caller, session_id=session_id)
-        data = validated(MessageInput, request.data)
+        data = validated_input(MessageInput, request.data)
         added = session_message_add(
             session=session,
             role=data["role"],
@@ -489,43 +482,36 @@ class RecallApi(APIView):
                 serializers={"full": RecallOutput, "compact": CompactRecallOutput},
                 resource_type_field_name="fields",
             ),
-            404: OpenApiResponse(description="user_id outside this client's prefixes"),
+            404: OUTSIDE_PREFIXES,
         },
     )
     def post(self, request: Request) -> Response:
-        return Response(
-            memory_recall_result(
-                caller=request.user.caller, params=request.data, agree=agreeing(request)
-            )
+        data = validated_user_input(request, RecallInput, request.data)
+        return Response(memory_recall_result(caller=request.user.caller, data=data))
+
+
+def search_schema(hit_output: type[serializers.Serializer]) -> Any:
+    """A search route's schema: SearchInput's parameters, each hit as `hit_output`."""
+    return extend_schema_view(
+        get=extend_schema(
+            parameters=[SearchInput],
+            responses={200: hit_output(many=True), 404: OUTSIDE_PREFIXES},
         )
-
-
-class SearchApi(APIView):
-    @extend_schema(
-        parameters=[SearchInput],
-        responses={
-            200: SearchHitOutput(many=True),
-            404: OpenApiResponse(description="user_id outside this client's prefixes"),
-        },
     )
-    def get(self, request: Request) -> Response:
-        return Response(
-            memory_search_result(
-                caller=request.user.caller, params=request.query_params, agree=agreeing(request)
-            )
-        )
 
 
-class ScoredSearchApi(APIView):
-    @extend_schema(
-        parameters=[SearchInput],
-        responses={
-            200: ScoredSearchHitOutput(many=True),
-            404: OpenApiResponse(description="user_id outside this client's prefixes"),
-        },
-    )
+@search_schema(SearchHitOutput)
+class MemorySearchApi(APIView):
+    # Hybrid search (search_hits), each hit as `hit_output` says.
+    hit_output: type[serializers.Serializer] = SearchHitOutput
+
     def get(self, request: Request) -> Response:
-        hits = search_hits(
-            caller=request.user.caller, params=request.query_params, agree=agreeing(request)
-        )
-        return Response(ScoredSearchHitOutput(hits, many=True).data)
+        data = validated_user_input(request, SearchInput, request.query_params)
+        hits = search_hits(caller=request.user.caller, data=data)
+        return Response(self.hit_output(hits, many=True).data)
+
+
+@search_schema(ScoredSearchHitOutput)
+class MemoryScoredSearchApi(MemorySearchApi):
+    # Each hit with the parts of its score.
+    hit_output = ScoredSearchHitOutput

@@ -15,7 +15,14 @@ from memories.services.embedding_jobs import (
     memories_embed,
     memories_embedding_failed,
 )
-from memories.services.links import memory_link_remove, memory_link_set
+from memories.services.links import (
+    KeyedLink,
+    memory_add_with_links,
+    memory_link_remove,
+    memory_link_set,
+    memory_links_set,
+    memory_update_with_links,
+)
 from memories.services.user_data import user_purge
 from memories.services.writes import (
     MemoryInput,
@@ -32,6 +39,7 @@ from memories.services.writes import (
 )
 
 __all__ = [
+    "KeyedLink",
     "MemoryInput",
     "Operation",
     "WriteResult",
@@ -42,12 +50,15 @@ __all__ = [
     "memories_embedding_failed",
     "memory_add",
     "memory_add_many",
+    "memory_add_with_links",
     "memory_delete",
     "memory_invalidate",
     "memory_key_rename",
     "memory_link_remove",
     "memory_link_set",
+    "memory_links_set",
     "memory_supersede",
     "memory_update",
+    "memory_update_with_links",
     "user_purge",
 ]

@@ -47,8 +47,9 @@ from memories.tasks import SCORE_JOB, score_memories
 from neuromem_site.api.envelope import error_body
 from neuromem_site.api.health import check_beat
 from neuromem_site.api.permissions import user_ids_agree
+from neuromem_site.api.schema import OUTSIDE_PREFIXES
 from neuromem_site.api.serializers import UserIdLookupField
-from neuromem_site.api.views import validated
+from neuromem_site.api.views import validated_input
 
 log = logging.getLogger("neuromem.health")
 
@@ -246,7 +247,7 @@ class MemorySystemHealthApi(APIView):
         parameters=[MemoryHealthInput],
         responses={
             200: MemorySystemHealthOutput,
-            404: OpenApiResponse(description="user_id outside this client's prefixes"),
+            404: OUTSIDE_PREFIXES,
             503: OpenApiResponse(
                 description="Unhealthy: the database failed (UNAVAILABLE); `data` beside "
                 "`error` as on a 200"
@@ -254,7 +255,7 @@ class MemorySystemHealthApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        user_id = validated(MemoryHealthInput, request.query_params).get("user_id")
+        user_id = validated_input(MemoryHealthInput, request.query_params).get("user_id")
         if user_id is not None:
             user_ids_agree(request, user_id)
         health = memory_system_health(caller=request.user.caller, user_id=user_id)

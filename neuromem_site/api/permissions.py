@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from rest_framework import serializers
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
@@ -34,6 +35,18 @@ def user_ids_agree(request: Request, user_id: str) -> str:
                 field="user_id",
             )
     return user_id
+
+
+def user_filter_check(
+    request: Request, user_id: str | None, *, required: str = "This filter is required."
+) -> None:
+    """An optional `user_id` filter: when given, it agrees with the request (user_ids_agree);
+    without it, only a staff client may read every end user (others: VALIDATION_ERROR
+    `required`)."""
+    if user_id is not None:
+        user_ids_agree(request, user_id)
+    elif not getattr(request.user, "is_staff", False):
+        raise serializers.ValidationError({"user_id": [required]})
 
 
 class IsStaffClient(BasePermission):

@@ -16,11 +16,15 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework.pagination import BasePagination
 
 from neuromem_site.api.envelope import STATUS_CODES
 from neuromem_site.api.pagination import EnvelopeCursorPagination
 from neuromem_site.api.serializers import StrictInputSerializer
+
+# A 404 (reading) or 403 (writing) for an end user the client's prefixes do not reach.
+OUTSIDE_PREFIXES = OpenApiResponse(description="user_id outside this client's prefixes")
 
 ERROR_ENVELOPE = {
     "type": "object",

@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 
 from neuromem_site.api.envelope import error_body
 from neuromem_site.api.health import system_health
+from neuromem_site.api.permissions import user_ids_agree
 
 CheckOutput = inline_serializer(
     "HealthCheck",
@@ -84,8 +85,20 @@ class WhoAmIApi(APIView):
         return Response(WhoAmIOutput(request.user).data)
 
 
-def validated(serializer_class: type[serializers.Serializer], data) -> dict:
-    """Validate input or raise VALIDATION_ERROR naming the field at fault."""
+def validated_input(serializer_class: type[serializers.Serializer], data) -> dict:
+    """`data` (a request's body or query string, a tool's arguments) validated by
+    `serializer_class`: its validated data, or a VALIDATION_ERROR naming the field at fault.
+    (core.validation.validated is the domain's: it raises the first problem found.)"""
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
+
+
+def validated_user_input(
+    request: Request, serializer_class: type[serializers.Serializer], data
+) -> dict:
+    """validated_input, whose `user_id` (the one the service will act on) agrees with every
+    other the request names (user_ids_agree)."""
+    validated = validated_input(serializer_class, data)
+    user_ids_agree(request, validated["user_id"])
+    return validated

@@ -19,26 +19,18 @@ from rest_framework.renderers import JSONRenderer
 from core.access import Caller
 from evolution.api.operations import soul_propose_result, soul_rollback_result, soul_status_result
 from evolution.api.serializers import SoulProposalInput, SoulRollbackInput
-from memories.api.operations import (
-    memory_add_result,
-    memory_bulk_result,
-    memory_delete_result,
-    memory_get_result,
-    memory_recall_result,
-    memory_search_result,
-    user_forget_result,
-)
-from memories.api.serializers import (
+from memories.api import operations as memory_ops
+from memories.api.serializers.memories import (
     BulkReadInput,
     MemoryCreateInput,
     MemoryGetInput,
     MemoryLookupInput,
-    RecallInput,
-    SearchInput,
-    UserForgetInput,
 )
+from memories.api.serializers.recall import RecallInput, SearchInput
+from memories.api.serializers.users import UserForgetInput
 from neuromem_site.api.envelope import exception_handler
 from neuromem_site.api.serializers import UserIdLookupField
+from neuromem_site.api.views import validated_input
 from neuromem_site.mcp.schema import field_schema, object_schema, serializer_schema
 from reflection.api.operations import traits_get_result
 
@@ -65,12 +57,29 @@ def bulk_limit(name: str, what: str) -> dict[str, Any]:
     return {"minimum": 1, "maximum": most, "description": f"{what} (1–{most}, default {default})."}
 
 
+def validating(
+    input_class: type[serializers.Serializer], operation: Callable[..., Any]
+) -> Callable[..., Any]:
+    """`operation`, which takes `data` validated by the route's `input_class`, run on a tool's
+    arguments (the REST view validates them alike, then checks the user against its URL)."""
+
+    def run(*, caller: Caller, params: Mapping[str, Any]) -> Any:
+        return operation(caller=caller, data=validated_input(input_class, params))
+
+    return run
+
+
+def memory_add_data(*, caller: Caller, data: Mapping[str, Any]) -> dict[str, Any]:
+    """memory_add's answer: the write's data (its `operation` says whether it was new)."""
+    return memory_ops.memory_add_result(caller=caller, data=data).data
+
+
 @dataclass(frozen=True)
 class McpTool:
     name: str
     title: str
     description: str
-    # The route's operation: fn(*, caller, params) -> data (or (data, HTTP status)).
+    # The route's operation: fn(*, caller, params) -> data.
     operation: Callable[..., Any]
     input_schema: dict[str, Any]
     read_only: bool
@@ -106,7 +115,7 @@ TOOLS: dict[str, McpTool] = {
                 "then key/id; `sort_links: false` keeps the order the links were made in. "
                 + ADDRESSING
             ),
-            operation=memory_get_result,
+            operation=memory_ops.memory_get_result,
             input_schema=serializer_schema(
                 MemoryGetInput,
                 **LOOKUP,
@@ -129,7 +138,7 @@ TOOLS: dict[str, McpTool] = {
                 "first: each hit as id, content, memory_type, metadata and score. For building "
                 "a prompt prefer memory_recall, which also answers the user's traits."
             ),
-            operation=memory_search_result,
+            operation=validating(SearchInput, memory_ops.memory_search_result),
             input_schema=serializer_schema(
                 SearchInput,
                 user_id=USER_ID,
@@ -155,7 +164,7 @@ TOOLS: dict[str, McpTool] = {
                 "UPDATE (a near-duplicate current memory was superseded; `superseded` is its id). "
                 "Writing for a user_id outside this client's prefixes is FORBIDDEN."
             ),
-            operation=memory_add_result,
+            operation=validating(MemoryCreateInput, memory_add_data),
             input_schema=serializer_schema(
                 MemoryCreateInput,
                 user_id={"description": "The end user the memory is about."},
@@ -187,7 +196,7 @@ TOOLS: dict[str, McpTool] = {
                 "VALIDATION_ERROR naming `field`, `minAllowed`/`maxAllowed` and `provided`. "
                 + ADDRESSING
             ),
-            operation=memory_bulk_result,
+            operation=memory_ops.memory_bulk_result,
             input_schema=serializer_schema(
                 BulkReadInput,
                 **LOOKUP,
@@ -207,7 +216,7 @@ TOOLS: dict[str, McpTool] = {
                 "and `traits`, the user's active traits. `fields: compact` answers each hit as "
                 "id, content, memory_type, valid_at and score only."
             ),
-            operation=memory_recall_result,
+            operation=validating(RecallInput, memory_ops.memory_recall_result),
             input_schema=serializer_schema(
                 RecallInput,
                 user_id=USER_ID,
@@ -232,7 +241,7 @@ TOOLS: dict[str, McpTool] = {
                 "be forgotten, with its content, and changes nothing. Forgetting again what is "
                 "forgotten forgets nothing more."
             ),
-            operation=user_forget_result,
+            operation=memory_ops.user_forget_result,
             input_schema=serializer_schema(
                 UserForgetInput, user_id={"description": "The end user who asked to forget."}
             ),
@@ -249,7 +258,7 @@ TOOLS: dict[str, McpTool] = {
                 "still finds it. To erase content an end user asked to be forgotten, use "
                 "memory_forget. Answers the memory as it is now. " + ADDRESSING
             ),
-            operation=memory_delete_result,
+            operation=memory_ops.memory_delete_result,
             input_schema=serializer_schema(MemoryLookupInput, **LOOKUP),
             read_only=False,
             destructive=True,
@@ -347,9 +356,6 @@ def tool_call(
         unknown = [name for name in arguments if name not in tool.input_schema["properties"]]
         if unknown:
             raise serializers.ValidationError({unknown[0]: ["Unknown field."]})
-        data = tool.operation(caller=who, params=arguments)
-        if isinstance(data, tuple):  # (data, HTTP status): the status is the HTTP route's
-            data = data[0]
-        return ToolAnswer(ok=True, text=render(data))
+        return ToolAnswer(ok=True, text=render(tool.operation(caller=who, params=arguments)))
     except Exception as exc:
         return ToolAnswer(ok=False, text=render(error_object(exc)))

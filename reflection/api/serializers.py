@@ -1,7 +1,7 @@
 from django.conf import settings
 from rest_framework import serializers
 
-from memories.api.serializers import MemoryOutput
+from memories.api.serializers.memories import MemoryOutput
 from memories.models import Memory, MemoryType, TraitContext, TraitStage, TraitSubtype
 from memories.selectors import trait_field
 from neuromem_site.api.serializers import (

@@ -1,13 +1,14 @@
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.api.serializers import MemoryOutput
+from memories.api.serializers.memories import MemoryOutput
 from neuromem_site.api.pagination import EnvelopeCursorPagination
-from neuromem_site.api.permissions import user_ids_agree
-from neuromem_site.api.views import validated
+from neuromem_site.api.permissions import user_filter_check, user_ids_agree
+from neuromem_site.api.schema import OUTSIDE_PREFIXES
+from neuromem_site.api.views import validated_input, validated_user_input
 from reflection.api.operations import traits_get_result
 from reflection.api.serializers import (
     PromptContextInput,
@@ -27,8 +28,6 @@ from reflection.selectors import (
 )
 from reflection.services.cycles import reflection_cycle_request
 from reflection.services.traits import trait_veto
-
-NOT_VISIBLE = OpenApiResponse(description="user_id outside this client's prefixes")
 
 # POST /reflection/cycles/: the cycle and whether this request queued it.
 CycleRequestedOutput = {
@@ -54,7 +53,7 @@ class UserTraitsApi(APIView):
     recall minimum) by subtype, from the decay view (refreshed every 30 minutes and after each
     cycle)."""
 
-    @extend_schema(responses={200: UserTraitsOutput, 404: NOT_VISIBLE})
+    @extend_schema(responses={200: UserTraitsOutput, 404: OUTSIDE_PREFIXES})
     def get(self, request: Request, user_id: str) -> Response:
         user_ids_agree(request, user_id)  # the path's user_id and the query string's agree
         return Response(traits_get_result(caller=request.user.caller, params={"user_id": user_id}))
@@ -66,11 +65,11 @@ class PromptContextApi(APIView):
 
     @extend_schema(
         parameters=[PromptContextInput],
-        responses={200: PromptContextOutput, 404: NOT_VISIBLE},
+        responses={200: PromptContextOutput, 404: OUTSIDE_PREFIXES},
     )
     def get(self, request: Request, user_id: str) -> Response:
         user_ids_agree(request, user_id)
-        params = validated(PromptContextInput, request.query_params)
+        params = validated_input(PromptContextInput, request.query_params)
         context = prompt_context(
             caller=request.user.caller, user_id=user_id, max_tokens=params["max_tokens"]
         )
@@ -94,7 +93,7 @@ class TraitVetoApi(APIView):
         },
     )
     def post(self, request: Request, trait_id: str) -> Response:
-        data = validated(TraitVetoInput, request.data)
+        data = validated_input(TraitVetoInput, request.data)
         trait = trait_veto(caller=request.user.caller, trait_id=trait_id, reason=data["reason"])
         return Response(MemoryOutput(trait).data)
 
@@ -106,12 +105,11 @@ class ReflectionCycleListCreateApi(APIView):
         request=ReflectionCycleRequestInput,
         responses={
             202: OpenApiResponse(CycleRequestedOutput, "Queued (or already queued)"),
-            403: NOT_VISIBLE,
+            403: OUTSIDE_PREFIXES,
         },
     )
     def post(self, request: Request) -> Response:
-        data = validated(ReflectionCycleRequestInput, request.data)
-        user_ids_agree(request, data["user_id"])
+        data = validated_user_input(request, ReflectionCycleRequestInput, request.data)
         cycle, created = reflection_cycle_request(
             caller=request.user.caller,
             user_id=data["user_id"],
@@ -124,14 +122,11 @@ class ReflectionCycleListCreateApi(APIView):
 
     @extend_schema(
         parameters=[ReflectionCycleListInput],
-        responses={200: ReflectionCycleOutput(many=True), 404: NOT_VISIBLE},
+        responses={200: ReflectionCycleOutput(many=True), 404: OUTSIDE_PREFIXES},
     )
     def get(self, request: Request) -> Response:
-        filters = validated(ReflectionCycleListInput, request.query_params)
-        if filters.get("user_id") is not None:
-            user_ids_agree(request, filters["user_id"])
-        elif not request.user.is_staff:
-            raise serializers.ValidationError({"user_id": ["This filter is required."]})
+        filters = validated_input(ReflectionCycleListInput, request.query_params)
+        user_filter_check(request, filters.get("user_id"))
         paginator = self.pagination_class()
         paginator.ordering = ("-started_at", "-id")
         page = paginator.paginate_queryset(

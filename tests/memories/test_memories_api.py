@@ -367,7 +367,7 @@ def test_trait_fields_fall_back_to_metadata(agent):
 def test_output_serializers_build_fields_once_and_each_binds_its_own_copy(db):
     from rest_framework import serializers
 
-    from memories.api.serializers import MemoryOutput, RedactionsField
+    from memories.api.serializers.memories import MemoryOutput, RedactionsField
 
     class PlainMemoryOutput(serializers.ModelSerializer):
         state = serializers.SerializerMethodField()

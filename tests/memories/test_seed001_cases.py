@@ -1,5 +1,7 @@
-"""Seed 001 TC-C01, C05–C08, re-expressed for this service (C02–C04 belong to recall; C09's
-`Embedding` alias has no counterpart here)."""
+"""Seed 001's compatibility cases TC-C01, C05–C08 (memory writes, legacy types, ingest,
+purge), re-expressed for this service (C02–C04 belong to recall; C09's `Embedding` alias has
+no counterpart here). Seed 004's compatible routes (memories/api/compat.py) are tested in
+test_seed_routes.py."""
 
 import pytest
 

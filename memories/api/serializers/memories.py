@@ -1,5 +1,5 @@
-from dataclasses import asdict
-from functools import cached_property
+"""Memories in and out: writes, lookups, filters, links, and the memory as the API answers it."""
+
 from typing import Any, ClassVar
 
 import numpy as np
@@ -8,19 +8,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.validation import embedding_problem
-from memories.forgetting.plan import REASONS
+from memories.hooks import trait_belief
 from memories.meaning import STATES
-from memories.models import (
-    LEGACY_MEMORY_TYPES,
-    ConversationMessage,
-    ConversationSession,
-    ForgetRequest,
-    Memory,
-    MemoryType,
-)
-from memories.recall import RecallHit
+from memories.models import LEGACY_MEMORY_TYPES, Memory
 from memories.selectors import memory_state, trait_field
-from memories.services.forgetting import MEMORY_IDS_MAX, TOPIC_MAX_CHARS
 from memories.traits import TRAIT_METADATA
 from neuromem_site.api.envelope import checked_range
 from neuromem_site.api.serializers import (
@@ -33,7 +24,6 @@ from neuromem_site.api.serializers import (
     UserIdLookupField,
     is_number,
 )
-from reflection.selectors import decayed_confidence
 
 MEMORY_TYPE_CHOICES = ["fact", "episodic", "trait", "document", *LEGACY_MEMORY_TYPES]
 
@@ -268,7 +258,7 @@ class TraitOutput(serializers.Serializer):
         # Believed traits carry the decay view's value; any other trait is decayed live.
         trait["decayed_confidence"] = getattr(memory, "decayed_confidence", None)
         if trait["decayed_confidence"] is None:
-            trait["decayed_confidence"] = decayed_confidence(memory)
+            trait["decayed_confidence"] = trait_belief().decayed(memory)
         return trait
 
 
@@ -345,292 +335,3 @@ class HistoryOutput(serializers.Serializer):
     new_metadata = serializers.JSONField(allow_null=True)
     actor = serializers.CharField()
     created_at = serializers.DateTimeField()
-
-
-class SessionCreateInput(StrictInputSerializer):
-    user_id = UserIdField()
-    metadata = JsonObjectField(required=False, default=dict)
-
-
-class SessionOutput(OutputModelSerializer):
-    class Meta:
-        model = ConversationSession
-        fields = ["id", "user_id", "started_at", "ended_at", "last_reflected_at", "metadata"]
-
-
-class MessageInput(StrictInputSerializer):
-    role = serializers.ChoiceField(["user", "assistant", "system"])
-    content = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
-    sent_at = serializers.DateTimeField(
-        required=False,
-        help_text="When the message was said, for importing a past conversation: not in the "
-        "future, not before the session's last message. Default: now.",
-    )
-
-
-class MessageOutput(OutputModelSerializer):
-    redactions = RedactionsField()
-
-    class Meta:
-        model = ConversationMessage
-        fields = ["id", "session_id", "user_id", "role", "content", "created_at", "redactions"]
-
-
-class RecallInput(StrictInputSerializer):
-    user_id = UserIdLookupField()
-    query = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
-    limit = serializers.IntegerField(required=False, default=10)
-    memory_types = serializers.ListField(
-        child=serializers.ChoiceField(MemoryType.values), required=False, min_length=1
-    )
-    as_of = serializers.DateTimeField(required=False)
-    include_traits = serializers.BooleanField(required=False, default=True)
-    fields = serializers.ChoiceField(
-        ["full", "compact"],
-        required=False,
-        default="full",
-        help_text="`compact`: each hit as id, content, memory_type, valid_at and score only "
-        "(for building prompts); `full`: the memory and every part of its score.",
-    )
-
-    def validate_limit(self, value: int) -> int:
-        return checked_limit(value)
-
-
-class SearchInput(ActivityFilterInput):
-    """Search reads current memories: `deleted` is no state it could find."""
-
-    user_id = UserIdLookupField()
-    q = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
-    limit = serializers.IntegerField(required=False, default=10)
-    memory_type = serializers.ChoiceField(MemoryType.values, required=False)
-    sort_by = serializers.ChoiceField(
-        ["relevance", "score"],
-        required=False,
-        default="relevance",
-        help_text="`score`: the hits (the `limit` most relevant) by activity score.",
-    )
-
-    def validate_limit(self, value: int) -> int:
-        return checked_limit(value)
-
-    def validate_state(self, value: str) -> list[str]:
-        states = states_parsed(value)
-        if "deleted" in states:
-            raise serializers.ValidationError(
-                "Search reads current memories: use active, cold or deprecated."
-            )
-        return states
-
-
-def checked_limit(value: int) -> int:
-    return checked_range("limit", value, min_allowed=1, max_allowed=settings.RECALL_LIMIT_MAX)
-
-
-class BoostsOutput(serializers.Serializer):
-    recency = serializers.FloatField()
-    importance = serializers.FloatField()
-    trait_stage = serializers.FloatField()
-
-
-class RecallHitOutput(MemoryOutput):
-    """A recalled memory: the memory object, whose `score` is the recall score (its 0–100
-    activity score moves to `activity_score`), with the parts of that score."""
-
-    score = serializers.FloatField(help_text="rrf_score × (1 + recency + importance + trait_stage)")
-    activity_score = serializers.FloatField(help_text="The memory's activity score (0–100).")
-    rrf_score = serializers.FloatField()
-    vector_rank = serializers.IntegerField(allow_null=True)
-    text_rank = serializers.IntegerField(allow_null=True)
-    similarity = serializers.FloatField(allow_null=True)
-    text_coverage = serializers.FloatField(allow_null=True)
-    boosts = BoostsOutput()
-
-    class Meta(MemoryOutput.Meta):
-        fields = [
-            *MemoryOutput.Meta.fields,
-            "activity_score",
-            "rrf_score",
-            "vector_rank",
-            "text_rank",
-            "similarity",
-            "text_coverage",
-            "boosts",
-        ]
-
-    @cached_property
-    def memory_output(self) -> MemoryOutput:
-        # One serializer for every hit: each instance copies its fields (~0.6 ms).
-        return MemoryOutput(context=self.context)
-
-    def to_representation(self, hit: RecallHit) -> dict:
-        data = self.memory_output.to_representation(hit.memory)
-        data.update(
-            score=hit.score,
-            activity_score=hit.memory.score,
-            rrf_score=hit.rrf_score,
-            vector_rank=hit.vector_rank,
-            text_rank=hit.text_rank,
-            similarity=hit.similarity,
-            text_coverage=hit.text_coverage,
-            boosts=asdict(hit.boosts),  # plain floats: BoostsOutput documents them
-        )
-        return data
-
-
-class RecallOutput(serializers.Serializer):
-    fields = serializers.ChoiceField(["full"], help_text="What each hit holds: the request's.")
-    merged = RecallHitOutput(many=True)
-    traits = MemoryOutput(many=True)
-
-
-class CompactHitOutput(serializers.Serializer):
-    id = serializers.UUIDField(source="memory.id")
-    content = serializers.CharField(source="memory.content")
-    memory_type = serializers.CharField(source="memory.memory_type")
-    valid_at = serializers.DateTimeField(source="memory.valid_at", allow_null=True)
-    score = serializers.FloatField()
-
-
-class CompactTraitOutput(serializers.Serializer):
-    id = serializers.UUIDField()
-    content = serializers.CharField()
-    memory_type = serializers.CharField()
-    valid_at = serializers.DateTimeField(allow_null=True)
-
-
-class CompactRecallOutput(serializers.Serializer):
-    """`fields=compact`."""
-
-    fields = serializers.ChoiceField(["compact"], help_text="What each hit holds: the request's.")
-    merged = CompactHitOutput(many=True)
-    traits = CompactTraitOutput(many=True)
-
-
-class SearchHitOutput(serializers.Serializer):
-    """The V1 search result: id, content, type, metadata and score."""
-
-    id = serializers.UUIDField(source="memory.id")
-    content = serializers.CharField(source="memory.content")
-    memory_type = serializers.CharField(source="memory.memory_type")
-    metadata = serializers.JSONField(source="memory.metadata")
-    score = serializers.FloatField()
-
-
-class ScoredSearchHitOutput(SearchHitOutput):
-    """V1's scored search result: relevance (the fused RRF score), the two boosts, and the
-    final score."""
-
-    relevance = serializers.FloatField(source="rrf_score")
-    recency = serializers.FloatField(source="boosts.recency")
-    importance = serializers.FloatField(source="boosts.importance")
-
-
-class ForgetInput(StrictInputSerializer):
-    """What to forget: a `topic` as a person would say it, or the memories by id."""
-
-    topic = serializers.CharField(
-        required=False,
-        max_length=TOPIC_MAX_CHARS,
-        trim_whitespace=False,
-        help_text='What to forget, in words: "my home address", "everything about Alex", '
-        '"my medical information", "我的病史". Memories about it are found by its words, its '
-        "names and the kind of information it names; a topic that names nothing "
-        '("everything") forgets nothing and says why.',
-    )
-    memory_ids = serializers.ListField(
-        child=serializers.UUIDField(),
-        required=False,
-        min_length=1,
-        max_length=MEMORY_IDS_MAX,
-        help_text="The memories to forget (with their older versions), instead of `topic`.",
-    )
-    dry_run = serializers.BooleanField(
-        required=False,
-        default=False,
-        help_text="Answer what would be forgotten (with its content) and change nothing.",
-    )
-
-    def validate_topic(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("Must not be blank.")
-        return value
-
-    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
-        if ("topic" in data) == ("memory_ids" in data):
-            raise serializers.ValidationError({"topic": ["Give either `topic` or `memory_ids`."]})
-        return data
-
-
-class UserForgetInput(ForgetInput):
-    """MCP's forget: the end user too (the REST route has them in its path)."""
-
-    user_id = UserIdLookupField()
-
-
-class ForgottenMemoryOutput(serializers.Serializer):
-    id = serializers.UUIDField()
-    memory_type = serializers.CharField()
-    erased = serializers.ChoiceField(
-        ["whole", "part"],
-        help_text="`whole`: the memory is forgotten (its record stays, its content is erased); "
-        "`part`: the sentences on the topic are erased, the rest stays.",
-    )
-    content = serializers.CharField(required=False, help_text="Dry run only: the content now.")
-    content_after = serializers.CharField(
-        required=False, help_text="Dry run only, `part`: what would stay."
-    )
-
-
-class ForgottenMessageOutput(serializers.Serializer):
-    id = serializers.UUIDField()
-    session_id = serializers.UUIDField()
-    content_after = serializers.CharField(
-        required=False, help_text='Dry run only: the message with "[forgotten]" in place.'
-    )
-
-
-class ForgetReasonOutput(serializers.Serializer):
-    code = serializers.ChoiceField(list(REASONS))
-    message = serializers.CharField()
-
-
-class ForgetOutput(serializers.Serializer):
-    """What a forget request erased (or, in a dry run, would erase)."""
-
-    id = serializers.UUIDField(allow_null=True, help_text="The forget request; null for a dry run.")
-    user_id = serializers.CharField()
-    dry_run = serializers.BooleanField()
-    memories = ForgottenMemoryOutput(many=True)
-    messages = ForgottenMessageOutput(many=True)
-    traits_reweighed = serializers.ListField(child=serializers.UUIDField())
-    traits_dissolved = serializers.ListField(child=serializers.UUIDField())
-    reason = ForgetReasonOutput(
-        allow_null=True, help_text="Why nothing was forgotten; null when something was."
-    )
-
-
-class ForgetRequestOutput(OutputModelSerializer):
-    class Meta:
-        model = ForgetRequest
-        fields = [
-            "id",
-            "requested_by",
-            "via",
-            "message_id",
-            "memory_ids",
-            "erased_memory_ids",
-            "message_ids",
-            "traits_reweighed",
-            "traits_dissolved",
-            "reason",
-            "created_at",
-        ]
-
-
-class ForgottenRecordOutput(OutputModelSerializer):
-    """A forgotten memory as it is still held: the record, never the content."""
-
-    class Meta:
-        model = Memory
-        fields = ["id", "memory_type", "created_at", "forgotten_at", "forget_request_id"]
