@@ -58,8 +58,9 @@ class QueryInputSerializer(serializers.Serializer):
 
 
 # A ModelSerializer that builds its fields from the model once per class, not once per
-# instance: that build is ~1.3 ms for a memory's 25 fields, on every response. (A comment, not
-# a docstring: drf-spectacular would publish a docstring as every subclass's description.)
+# instance: the build was a large share of every answer's time (docs/benchmarks.md, "Recall"). (A
+# comment, not a docstring: drf-spectacular would publish a docstring as every subclass's
+# description.)
 class OutputModelSerializer(serializers.ModelSerializer):
     _fields_by_class: ClassVar[dict[type, dict[str, serializers.Field]]] = {}
 
