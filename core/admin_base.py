@@ -1,5 +1,5 @@
-"""What the admin's pages share: lists over big tables without a COUNT(*) per page, and
-read-only pages.
+"""What the admin's pages share: lists over big tables without a COUNT(*) per page, read-only
+pages, searches by exact ids, and the staff actions on an object's page.
 
 Django's paginator counts the whole (filtered) queryset on every list page; on a table of a
 million rows that is a scan per click. `EstimatedCountPaginator` asks the planner first
@@ -11,21 +11,35 @@ million rows that is a scan per click. `EstimatedCountPaginator` asks the planne
         paginator = EstimatedCountPaginator
         show_full_result_count = False
 
-`ReadOnlyAdmin` does both, for tables staff read but never edit by hand. `staff_caller` is who
-a staff member acts as when an admin action calls a service.
+`ReadOnlyAdmin` does both, for tables staff read but never edit by hand. `StaffActionAdmin`
+adds the actions staff take on an object's page (supersede a memory, veto a trait, apply a
+SOUL version ...): routed, behind the model's change permission, each calling a service as
+`staff_caller` in one transaction, with one confirmation page
+(templates/admin/action_confirmation.html) that asks for the reason.
 """
 
 import json
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.models import LogEntry
 from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.utils import quote, unquote
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import DatabaseError, connections, transaction
-from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.db.models import Model, Q, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.functional import cached_property
 
 from core.access import Caller
+from core.errors import DomainError
 from core.validation import text_problem
 
 
@@ -41,6 +55,46 @@ def search_term(term: str) -> str:
     if text_problem(term) is not None:
         raise IncorrectLookupParameters(text_problem(term))
     return term.strip()
+
+
+def as_uuid(text: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(text.strip())
+    except ValueError:
+        return None
+
+
+def exact_search(
+    queryset: QuerySet, term: str, *, text: Sequence[str] = (), ids: Sequence[str] = ()
+) -> QuerySet:
+    """Equality on indexed columns only: the `text` columns against the term, the `ids` (UUID
+    columns) when the term is a UUID. A blank term finds everything."""
+    term = search_term(term)
+    if not term:
+        return queryset
+    condition = Q(pk__in=[])
+    for name in text:
+        condition |= Q(**{name: term})
+    value = as_uuid(term)
+    if value is not None:
+        for name in ids:
+            condition |= Q(**{name: value})
+    return queryset.filter(condition)
+
+
+class ConditionFilter(admin.SimpleListFilter):
+    """A list filter whose every choice is one condition: `conditions()` answers value →
+    (label, Q), read per request (a condition may follow the settings)."""
+
+    def conditions(self) -> dict[str, tuple[str, Q]]:
+        raise NotImplementedError
+
+    def lookups(self, request, model_admin):
+        return [(value, label) for value, (label, _) in self.conditions().items()]
+
+    def queryset(self, request, queryset):
+        chosen = self.conditions().get(self.value())
+        return queryset if chosen is None else queryset.filter(chosen[1])
 
 
 def planner_plan(queryset: QuerySet) -> dict | None:
@@ -103,3 +157,186 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+
+def log_entry(
+    request: HttpRequest,
+    *,
+    model: type[Model],
+    object_id: str,
+    object_repr: str,
+    action_flag: int,
+    message: str,
+) -> LogEntry:
+    """An admin history entry for what a staff member did to something that is not one model
+    object (an end user, a forget): ModelAdmin.log_change's row, written by hand."""
+    return LogEntry.objects.create(
+        user_id=request.user.pk,
+        content_type=ContentType.objects.get_for_model(model),
+        object_id=object_id,
+        object_repr=object_repr[:200],
+        action_flag=action_flag,
+        change_message=message,
+    )
+
+
+def refused(request: HttpRequest, message: str, url: str) -> HttpResponse:
+    """Back to `url`, saying as an error why the action cannot be taken."""
+    messages.error(request, message)
+    return HttpResponseRedirect(url)
+
+
+class ServiceReasonForm(forms.Form):
+    """The reason box of an action whose service judges the reason (a veto: its refusal says
+    why): shown with what was typed, never validated here."""
+
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 4, "cols": 80}))
+
+    def __init__(self, reason: str, *, max_chars: int):
+        super().__init__(initial={"reason": reason})
+        self.fields["reason"].widget.attrs["maxlength"] = str(max_chars)
+
+
+class ExactSearch:
+    """A model admin mixin: the search box finds by equality on indexed columns only
+    (exact_search): `exact_text` columns against the term, `exact_ids` when it is a UUID."""
+
+    exact_text: ClassVar[tuple[str, ...]] = ()
+    exact_ids: ClassVar[tuple[str, ...]] = ()
+
+    def get_search_results(self, request, queryset, search_term):
+        return exact_search(queryset, search_term, text=self.exact_text, ids=self.exact_ids), False
+
+
+class ObjectPageContext:
+    """A model admin mixin: `page_context(request, obj)` is what the object's page shows
+    besides its fields (added to the change view's context, for staff who may view it)."""
+
+    def page_context(self, request: HttpRequest, obj: Model) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = dict(extra_context or {})
+        obj = self.get_object(request, unquote(object_id))
+        if obj is not None and self.has_view_permission(request, obj):
+            extra_context.update(self.page_context(request, obj))
+        return super().change_view(request, object_id, form_url, extra_context)
+
+
+class StaffActionAdmin(ReadOnlyAdmin):
+    """A read-only admin whose objects staff change only through actions on their pages: each
+    of `object_actions` is `<object_id>/<name>/` (underscores as dashes), the URL name
+    `admin:<app>_<model>_<name>`, served by the method `<name>_view`. An action needs the
+    model's change permission (ReadOnlyAdmin answers False for editing in place), for GET and
+    POST alike, calls its service as `staff_caller` and writes the admin's LogEntry."""
+
+    object_actions: ClassVar[tuple[str, ...]] = ()
+
+    def has_action_permission(self, request: HttpRequest, obj=None) -> bool:
+        # Django's own check of `<app>.change_<model>`.
+        return admin.ModelAdmin.has_change_permission(self, request, obj)
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            *(
+                path(
+                    f"<path:object_id>/{name.replace('_', '-')}/",
+                    self.admin_site.admin_view(getattr(self, f"{name}_view")),
+                    name="{}_{}_{}".format(*info, name),
+                )
+                for name in self.object_actions
+            ),
+            *super().get_urls(),
+        ]
+
+    def action_url(self, name: str, obj: Model) -> str:
+        return reverse(
+            f"admin:{self.opts.app_label}_{self.opts.model_name}_{name}", args=[quote(obj.pk)]
+        )
+
+    def change_url(self, obj: Model) -> str:
+        return self.action_url("change", obj)
+
+    def action_object(
+        self, request: HttpRequest, object_id: str, *, permission: str | None = None
+    ) -> Model | HttpResponse:
+        """The object an action is for, or the admin's redirect when there is none. 403
+        without `permission` (by default the action permission)."""
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if permission is not None:
+            permitted = request.user.has_perm(permission)
+        else:
+            permitted = self.has_action_permission(request, obj)
+        if not permitted:
+            raise PermissionDenied
+        return obj
+
+    def run_action(self, request: HttpRequest, action: Callable[[], str], *, failure: str) -> bool:
+        """`action()` (the service call and its LogEntry, answering what was done) in one
+        transaction, said as a success message. A refusal (a DomainError) writes nothing and
+        becomes the error message "`failure`: why"."""
+        try:
+            with transaction.atomic():
+                done = action()
+        except DomainError as error:
+            messages.error(request, f"{failure}: {error.message}")
+            return False
+        messages.success(request, done)
+        return True
+
+    def reason_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        *,
+        run: Callable[[Model, str], str],
+        failure: str,
+        page: Callable[[Model, str], HttpResponse],
+    ) -> HttpResponse:
+        """An action that asks why, on the object's page. GET: `page(obj, reason)`, the
+        confirmation. POST: `run(obj, reason)` (the service, which judges the reason, and the
+        LogEntry, answering what was done) by run_action, then back to the object's page; a
+        refusal shows the confirmation again, with the reason typed."""
+        obj = self.action_object(request, object_id)
+        if isinstance(obj, HttpResponse):
+            return obj
+        reason = request.POST.get("reason", "") if request.method == "POST" else ""
+        if request.method == "POST" and self.run_action(
+            request, lambda: run(obj, reason), failure=failure
+        ):
+            return HttpResponseRedirect(self.change_url(obj))
+        return page(obj, reason)
+
+    def confirmation_page(
+        self,
+        request: HttpRequest,
+        *,
+        title: str,
+        button: str,
+        cancel_url: str,
+        explanation: str = "",
+        form: forms.Form | None = None,
+        original: Model | None = None,
+        template: str = "admin/action_confirmation.html",
+        **context: Any,
+    ) -> TemplateResponse:
+        """The page that asks to confirm an action (and why): `explanation` above what it acts
+        on (`original`, or `summary_items` for several), `form`, `button` and Cancel."""
+        return TemplateResponse(
+            request,
+            template,
+            {
+                **self.admin_site.each_context(request),
+                "title": title,
+                "opts": self.opts,
+                "original": original,
+                "form": form,
+                "button": button,
+                "explanation": explanation,
+                "cancel_url": cancel_url,
+                **context,
+            },
+        )

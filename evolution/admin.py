@@ -15,11 +15,17 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
-from core.admin_base import ReadOnlyAdmin, staff_caller
+from core.admin_base import (
+    ObjectPageContext,
+    ReadOnlyAdmin,
+    ServiceReasonForm,
+    StaffActionAdmin,
+    staff_caller,
+)
 from core.errors import DomainError
 from evolution.models import SafetyContract, SoulEvent, SoulStatus, SoulVersion
 from evolution.selectors import (
@@ -40,6 +46,7 @@ from evolution.services import (
 # Versions that may be vetoed, and versions that may be restored (soul_veto, soul_rollback).
 VETOABLE = (SoulStatus.PROPOSED, SoulStatus.ACTIVE)
 RESTORABLE = (SoulStatus.SUPERSEDED, SoulStatus.ROLLED_BACK)
+VETO_RECORDED = "The reason is recorded with your name in the SOUL's event log."
 
 
 def eval_summary(version: SoulVersion) -> str:
@@ -85,7 +92,7 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
 
 
 @admin.register(SoulVersion)
-class SoulVersionAdmin(ReadOnlyAdmin):
+class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
     """The SOUL's versions, read-only; the actions on a version's page go through the
     services and need the `evolution.change_soulversion` permission."""
 
@@ -96,6 +103,7 @@ class SoulVersionAdmin(ReadOnlyAdmin):
     sortable_by = ["version", "created_at"]
     fields = ["version", "status", "created_by", "created_at"]
     readonly_fields = fields
+    object_actions = ("veto", "evaluate", "apply", "rollback")
 
     @admin.display(description="evaluation")
     def evaluation(self, obj: SoulVersion) -> str:
@@ -107,108 +115,64 @@ class SoulVersionAdmin(ReadOnlyAdmin):
 
     # --- Actions ----------------------------------------------------------------------------
 
-    def has_soul_action_permission(self, request: HttpRequest, obj=None) -> bool:
-        # Django's own check of `evolution.change_soulversion` (this class answers False for
-        # editing in place).
-        return admin.ModelAdmin.has_change_permission(self, request, obj)
-
-    def get_urls(self):
-        info = self.opts.app_label, self.opts.model_name
-        views = [
-            ("veto", self.veto_view),
-            ("evaluate", self.evaluate_view),
-            ("apply", self.apply_view),
-            ("rollback", self.rollback_view),
-        ]
-        return [
-            *(
-                path(
-                    f"<path:object_id>/{name}/",
-                    self.admin_site.admin_view(view),
-                    name="{}_{}_{}".format(*info, name),
-                )
-                for name, view in views
-            ),
-            *super().get_urls(),
-        ]
-
-    def action_url(self, name: str, obj: SoulVersion) -> str:
-        return reverse(f"admin:evolution_soulversion_{name}", args=[obj.pk])
-
-    def change_url(self, obj: SoulVersion) -> str:
-        return reverse("admin:evolution_soulversion_change", args=[obj.pk])
-
-    def action_target(self, request: HttpRequest, object_id: str) -> SoulVersion | HttpResponse:
-        """The version an action is for, after the permission check (403 without it)."""
-        obj = self.get_object(request, unquote(object_id))
-        if obj is None:
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
-        if not self.has_soul_action_permission(request, obj):
-            raise PermissionDenied
-        return obj
-
-    def run_action(self, request: HttpRequest, obj: SoulVersion, failure: str, action) -> bool:
-        """`action()` (a service call that logs what it did) in one transaction; a refusal
-        changes nothing and becomes an error message."""
-        try:
-            with transaction.atomic():
-                success = action()
-        except DomainError as error:
-            messages.error(request, f"{failure}: {error.message}")
-            return False
-        messages.success(request, success)
-        return True
-
     def log_version(self, request: HttpRequest, number: int, message: str) -> None:
         self.log_change(request, SoulVersion.objects.get(version=number), message)
 
-    def veto_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        obj = self.action_target(request, object_id)
-        if isinstance(obj, HttpResponse):
-            return obj
-        reason = ""
-        if request.method == "POST":
-            reason = request.POST.get("reason", "")
-
-            def veto() -> str:
-                after = soul_veto(caller=staff_caller(request), version=obj.version, reason=reason)
-                self.log_version(request, obj.version, f"Vetoed: {reason.strip()}")
-                if after.version != obj.version:  # it was active: `after` restores another
-                    self.log_version(
-                        request,
-                        after.version,
-                        f"Restored v{after.proposal['restores']} after the veto of "
-                        f"v{obj.version}: {reason.strip()}",
-                    )
-                    return (
-                        f"Vetoed SOUL v{obj.version}; v{after.version} (the content of "
-                        f"v{after.proposal['restores']}) is active now."
-                    )
-                return f"Vetoed the proposal v{obj.version}; it can never be applied."
-
-            if self.run_action(request, obj, "Nothing was vetoed", veto):
-                return HttpResponseRedirect(self.change_url(obj))
-        return TemplateResponse(
+    def veto(self, request: HttpRequest, obj: SoulVersion, reason: str) -> str:
+        """soul_veto (which judges the reason) and the admin's history of it; run by
+        run_action."""
+        after = soul_veto(caller=staff_caller(request), version=obj.version, reason=reason)
+        self.log_version(request, obj.version, f"Vetoed: {reason.strip()}")
+        if after.version == obj.version:
+            return f"Vetoed the proposal v{obj.version}; it can never be applied."
+        # It was active: `after` restores another.
+        restores = after.proposal["restores"]
+        self.log_version(
             request,
-            "admin/evolution/soulversion/veto.html",
-            {
-                **self.admin_site.each_context(request),
-                "title": f"Veto SOUL v{obj.version}",
-                "opts": self.opts,
-                "original": obj,
-                "reason": reason,
-                "reason_max": REASON_MAX_CHARS,
-                "cancel_url": self.change_url(obj),
-            },
+            after.version,
+            f"Restored v{restores} after the veto of v{obj.version}: {reason.strip()}",
+        )
+        return (
+            f"Vetoed SOUL v{obj.version}; v{after.version} (the content of v{restores}) is "
+            "active now."
+        )
+
+    def veto_page(self, request: HttpRequest, obj: SoulVersion, reason: str) -> HttpResponse:
+        if obj.status == SoulStatus.ACTIVE:
+            explanation = format_html(
+                "Vetoing the active version marks it <em>vetoed</em> and restores the previous "
+                "stable version as a new active one. {}",
+                VETO_RECORDED,
+            )
+        else:
+            explanation = f"A vetoed proposal can never be applied. {VETO_RECORDED}"
+        return self.confirmation_page(
+            request,
+            title=f"Veto SOUL v{obj.version}",
+            button="Veto",
+            explanation=explanation,
+            form=ServiceReasonForm(reason, max_chars=REASON_MAX_CHARS),
+            cancel_url=self.change_url(obj),
+            original=obj,
+        )
+
+    def veto_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return self.reason_view(
+            request,
+            object_id,
+            run=lambda obj, reason: self.veto(request, obj, reason),
+            failure="Nothing was vetoed",
+            page=lambda obj, reason: self.veto_page(request, obj, reason),
         )
 
     def post_only(self, request: HttpRequest, object_id: str, failure: str, action):
-        obj = self.action_target(request, object_id)
+        """An action its page's button posts: `action(version)`, then back to the page."""
+        obj = self.action_object(request, object_id)
         if isinstance(obj, HttpResponse):
             return obj
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
-        self.run_action(request, obj, failure, lambda: action(obj))
+        self.run_action(request, lambda: action(obj), failure=failure)
         return HttpResponseRedirect(self.change_url(obj))
 
     def evaluate_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
@@ -253,49 +217,52 @@ class SoulVersionAdmin(ReadOnlyAdmin):
 
     # --- The version's page -----------------------------------------------------------------
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        extra_context = dict(extra_context or {})
-        obj = self.get_object(request, unquote(object_id))
-        if obj is not None and self.has_view_permission(request, obj):
-            detail = soul_version_detail(version=obj.version)
-            version = detail.version
-            result = version.eval_result
-            proposal = dict(version.proposal or {})
-            proposal.pop("diff", None)  # shown as the diff against the predecessor
-            extra_context.update(
-                detail=detail,
-                markdown=soul_markdown(version),
-                diff_lines=diff_lines(detail.diff),
-                predecessor_url=detail.predecessor and self.change_url(detail.predecessor),
-                eval_result=result,
-                eval_summary=eval_summary(version),
-                proposal_fields=proposal_rows(proposal),
-                events=detail.events,
-            )
-            if self.has_soul_action_permission(request, obj):
-                actions = {}
-                active = soul_active()
-                if version.status in VETOABLE:
-                    actions["veto_url"] = self.action_url("veto", version)
-                if version.status == SoulStatus.PROPOSED:
-                    base = (version.proposal or {}).get("base_version")
-                    if result is None:
-                        actions["evaluate_url"] = self.action_url("evaluate", version)
-                    elif not result.get("passed"):
-                        pass  # a rejected proposal is never applied
-                    elif active is not None and active.version == base:
-                        actions["apply_url"] = self.action_url("apply", version)
-                    else:
-                        actions["stale_note"] = (
-                            f"This proposal changes v{base}, which is no longer active: it "
-                            "cannot be applied. Propose the change again."
-                        )
-                if version.status in RESTORABLE and active is not None:
-                    actions["rollback_url"] = self.action_url("rollback", version)
-                extra_context.update(
-                    actions, soul_actions=bool(actions), reason_max=REASON_MAX_CHARS
+    def page_context(self, request: HttpRequest, obj: SoulVersion) -> dict:
+        """The content, the diff, the evaluation, the proposal, the events, and the actions
+        the staff member may take."""
+        detail = soul_version_detail(version=obj.version)
+        version = detail.version
+        result = version.eval_result
+        proposal = dict(version.proposal or {})
+        proposal.pop("diff", None)  # shown as the diff against the predecessor
+        context = {
+            "detail": detail,
+            "markdown": soul_markdown(version),
+            "diff_lines": diff_lines(detail.diff),
+            "predecessor_url": detail.predecessor and self.change_url(detail.predecessor),
+            "eval_result": result,
+            "eval_summary": eval_summary(version),
+            "proposal_fields": proposal_rows(proposal),
+            "events": detail.events,
+        }
+        if self.has_action_permission(request, obj):
+            actions = self.version_actions(version)
+            context.update(actions, soul_actions=bool(actions), reason_max=REASON_MAX_CHARS)
+        return context
+
+    def version_actions(self, version: SoulVersion) -> dict[str, str]:
+        """The actions the version's state allows (their URLs), or why apply is not one."""
+        result = version.eval_result
+        actions = {}
+        active = soul_active()
+        if version.status in VETOABLE:
+            actions["veto_url"] = self.action_url("veto", version)
+        if version.status == SoulStatus.PROPOSED:
+            base = (version.proposal or {}).get("base_version")
+            if result is None:
+                actions["evaluate_url"] = self.action_url("evaluate", version)
+            elif not result.get("passed"):
+                pass  # a rejected proposal is never applied
+            elif active is not None and active.version == base:
+                actions["apply_url"] = self.action_url("apply", version)
+            else:
+                actions["stale_note"] = (
+                    f"This proposal changes v{base}, which is no longer active: it "
+                    "cannot be applied. Propose the change again."
                 )
-        return super().change_view(request, object_id, form_url, extra_context)
+        if version.status in RESTORABLE and active is not None:
+            actions["rollback_url"] = self.action_url("rollback", version)
+        return actions
 
 
 PROPOSAL_LABELS = {

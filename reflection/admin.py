@@ -3,7 +3,7 @@
 Everything here is read-only: traits change only through reflection and the veto service
 (`reflection.services.traits.traits_veto`), which staff reach from a trait's page or the
 "Veto selected traits" action. Lists run over tables of millions of rows, so they never
-count them exactly (neuromem_site/admin_pagination.py) and search with indexes only: exact
+count them exactly (core/admin_base.py) and search with indexes only: exact
 ids and the full-text `search_vector`, never ILIKE.
 """
 
@@ -13,52 +13,35 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.utils import unquote
 from django.contrib.postgres.search import SearchQuery
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.core.exceptions import ValidationError
 from django.db.models import Func, Q, QuerySet, TextField, Value
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, path, reverse
+from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from core.admin_base import ReadOnlyAdmin, search_term, staff_caller
+from core.admin_base import (
+    ConditionFilter,
+    ExactSearch,
+    ReadOnlyAdmin,
+    ServiceReasonForm,
+    StaffActionAdmin,
+    staff_caller,
+)
 from core.errors import DomainError
+from memories.admin.display import HEAVY_COLUMNS, MemoryRows, history_context
+from memories.admin.filters import USER_ID_SEARCH
+from memories.admin.sections import memory_page_section
 from memories.meaning import current_q
 from memories.models import Memory, MemoryType, TraitStage
-from memories.selectors import memory_history, trait_field
-from neuromem_site.backoffice.links import EndUserColumn
+from memories.selectors import trait_field
+from neuromem_site.backoffice.links import EndUserColumn, memory_url, trait_url
 from reflection.models import ConsistencyIssue, ReflectionCycle, Trait, TraitEvidence
-from reflection.selectors import decayed_confidence, trait_detail
+from reflection.selectors import TraitDetail, decayed_confidence, trait_detail
 from reflection.services.traits import REASON_MAX_CHARS, traits_veto
 
-# Columns the admin never loads: vectors are big and unreadable, the tsvector is derived.
-HEAVY_COLUMNS = ("embedding", "lexical_vector", "search_vector")
-# A trait page shows the newest history rows, oldest first.
-HISTORY_ROWS = 100
 # One bulk veto is one transaction; more than this is a job for a script.
 MAX_BULK_VETO = 500
-USER_ID_SEARCH = "user_id:"
-
-
-def memory_admin_url(memory: Memory) -> str | None:
-    """The admin page of a memory: a trait's here, any other's once a Memory admin exists."""
-    name = (
-        "admin:reflection_trait_change"
-        if memory.memory_type == MemoryType.TRAIT
-        else "admin:memories_memory_change"
-    )
-    try:
-        return reverse(name, args=[memory.pk])
-    except NoReverseMatch:
-        return None
-
-
-def as_uuid(text: str) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(text.strip())
-    except ValueError:
-        return None
+VETO_FAILURE = "Nothing was vetoed"
 
 
 def content_search(term: str) -> SearchQuery:
@@ -73,23 +56,16 @@ def fmt_confidence(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-class CurrentFilter(admin.SimpleListFilter):
+class CurrentFilter(ConditionFilter):
     title = "current"
     parameter_name = "current"
 
-    def lookups(self, request, model_admin):
-        return [("yes", "Current"), ("no", "Expired or invalidated")]
-
-    def queryset(self, request, queryset):
-        if self.value() == "yes":
-            return queryset.filter(current_q())
-        if self.value() == "no":
-            return queryset.exclude(current_q())
-        return queryset
+    def conditions(self) -> dict[str, tuple[str, Q]]:
+        return {"yes": ("Current", current_q()), "no": ("Expired or invalidated", ~current_q())}
 
 
 @admin.register(Trait)
-class TraitAdmin(EndUserColumn, ReadOnlyAdmin):
+class TraitAdmin(EndUserColumn, MemoryRows, StaffActionAdmin):
     """Traits, read-only. Veto (dissolve) one from its page, or several with the action; both
     need the `reflection.change_trait` permission."""
 
@@ -122,6 +98,7 @@ class TraitAdmin(EndUserColumn, ReadOnlyAdmin):
         f'"{USER_ID_SEARCH}alice" for that user only, "{USER_ID_SEARCH}agent1:*" for a prefix.'
     )
     actions = ["veto_selected"]
+    object_actions = ("veto",)
     fieldsets = [
         (
             None,
@@ -158,15 +135,6 @@ class TraitAdmin(EndUserColumn, ReadOnlyAdmin):
         for name in (entry if isinstance(entry, tuple) else (entry,))
     ]
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return super().get_queryset(request).defer(*HEAVY_COLUMNS)
-
-    @admin.display(description="content")
-    def content_short(self, obj: Memory) -> str:
-        if obj.forgotten_at is not None:
-            return "(forgotten)"
-        return Truncator(obj.content).chars(80)
-
     @admin.display(description="confidence")
     def confidence(self, obj: Memory) -> str:
         return fmt_confidence(trait_field(obj, "confidence"))
@@ -189,69 +157,49 @@ class TraitAdmin(EndUserColumn, ReadOnlyAdmin):
     # --- Veto -------------------------------------------------------------------------------
 
     def has_veto_permission(self, request: HttpRequest, obj=None) -> bool:
-        # Django's own check of `reflection.change_trait` (this class answers False for
-        # editing in place).
-        return admin.ModelAdmin.has_change_permission(self, request, obj)
+        return self.has_action_permission(request, obj)
 
-    def get_urls(self):
-        info = self.opts.app_label, self.opts.model_name
-        return [
-            path(
-                "<path:object_id>/veto/",
-                self.admin_site.admin_view(self.veto_view),
-                name="{}_{}_veto".format(*info),
-            ),
-            *super().get_urls(),
-        ]
+    def veto(self, request: HttpRequest, trait_ids: list[uuid.UUID], reason: str) -> str:
+        """Dissolve the traits through the service (which refuses a blank reason, a trait not
+        current, ...), logging each in the admin's history; run by run_action."""
+        vetoed = traits_veto(caller=staff_caller(request), trait_ids=trait_ids, reason=reason)
+        message = f"Vetoed: {reason.strip()}"
+        for trait in Trait.objects.filter(pk__in=[t.pk for t in vetoed]).defer(*HEAVY_COLUMNS):
+            self.log_change(request, trait, message)
+        return f"Vetoed {len(vetoed)} trait(s); they are now dissolved."
 
-    def veto(self, request: HttpRequest, trait_ids: list[uuid.UUID], reason: str) -> bool:
-        """Dissolve the traits through the service, logging each in the admin's history. A
-        refusal (no reason, not current, ...) changes nothing and becomes an error message."""
-        try:
-            with transaction.atomic():
-                vetoed = traits_veto(
-                    caller=staff_caller(request), trait_ids=trait_ids, reason=reason
-                )
-                message = f"Vetoed: {reason.strip()}"
-                for trait in Trait.objects.filter(pk__in=[t.pk for t in vetoed]).defer(
-                    *HEAVY_COLUMNS
-                ):
-                    self.log_change(request, trait, message)
-        except DomainError as error:
-            messages.error(request, f"Nothing was vetoed: {error.message}")
-            return False
-        messages.success(request, f"Vetoed {len(vetoed)} trait(s); they are now dissolved.")
-        return True
-
-    def veto_page(self, request: HttpRequest, traits: list[Memory], **context) -> HttpResponse:
-        return TemplateResponse(
+    def veto_page(
+        self, request: HttpRequest, traits: list[Memory], *, reason: str, **context
+    ) -> HttpResponse:
+        several = len(traits) > 1
+        return self.confirmation_page(
             request,
-            "admin/reflection/trait/veto.html",
-            {
-                **self.admin_site.each_context(request),
-                "title": "Veto traits" if len(traits) > 1 else "Veto trait",
-                "opts": self.opts,
-                "traits": traits,
-                "reason_max": REASON_MAX_CHARS,
-                "action_checkbox_name": ACTION_CHECKBOX_NAME,
-                **context,
-            },
+            title="Veto traits" if several else "Veto trait",
+            button="Veto",
+            explanation=format_html(
+                "Vetoing dissolves {}: its stage becomes <em>dissolved</em> and it stops being "
+                "believed now. Rows, evidence and history are kept, and the reason is recorded "
+                "with your name.",
+                f"these {len(traits)} traits" if several else "this trait",
+            ),
+            form=ServiceReasonForm(reason, max_chars=REASON_MAX_CHARS),
+            summary_items=[
+                f"{item.user_id} — {item.trait_subtype or 'trait'} ({item.trait_stage or '–'}): "
+                f"{Truncator(item.content).chars(160)}"
+                for item in traits
+            ],
+            **context,
         )
 
     def veto_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        trait = self.get_object(request, unquote(object_id))
-        if trait is None:
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
-        if not self.has_veto_permission(request, trait):
-            raise PermissionDenied
-        change_url = reverse("admin:reflection_trait_change", args=[trait.pk])
-        reason = ""
-        if request.method == "POST":
-            reason = request.POST.get("reason", "")
-            if self.veto(request, [trait.pk], reason):
-                return HttpResponseRedirect(change_url)
-        return self.veto_page(
-            request, [trait], trait=trait, bulk=False, reason=reason, cancel_url=change_url
+        return self.reason_view(
+            request,
+            object_id,
+            run=lambda trait, reason: self.veto(request, [trait.pk], reason),
+            failure=VETO_FAILURE,
+            page=lambda trait, reason: self.veto_page(
+                request, [trait], reason=reason, original=trait, cancel_url=self.change_url(trait)
+            ),
         )
 
     @admin.action(description="Veto selected traits", permissions=["veto"])
@@ -261,15 +209,20 @@ class TraitAdmin(EndUserColumn, ReadOnlyAdmin):
             messages.error(request, f"Veto at most {MAX_BULK_VETO} traits at a time.")
             return None
         if "apply" in request.POST:
-            self.veto(request, ids, request.POST.get("reason", ""))
+            reason = request.POST.get("reason", "")
+            self.run_action(request, lambda: self.veto(request, ids, reason), failure=VETO_FAILURE)
             return None  # back to the list, with the message
         traits = list(Trait.objects.filter(pk__in=ids).defer(*HEAVY_COLUMNS))
         return self.veto_page(
             request,
             traits,
-            bulk=True,
             reason="",
             cancel_url=request.get_full_path(),
+            hidden=[
+                *((ACTION_CHECKBOX_NAME, trait.pk) for trait in traits),
+                ("action", "veto_selected"),
+                ("apply", "yes"),
+            ],
         )
 
     # --- The trait's page -------------------------------------------------------------------
@@ -283,17 +236,12 @@ class TraitAdmin(EndUserColumn, ReadOnlyAdmin):
             detail = None  # the admin answers for a missing object itself
         if detail is not None:
             trait = detail.trait
-            newest = memory_history(caller=caller, memory=trait).reverse()[:HISTORY_ROWS]
             extra_context.update(
                 detail=detail,
-                parents=[(p, memory_admin_url(p)) for p in detail.parents],
-                children=[(c, memory_admin_url(c)) for c in detail.children],
-                evidence=[
-                    (item.evidence, item.memory, item.memory and memory_admin_url(item.memory))
-                    for item in detail.evidence
-                ],
-                history=list(reversed(newest)),
-                history_rows=HISTORY_ROWS,
+                parents=[(p, memory_url(p)) for p in detail.parents],
+                children=[(c, memory_url(c)) for c in detail.children],
+                evidence=evidence_rows(detail),
+                **history_context(caller, trait),
             )
             is_current = (
                 trait.trait_stage != TraitStage.DISSOLVED
@@ -301,46 +249,65 @@ class TraitAdmin(EndUserColumn, ReadOnlyAdmin):
                 and trait.invalid_at is None
             )
             if is_current and self.has_veto_permission(request, trait):
-                extra_context["veto_url"] = reverse("admin:reflection_trait_veto", args=[trait.pk])
+                extra_context["veto_url"] = self.action_url("veto", trait)
         return super().change_view(request, object_id, form_url, extra_context)
 
 
-def search_exact(queryset: QuerySet, term: str, *, text: list[str], ids: list[str]) -> QuerySet:
-    """Equality on indexed columns: `text` columns against the term, `ids` (UUID columns)
-    when the term is a UUID."""
-    term = search_term(term)
-    condition = Q(pk__in=[])
-    for name in text:
-        condition |= Q(**{name: term})
-    value = as_uuid(term)
-    if value is not None:
-        for name in ids:
-            condition |= Q(**{name: value})
-    return queryset.filter(condition)
+def evidence_rows(detail: TraitDetail) -> list[tuple]:
+    """A trait's evidence as its pages show it: (evidence, cited memory or None, its url)."""
+    return [
+        (item.evidence, item.memory, item.memory and memory_url(item.memory))
+        for item in detail.evidence
+    ]
+
+
+# --- On a memory's page (memories.admin.sections) --------------------------------------------
+
+
+@memory_page_section("admin/reflection/trait/memory_evidence.html")
+def trait_evidence_section(request: HttpRequest, memory: Memory) -> dict | None:
+    """A trait's evidence, on its memory page: (evidence, cited memory or None, its url)."""
+    if memory.memory_type != MemoryType.TRAIT:
+        return None
+    detail = trait_detail(caller=staff_caller(request), trait_id=memory.pk)
+    return {"trait_url": trait_url(memory.pk), "evidence": evidence_rows(detail)}
+
+
+@memory_page_section("admin/reflection/trait/memory_cited_by.html")
+def cited_by_section(request: HttpRequest, memory: Memory) -> list[tuple] | None:
+    """The traits citing this memory as evidence: (evidence, trait or None, trait page url);
+    no section when none does."""
+    evidence = list(TraitEvidence.objects.filter(memory_id=memory.id).order_by("created_at"))
+    if not evidence:
+        return None
+    traits = (
+        Memory.objects.defer(*HEAVY_COLUMNS)
+        .filter(memory_type=MemoryType.TRAIT, user_id=memory.user_id)
+        .in_bulk([item.trait_id for item in evidence])
+    )
+    return [(item, traits.get(item.trait_id), trait_url(item.trait_id)) for item in evidence]
+
+
+# --- Evidence, cycles, consistency issues ----------------------------------------------------
 
 
 @admin.register(TraitEvidence)
-class TraitEvidenceAdmin(ReadOnlyAdmin):
+class TraitEvidenceAdmin(ExactSearch, ReadOnlyAdmin):
     list_display = ["trait_link", "memory_id", "evidence_type", "quality", "created_at"]
     ordering = ["-created_at", "-id"]  # idx_evidence_recent
     list_filter = ["evidence_type", "quality"]
     sortable_by = ["created_at"]
     search_fields = ["trait_id"]
     search_help_text = "A trait's or a memory's id."
+    exact_ids = ("trait_id", "memory_id")
 
     @admin.display(description="trait")
     def trait_link(self, obj: TraitEvidence) -> str:
-        url = reverse("admin:reflection_trait_change", args=[obj.trait_id])
-        return format_html('<a href="{}">{}</a>', url, obj.trait_id)
-
-    def get_search_results(self, request, queryset, search_term):
-        if not search_term.strip():
-            return queryset, False
-        return search_exact(queryset, search_term, text=[], ids=["trait_id", "memory_id"]), False
+        return format_html('<a href="{}">{}</a>', trait_url(obj.trait_id), obj.trait_id)
 
 
 @admin.register(ReflectionCycle)
-class ReflectionCycleAdmin(EndUserColumn, ReadOnlyAdmin):
+class ReflectionCycleAdmin(EndUserColumn, ExactSearch, ReadOnlyAdmin):
     list_display = [
         "end_user",
         "trigger_type",
@@ -357,34 +324,27 @@ class ReflectionCycleAdmin(EndUserColumn, ReadOnlyAdmin):
     sortable_by = ["started_at"]
     search_fields = ["user_id"]
     search_help_text = "An exact user_id (or a cycle's id)."
+    exact_text = ("user_id",)
+    exact_ids = ("id",)
 
     @admin.display(description="error")
     def error_short(self, obj: ReflectionCycle) -> str:
         return Truncator(obj.error_message or "").chars(80)
 
-    def get_search_results(self, request, queryset, search_term):
-        if not search_term.strip():
-            return queryset, False
-        return search_exact(queryset, search_term, text=["user_id"], ids=["id"]), False
 
-
-class ResolvedFilter(admin.SimpleListFilter):
+class ResolvedFilter(ConditionFilter):
     title = "state"
     parameter_name = "state"
 
-    def lookups(self, request, model_admin):
-        return [("open", "Open"), ("resolved", "Resolved")]
-
-    def queryset(self, request, queryset):
-        if self.value() == "open":
-            return queryset.filter(resolved_at__isnull=True)
-        if self.value() == "resolved":
-            return queryset.filter(resolved_at__isnull=False)
-        return queryset
+    def conditions(self) -> dict[str, tuple[str, Q]]:
+        return {
+            "open": ("Open", Q(resolved_at__isnull=True)),
+            "resolved": ("Resolved", Q(resolved_at__isnull=False)),
+        }
 
 
 @admin.register(ConsistencyIssue)
-class ConsistencyIssueAdmin(EndUserColumn, ReadOnlyAdmin):
+class ConsistencyIssueAdmin(EndUserColumn, ExactSearch, ReadOnlyAdmin):
     list_display = [
         "check_name",
         "table_name",
@@ -399,11 +359,4 @@ class ConsistencyIssueAdmin(EndUserColumn, ReadOnlyAdmin):
     sortable_by = ["last_seen_at"]
     search_fields = ["row_id"]
     search_help_text = "An exact row id, missing id or user_id."
-
-    def get_search_results(self, request, queryset, search_term):
-        if not search_term.strip():
-            return queryset, False
-        return (
-            search_exact(queryset, search_term, text=["row_id", "missing_id", "user_id"], ids=[]),
-            False,
-        )
+    exact_text = ("row_id", "missing_id", "user_id")

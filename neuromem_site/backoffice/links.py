@@ -41,8 +41,18 @@ class EndUserColumn:
 def memory_url(memory: Memory) -> str | None:
     """A memory's admin page: a trait's on the trait admin, any other's on the memory admin."""
     if memory.memory_type == MemoryType.TRAIT:
-        return admin_url("admin:reflection_trait_change", quote(memory.pk))
+        return trait_url(memory.pk)
     return admin_url("admin:memories_memory_change", quote(memory.pk))
+
+
+def trait_url(trait_id) -> str | None:
+    """A trait's page on the trait admin."""
+    return admin_url("admin:reflection_trait_change", quote(trait_id))
+
+
+def message_url(message_id) -> str | None:
+    """A conversation message's admin page."""
+    return admin_url("admin:memories_conversationmessage_change", quote(message_id))
 
 
 def forget_request_url(request_id) -> str | None:

@@ -10,9 +10,8 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.admin import AdminSite
-from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
+from django.contrib.admin.models import ADDITION, CHANGE, DELETION
 from django.contrib.admin.utils import quote, unquote
-from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -22,7 +21,7 @@ from django.urls import path
 from django_celery_beat.models import PeriodicTask
 
 from core.access import Caller
-from core.admin_base import staff_caller
+from core.admin_base import log_entry, staff_caller
 from core.errors import DomainError
 from core.validation import user_id_problem
 from memories.api.operations import user_export_result
@@ -39,6 +38,7 @@ from neuromem_site.backoffice.links import (
     forget_request_url,
     memories_of_user_url,
     memory_url,
+    message_url,
 )
 from neuromem_site.backoffice.selectors import (
     USERS_FOUND_MAX,
@@ -67,6 +67,19 @@ def user_export_body(*, caller: Caller, user_id: str) -> bytes:
     """GET /api/v1/users/{id}/export/'s body, byte for byte: the same operation, written by
     the API's renderer (the envelope)."""
     return EnvelopeJSONRenderer().render(user_export_result(caller=caller, user_id=user_id))
+
+
+def log_end_user(request: HttpRequest, user_id: str, action_flag: int, message: str) -> None:
+    """The admin's history of what staff did to an end user (who has no row of their own):
+    recorded against the Memory model, under the user_id."""
+    log_entry(
+        request,
+        model=Memory,
+        object_id=user_id,
+        object_repr=f"end user {user_id}",
+        action_flag=action_flag,
+        message=message,
+    )
 
 
 def export_filename(user_id: str) -> str:
@@ -108,11 +121,7 @@ def forget_preview(
             (erasure, memory_url(erasure.memory)) for erasure in plan.memories.values()
         ],
         "plan_messages": [
-            (
-                erasure,
-                admin_url("admin:memories_conversationmessage_change", quote(erasure.message.pk)),
-            )
-            for erasure in plan.messages.values()
+            (erasure, message_url(erasure.message.pk)) for erasure in plan.messages.values()
         ],
         "plan_reason": REASONS[plan.reason] if plan.reason else None,
         "nothing_to_forget": plan.empty or plan.reason is not None,
@@ -139,13 +148,13 @@ def forget_confirmed(
     )
     forget_request = outcome.request
     asked = "a topic" if topic is not None else "memory " + ", ".join(map(str, memory_ids))
-    LogEntry.objects.create(
-        user_id=request.user.pk,
-        content_type=ContentType.objects.get_for_model(ForgetRequest),
+    log_entry(
+        request,
+        model=ForgetRequest,
         object_id=str(forget_request.pk),
-        object_repr=str(forget_request)[:200],
+        object_repr=str(forget_request),
         action_flag=ADDITION,
-        change_message=f"Forgot {asked} of end user {user_id} (forget request "
+        message=f"Forgot {asked} of end user {user_id} (forget request "
         f"{forget_request.pk}): {forget_summary(outcome)}.",
     )
     if outcome.plan.reason:
@@ -325,13 +334,8 @@ class EndUserPages:
         user_id = self.user_id_of(request, quoted_id, VIEW_PERMISSION)
         body = user_export_body(caller=staff_caller(request), user_id=user_id)
         # Who downloaded everything held about whom: on record like any action.
-        LogEntry.objects.create(
-            user_id=request.user.pk,
-            content_type=ContentType.objects.get_for_model(Memory),
-            object_id=user_id,
-            object_repr=f"end user {user_id}"[:200],
-            action_flag=CHANGE,
-            change_message=f"Exported everything held about end user {user_id}.",
+        log_end_user(
+            request, user_id, CHANGE, f"Exported everything held about end user {user_id}."
         )
         response = HttpResponse(body, content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="{export_filename(user_id)}"'
@@ -403,14 +407,7 @@ class EndUserPages:
         with transaction.atomic():
             deleted = user_purge(caller=staff_caller(request), user_id=user_id)
             summary = ", ".join(f"{table} {number}" for table, number in deleted.items())
-            LogEntry.objects.create(
-                user_id=request.user.pk,
-                content_type=ContentType.objects.get_for_model(Memory),
-                object_id=user_id,
-                object_repr=f"end user {user_id}"[:200],
-                action_flag=DELETION,
-                change_message=f"Purged end user {user_id}: {summary}",
-            )
+            log_end_user(request, user_id, DELETION, f"Purged end user {user_id}: {summary}")
         return list(deleted.items())
 
 
