@@ -9,7 +9,19 @@ them) and a connection. Call providers first, then write in one atomic block.
 from typing import Any
 
 import httpx
+from django.conf import settings
 from django.db import connections
+
+
+def openai_settings(prefix: str) -> dict[str, Any]:
+    """`<prefix>_API_BASE`, `_API_KEY`, `_MODEL` and `_TIMEOUT` as a caller's arguments
+    (`LLM`: the extractor and the pattern detector; `EMBEDDING`: the embedding provider)."""
+    return {
+        "base_url": getattr(settings, f"{prefix}_API_BASE"),
+        "api_key": getattr(settings, f"{prefix}_API_KEY"),
+        "model": getattr(settings, f"{prefix}_MODEL"),
+        "timeout": getattr(settings, f"{prefix}_TIMEOUT"),
+    }
 
 
 class OpenAICompatibleError(Exception):

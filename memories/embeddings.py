@@ -24,7 +24,7 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from core.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
+from core.openai_compat import OpenAICompatibleClient, OpenAICompatibleError, openai_settings
 
 
 class EmbeddingError(Exception):
@@ -171,11 +171,7 @@ def embedding_provider() -> EmbeddingProvider:
     match settings.EMBEDDING_PROVIDER:
         case "openai":
             provider = OpenAIEmbeddingProvider(
-                dimensions=settings.EMBEDDING_DIM,
-                base_url=settings.EMBEDDING_API_BASE,
-                api_key=settings.EMBEDDING_API_KEY,
-                model=settings.EMBEDDING_MODEL,
-                timeout=settings.EMBEDDING_TIMEOUT,
+                dimensions=settings.EMBEDDING_DIM, **openai_settings("EMBEDDING")
             )
         case "e5":
             provider = E5EmbeddingProvider()

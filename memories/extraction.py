@@ -28,7 +28,7 @@ from typing import Literal, Protocol
 
 from django.conf import settings
 
-from core.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
+from core.openai_compat import OpenAICompatibleClient, OpenAICompatibleError, openai_settings
 from memories.forgetting.asks import forget_asks
 from memories.redaction import KINDS as REDACTION_KINDS
 from memories.sentences import HAN, sentence_spans, sentences
@@ -504,10 +504,5 @@ def _from_llm(item: dict) -> Extraction | None:
 @cache
 def extractor() -> Extractor:
     if settings.EXTRACTOR == "llm":
-        return LLMExtractor(
-            base_url=settings.LLM_API_BASE,
-            api_key=settings.LLM_API_KEY,
-            model=settings.LLM_MODEL,
-            timeout=settings.LLM_TIMEOUT,
-        )
+        return LLMExtractor(**openai_settings("LLM"))
     return RuleBasedExtractor()

@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from django.conf import settings
 
-from core.openai_compat import OpenAICompatibleClient, OpenAICompatibleError
+from core.openai_compat import OpenAICompatibleClient, OpenAICompatibleError, openai_settings
 from memories.embeddings import embedding_provider
 from memories.models import TraitContext
 from reflection import cues
@@ -552,12 +552,7 @@ def _items(answer: dict[str, Any], key: str) -> list[dict[str, Any]]:
 @cache
 def detector() -> PatternDetector:
     if settings.REFLECTION_DETECTOR == "llm":
-        return LLMDetector(
-            base_url=settings.LLM_API_BASE,
-            api_key=settings.LLM_API_KEY,
-            model=settings.LLM_MODEL,
-            timeout=settings.LLM_TIMEOUT,
-        )
+        return LLMDetector(**openai_settings("LLM"))
     return OfflineDetector(
         cluster=settings.REFLECTION_CLUSTER_SIMILARITY,
         match=settings.REFLECTION_MATCH_SIMILARITY,

@@ -249,6 +249,20 @@ def concepts_named(text: str) -> tuple[Concept, ...]:
     )
 
 
+def _head(
+    text: str, owned: bool, demonstrative: re.Pattern[str] | None, possessed: re.Pattern[str]
+) -> tuple[str, bool, bool, str]:
+    """The topic's head once a pointer back ("that relationship") and another owner ("my
+    friend's address") are read off it: (head, anaphoric, owned, owner)."""
+    anaphoric = False
+    if demonstrative is not None and (pointed := demonstrative.match(text)) is not None:
+        anaphoric, text = True, pointed["head"]
+    owner = ""
+    if (possessed_by := possessed.match(text)) is not None:
+        owner, owned, text = possessed_by["owner"], False, possessed_by["head"]
+    return text, anaphoric, owned, owner
+
+
 def topic_read(said: str) -> Topic:
     """The topic a request names (see the module's docstring)."""
     text = " ".join(said.replace("’", "'").split()).strip(" .,!?;:。，！？；：")
@@ -259,12 +273,7 @@ def topic_read(said: str) -> Topic:
         text = text[lead.end() :]
     if ANAPHOR.match(text):
         return Topic(said, anaphoric=True, owned=owned)
-    anaphoric = False
-    if (demonstrative := DEMONSTRATIVE.match(text)) is not None:
-        anaphoric, text = True, demonstrative["head"]
-    owner = ""
-    if (possessed := POSSESSED.match(text)) is not None:
-        owner, owned, text = possessed["owner"], False, possessed["head"]
+    text, anaphoric, owned, owner = _head(text, owned, DEMONSTRATIVE, POSSESSED)
     concepts = concepts_named(text)
     named = [m.span() for c in concepts for m in c.names.finditer(text)]
     words = tuple(
@@ -287,12 +296,8 @@ def _chinese_topic(text: str) -> Topic:
         return Topic(said=text, chinese=True)  # 一切, 所有: names nothing
     if ZH_ANAPHOR.match(text) or re.match(r"^(?:刚才|刚刚|我刚才|我刚)", text):
         return Topic(text, anaphoric=True, owned=owned, chinese=True)
-    anaphoric = False
-    if (demonstrative := ZH_DEMONSTRATIVE.match(text)) is not None and "我" not in text:
-        anaphoric, text = True, demonstrative["head"]
-    owner = ""
-    if (possessed := ZH_POSSESSED.match(text)) is not None:
-        owner, owned, text = possessed["owner"], False, possessed["head"]
+    demonstrative = ZH_DEMONSTRATIVE if "我" not in text else None
+    text, anaphoric, owned, owner = _head(text, owned, demonstrative, ZH_POSSESSED)
     concepts = concepts_named(text)
     named = [m.span() for c in concepts for m in c.names.finditer(text)]
     segments, start = [], 0

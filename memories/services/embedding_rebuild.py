@@ -136,10 +136,7 @@ def embeddings_rebuild_plan(*, force_reembed: bool = False) -> RebuildPlan:
         column_dimensions=column_dimensions,
         recorded=recorded,
         reset_reason=_reset_reason(
-            target=target,
-            column_dimensions=column_dimensions,
-            recorded=recorded,
-            force_reembed=force_reembed,
+            target, column_dimensions, recorded, force_reembed=force_reembed
         ),
         memories=memories,
         not_ready=not_ready,
@@ -268,10 +265,10 @@ def embedding_indexes_build() -> list[str]:
 
 
 def _reset_reason(
-    *,
     target: EmbeddingSpace,
     column_dimensions: int,
     recorded: ColumnRecord | None,
+    *,
     force_reembed: bool,
 ) -> str | None:
     if column_dimensions != target.dimensions:

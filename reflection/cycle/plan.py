@@ -108,21 +108,13 @@ def _new_trait(
 ) -> TraitState:
     return TraitState(
         id=uuid.uuid4(),
-        version=None,
         content=content,
         subtype=subtype,
         stage=stage,
         confidence=confidence,
-        context=None,
-        parent_id=None,
-        reinforcements=0,
-        contradictions=0,
         last_reinforced=now,
         first_observed=first_observed or now,
-        window_start=None,
-        window_end=None,
         derived_from=derived_from,
-        metadata={},
         changed=True,
     )
 

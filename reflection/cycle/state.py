@@ -43,21 +43,21 @@ class TraitState:
     """A trait as the plan sees it: loaded (version set) or created by the plan."""
 
     id: uuid.UUID
-    version: int | None
     content: str
     subtype: str
     stage: str
     confidence: float | None
-    context: str | None
-    parent_id: uuid.UUID | None
-    reinforcements: int
-    contradictions: int
-    last_reinforced: datetime | None
-    first_observed: datetime | None
-    window_start: datetime | None
-    window_end: datetime | None
-    derived_from: str | None
-    metadata: dict[str, Any]
+    version: int | None = None
+    context: str | None = None
+    parent_id: uuid.UUID | None = None
+    reinforcements: int = 0
+    contradictions: int = 0
+    last_reinforced: datetime | None = None
+    first_observed: datetime | None = None
+    window_start: datetime | None = None
+    window_end: datetime | None = None
+    derived_from: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
     evidence: list[EvidenceSeen] = field(default_factory=list)
     contexts: set[str] = field(default_factory=set)
     sessions: set[uuid.UUID] = field(default_factory=set)
