@@ -417,63 +417,39 @@ def memory_supersede(
     itself (an imported message's time: the successor's created_at, the old row's
     expired_at); default now."""
     with audit_actor(caller.name):
-        return _supersede_with(
-            write_target(memory, caller),
+        memory = write_target(memory, caller)
+        metadata = memory.metadata if metadata is None else metadata
+        item = MemoryInput(
+            user_id=memory.user_id,
             content=content,
-            expected_version=expected_version,
+            memory_type=memory.memory_type,
             metadata=metadata,
+            importance=memory.importance,
+            key=memory.key,
+            source_episode_ids=memory.source_episode_ids,
             session_id=session_id,
             conversation_id=conversation_id,
             valid_at=valid_at,
-            invalid_at=invalid_at,
             recorded_at=recorded_at,
         )
-
-
-def _supersede_with(
-    memory: Memory,
-    *,
-    content: str,
-    expected_version: int | None,
-    metadata: dict[str, Any] | None,
-    session_id: uuid.UUID | None,
-    conversation_id: uuid.UUID | None,
-    valid_at: datetime | None = None,
-    invalid_at: datetime | None = None,
-    recorded_at: datetime | None = None,
-) -> Memory:
-    metadata = memory.metadata if metadata is None else metadata
-    item = MemoryInput(
-        user_id=memory.user_id,
-        content=content,
-        memory_type=memory.memory_type,
-        metadata=metadata,
-        importance=memory.importance,
-        key=memory.key,
-        source_episode_ids=memory.source_episode_ids,
-        session_id=session_id,
-        conversation_id=conversation_id,
-        valid_at=valid_at,
-        recorded_at=recorded_at,
-    )
-    successor = _memory_row(
-        item=item, memory_type=memory.memory_type, metadata=metadata, version=memory.version + 1
-    )
-    if memory.memory_type == MemoryType.TRAIT:
-        # New words for the same trait: its lifecycle (stage, confidence, counters, parent)
-        # carries over, except what the new metadata states.
-        for key, (column, _) in TRAIT_METADATA.items():
-            if metadata.get(key) is None:
-                setattr(successor, column, getattr(memory, column))
-    _save_new([(successor, item)])
-    _supersede(
-        memory,
-        successor=successor,
-        expected_version=expected_version,
-        invalid_at=invalid_at,
-        expired_at=recorded_at,
-    )
-    return successor
+        successor = _memory_row(
+            item=item, memory_type=memory.memory_type, metadata=metadata, version=memory.version + 1
+        )
+        if memory.memory_type == MemoryType.TRAIT:
+            # New words for the same trait: its lifecycle (stage, confidence, counters, parent)
+            # carries over, except what the new metadata states.
+            for key, (column, _) in TRAIT_METADATA.items():
+                if metadata.get(key) is None:
+                    setattr(successor, column, getattr(memory, column))
+        _save_new([(successor, item)])
+        _supersede(
+            memory,
+            successor=successor,
+            expected_version=expected_version,
+            invalid_at=invalid_at,
+            expired_at=recorded_at,
+        )
+        return successor
 
 
 UPDATABLE_IN_PLACE = {"metadata", "importance", "key", "valid_at", "memory_type"}
@@ -489,13 +465,12 @@ def memory_update(
         changes = dict(changes)
         content = changes.pop("content", None)
         if content is not None and content != memory.content:
-            memory = _supersede_with(
-                memory,
+            memory = memory_supersede(
+                memory=memory,
                 content=content,
+                caller=caller,
                 expected_version=version,
                 metadata=changes.pop("metadata", None),
-                session_id=None,
-                conversation_id=None,
             )
             if not changes:
                 return memory
