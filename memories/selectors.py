@@ -150,35 +150,45 @@ def memory_versions(*, caller: Caller, memory: Memory) -> list[Memory]:
     return [version for version in chain if version.forgotten_at is None]
 
 
+def user_held(*, user_id: str) -> dict[str, QuerySet]:
+    """Every row held about one end user, by table: the export reads them, the purge deletes
+    them in this order (what refers to a memory or a session before it). Rows of other tables
+    are matched through the user's memory and session ids, so another user's rows are never
+    reached even where contents look alike."""
+    memory_ids = list(Memory.objects.filter(user_id=user_id).values_list("id", flat=True))
+    session_ids = list(
+        ConversationSession.objects.filter(user_id=user_id).values_list("id", flat=True)
+    )
+    return {
+        "memory_sources": MemorySource.objects.filter(
+            Q(memory_id__in=memory_ids) | Q(session_id__in=session_ids)
+        ),
+        "memory_links": MemoryLink.objects.filter(user_id=user_id),
+        "memory_history": MemoryHistory.objects.filter(memory_id__in=memory_ids),
+        "memories": Memory.objects.filter(user_id=user_id),
+        "conversations": ConversationMessage.objects.filter(session_id__in=session_ids),
+        "conversation_sessions": ConversationSession.objects.filter(id__in=session_ids),
+        "forget_requests": ForgetRequest.objects.filter(user_id=user_id),
+    }
+
+
 def user_export(*, caller: Caller, user_id: str) -> dict[str, Any]:
     """Everything held about one end user (the data-access right). Of a forgotten memory only
     the record is held: its id, type, times and the request that forgot it."""
     user_access_check(caller=caller, user_id=user_id, write=False)
-    held = list(Memory.objects.filter(user_id=user_id).order_by("created_at", "id"))
-    memories = [memory for memory in held if memory.forgotten_at is None]
-    memory_ids = [memory.id for memory in held]
-    sessions = list(ConversationSession.objects.filter(user_id=user_id).order_by("started_at"))
-    session_ids = [session.id for session in sessions]
+    held = user_held(user_id=user_id)
+    memories = list(held["memories"].order_by("created_at", "id"))
     export = {
-        "memories": memories,
-        "history": list(
-            MemoryHistory.objects.filter(memory_id__in=memory_ids).order_by("created_at", "id")
-        ),
-        "sources": list(
-            MemorySource.objects.filter(
-                Q(memory_id__in=memory_ids) | Q(session_id__in=session_ids)
-            ).order_by("created_at")
-        ),
-        "links": list(MemoryLink.objects.filter(user_id=user_id).order_by("created_at", "id")),
-        "sessions": sessions,
-        "messages": list(
-            ConversationMessage.objects.filter(session_id__in=session_ids).order_by("created_at")
-        ),
-        "forgotten": [memory for memory in held if memory.forgotten_at is not None],
-        "forget_requests": list(
-            ForgetRequest.objects.filter(user_id=user_id).order_by("created_at", "id")
-        ),
+        "memories": [memory for memory in memories if memory.forgotten_at is None],
+        "history": list(held["memory_history"].order_by("created_at", "id")),
+        "sources": list(held["memory_sources"].order_by("created_at")),
+        "links": list(held["memory_links"].order_by("created_at", "id")),
+        "sessions": list(held["conversation_sessions"].order_by("started_at")),
+        "messages": list(held["conversations"].order_by("created_at")),
+        "forgotten": [memory for memory in memories if memory.forgotten_at is not None],
+        "forget_requests": list(held["forget_requests"].order_by("created_at", "id")),
     }
+    memory_ids = [memory.id for memory in memories]
     for _, rows in user_data_exported.send(sender=Memory, user_id=user_id, memory_ids=memory_ids):
         export |= rows
     return export

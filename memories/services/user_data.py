@@ -10,15 +10,8 @@ from django.db import transaction
 
 from core.access import Caller, user_access_check
 from core.jobs import enqueue_on_commit
-from memories.models import (
-    ConversationMessage,
-    ConversationSession,
-    ForgetRequest,
-    Memory,
-    MemoryHistory,
-    MemoryLink,
-    MemorySource,
-)
+from memories.models import Memory
+from memories.selectors import user_held
 from memories.signals import user_data_purged
 
 
@@ -39,31 +32,18 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
     append-only history (and the audit trigger, which would log the deletions it is erasing).
     """
     user_access_check(caller=caller, user_id=user_id, write=True)
-    memory_ids = list(Memory.objects.filter(user_id=user_id).values_list("id", flat=True))
-    session_ids = list(
-        ConversationSession.objects.filter(user_id=user_id).values_list("id", flat=True)
-    )
+    held = user_held(user_id=user_id)
+    memory_ids = list(held["memories"].values_list("id", flat=True))
     with pgtrigger.ignore(
         "memories.MemoryHistory:history_no_delete", "memories.Memory:memories_audit_delete"
     ):
         counts = {}
         for _, rows in user_data_purged.send(sender=Memory, user_id=user_id, memory_ids=memory_ids):
             counts |= rows
-        counts |= {
-            "memory_sources": MemorySource.objects.filter(memory_id__in=memory_ids).delete()[0]
-            + MemorySource.objects.filter(session_id__in=session_ids).delete()[0],
-            "memory_links": MemoryLink.objects.filter(user_id=user_id).delete()[0],
-            "memory_history": MemoryHistory.objects.filter(memory_id__in=memory_ids).delete()[0],
-            "memories": Memory.objects.filter(user_id=user_id).delete()[0],
-            "conversations": ConversationMessage.objects.filter(
-                session_id__in=session_ids
-            ).delete()[0],
-            "conversation_sessions": ConversationSession.objects.filter(
-                id__in=session_ids
-            ).delete()[0],
-            "forget_requests": ForgetRequest.objects.filter(user_id=user_id).delete()[0],
-            "django_admin_log_redacted": admin_log_redact(memory_ids=memory_ids, label="(purged)"),
-        }
+        counts |= {table: rows.delete()[0] for table, rows in held.items()}
+        counts["django_admin_log_redacted"] = admin_log_redact(
+            memory_ids=memory_ids, label="(purged)"
+        )
     if counts["memories"] >= settings.USER_INDEX_MIN_MEMORIES // 2:
         # The user's own indexes name them in their predicate: beat's refresh drops them
         # (CONCURRENTLY, so not in this transaction), now rather than within the hour.

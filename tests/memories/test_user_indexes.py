@@ -10,6 +10,7 @@ from django.conf import settings as django_settings
 from django.db import connection
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
+from core import jobs
 from core.access import SYSTEM
 from memories.recall import RecallQuery, memories_recall, recall_plan
 from memories.services import user_purge
@@ -19,7 +20,6 @@ from memories.user_indexes import (
     user_index_name,
     user_indexes_refresh,
 )
-from neuromem_site import jobs
 from tests.memories.bulk import insert_facts
 
 BIG = "agent:o'brien"  # a quote, to prove the user id is quoted in the index predicate
