@@ -1,4 +1,6 @@
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -38,10 +40,17 @@ from evolution.services import (
     soul_evaluate,
     soul_veto,
 )
-from neuromem_site.api.pagination import EnvelopeCursorPagination
+from neuromem_site.api.pagination import EnvelopeCursorPagination, page_response
+from neuromem_site.api.schema import STAFF_ONLY, answers
 from neuromem_site.api.views import validated_input
 
-STAFF_ONLY = OpenApiResponse(description="Not a staff client (FORBIDDEN)")
+
+def version_step_schema(description: str, *, conflict: str) -> Any:
+    """The schema of a step on one version (no body): the version as the step leaves it, or
+    409 `conflict` when the step does not apply to it."""
+    return extend_schema(
+        request=None, responses=answers(200, SoulVersionOutput, description, conflict=conflict)
+    )
 
 
 class SoulApi(APIView):
@@ -49,10 +58,9 @@ class SoulApi(APIView):
     waiting."""
 
     @extend_schema(
-        responses={
-            200: SoulActiveOutput,
-            404: OpenApiResponse(description="No SOUL yet: a staff client bootstraps it"),
-        }
+        responses=answers(
+            200, SoulActiveOutput, not_found="No SOUL yet: a staff client bootstraps it"
+        )
     )
     def get(self, request: Request) -> Response:
         return Response(soul_status_result(caller=request.user.caller, params={}))
@@ -64,11 +72,13 @@ class SoulBootstrapApi(APIView):
 
     @extend_schema(
         request=SoulBootstrapInput,
-        responses={
-            201: OpenApiResponse(SoulVersionOutput, "Version 0, active"),
-            403: STAFF_ONLY,
-            409: OpenApiResponse(description="The SOUL is bootstrapped already"),
-        },
+        responses=answers(
+            201,
+            SoulVersionOutput,
+            "Version 0, active",
+            forbidden=STAFF_ONLY,
+            conflict="The SOUL is bootstrapped already",
+        ),
     )
     def post(self, request: Request) -> Response:
         data = validated_input(SoulBootstrapInput, request.data)
@@ -80,10 +90,9 @@ class SafetyContractApi(APIView):
     """The Core Safety Contract every proposal is evaluated against."""
 
     @extend_schema(
-        responses={
-            200: SafetyContractOutput,
-            404: OpenApiResponse(description="No contract yet (every evaluation fails closed)"),
-        }
+        responses=answers(
+            200, SafetyContractOutput, not_found="No contract yet (every evaluation fails closed)"
+        )
     )
     def get(self, request: Request) -> Response:
         contract = safety_contract_current()
@@ -96,7 +105,7 @@ class SafetyContractApi(APIView):
 
     @extend_schema(
         request=SafetyContractInput,
-        responses={200: OpenApiResponse(SafetyContractOutput, "The new version"), 403: STAFF_ONLY},
+        responses=answers(200, SafetyContractOutput, "The new version", forbidden=STAFF_ONLY),
     )
     def put(self, request: Request) -> Response:
         data = validated_input(SafetyContractInput, request.data)
@@ -112,21 +121,17 @@ class SoulProposalApi(APIView):
 
     @extend_schema(
         request=SoulProposalInput,
-        responses={
-            201: OpenApiResponse(
-                SoulProposalResultOutput, "Recorded: applied, rejected or proposed"
-            ),
-            409: OpenApiResponse(
-                description="No SOUL yet, the proposal changes nothing, or the active version "
-                "changed before it could be applied"
-            ),
-        },
+        responses=answers(
+            201,
+            SoulProposalResultOutput,
+            "Recorded: applied, rejected or proposed",
+            conflict="No SOUL yet, the proposal changes nothing, or the active version changed "
+            "before it could be applied",
+        ),
     )
     def post(self, request: Request) -> Response:
-        return Response(
-            soul_propose_result(caller=request.user.caller, params=request.data),
-            status=status.HTTP_201_CREATED,
-        )
+        proposed = soul_propose_result(caller=request.user.caller, params=request.data)
+        return Response(proposed, status=status.HTTP_201_CREATED)
 
 
 class SoulVersionListApi(APIView):
@@ -136,10 +141,13 @@ class SoulVersionListApi(APIView):
 
     @extend_schema(responses=SoulVersionSummaryOutput(many=True))
     def get(self, request: Request) -> Response:
-        paginator = self.pagination_class()
-        paginator.ordering = ("-version",)
-        page = paginator.paginate_queryset(soul_versions(), request, view=self)
-        return paginator.get_paginated_response(SoulVersionSummaryOutput(page, many=True).data)
+        return page_response(
+            request,
+            self,
+            soul_versions(),
+            ordering=("-version",),
+            item_output=SoulVersionSummaryOutput,
+        )
 
 
 class SoulVersionDetailApi(APIView):
@@ -153,12 +161,8 @@ class SoulVersionDetailApi(APIView):
 class SoulEvaluateApi(APIView):
     """Evaluate a proposal not evaluated yet (an evaluation is recorded once)."""
 
-    @extend_schema(
-        request=None,
-        responses={
-            200: OpenApiResponse(SoulVersionOutput, "The proposal with its evaluation"),
-            409: OpenApiResponse(description="Not a proposal, or evaluated already"),
-        },
+    @version_step_schema(
+        "The proposal with its evaluation", conflict="Not a proposal, or evaluated already"
     )
     def post(self, request: Request, version: int) -> Response:
         evaluated = soul_evaluate(caller=request.user.caller, version=version)
@@ -168,15 +172,10 @@ class SoulEvaluateApi(APIView):
 class SoulApplyApi(APIView):
     """Make a proposal whose evaluation passed the active version."""
 
-    @extend_schema(
-        request=None,
-        responses={
-            200: OpenApiResponse(SoulVersionOutput, "The version, now active"),
-            409: OpenApiResponse(
-                description="Not a proposal, not evaluated, rejected by its evaluation, or made "
-                "against a version no longer active"
-            ),
-        },
+    @version_step_schema(
+        "The version, now active",
+        conflict="Not a proposal, not evaluated, rejected by its evaluation, or made against a "
+        "version no longer active",
     )
     def post(self, request: Request, version: int) -> Response:
         applied = soul_apply(caller=request.user.caller, version=version)
@@ -189,13 +188,12 @@ class SoulVetoApi(APIView):
 
     @extend_schema(
         request=SoulVetoInput,
-        responses={
-            200: SoulVetoOutput,
-            403: STAFF_ONLY,
-            409: OpenApiResponse(
-                description="Neither proposed nor active, or no earlier stable version to return to"
-            ),
-        },
+        responses=answers(
+            200,
+            SoulVetoOutput,
+            forbidden=STAFF_ONLY,
+            conflict="Neither proposed nor active, or no earlier stable version to return to",
+        ),
     )
     def post(self, request: Request, version: int) -> Response:
         data = validated_input(SoulVetoInput, request.data)
@@ -210,18 +208,16 @@ class SoulRollbackApi(APIView):
 
     @extend_schema(
         request=SoulRollbackInput,
-        responses={
-            201: OpenApiResponse(SoulVersionOutput, "The new active version"),
-            403: STAFF_ONLY,
-            404: OpenApiResponse(description="`to_version` does not exist"),
-            409: OpenApiResponse(
-                description="No active SOUL, nothing earlier to return to, or `to_version` "
-                "was never active"
-            ),
-        },
+        responses=answers(
+            201,
+            SoulVersionOutput,
+            "The new active version",
+            forbidden=STAFF_ONLY,
+            not_found="`to_version` does not exist",
+            conflict="No active SOUL, nothing earlier to return to, or `to_version` was never "
+            "active",
+        ),
     )
     def post(self, request: Request) -> Response:
-        return Response(
-            soul_rollback_result(caller=request.user.caller, params=request.data),
-            status=status.HTTP_201_CREATED,
-        )
+        restored = soul_rollback_result(caller=request.user.caller, params=request.data)
+        return Response(restored, status=status.HTTP_201_CREATED)

@@ -47,7 +47,7 @@ from memories.services import (
 )
 from neuromem_site.api.envelope import ApiError
 from neuromem_site.api.permissions import user_ids_agree
-from neuromem_site.api.schema import OUTSIDE_PREFIXES
+from neuromem_site.api.schema import OUTSIDE_PREFIXES, answers, list_schema
 from neuromem_site.api.serializers import (
     Float4Field,
     JsonObjectField,
@@ -240,10 +240,10 @@ def keyed_memory(request: Request, input_class: type[SeedBodyInput]) -> tuple[di
 def keyed_schema(input_class: type[SeedBodyInput], *, conflict: str | None = None) -> Any:
     """The schema of a route on the memory its body's `user_id` and `key` name (keyed_memory):
     the memory, 404 when no current memory holds the key, and 409 `conflict`."""
-    responses: dict[int, Any] = {200: SeedMemoryOutput, 404: NO_MEMORY_WITH_KEY}
-    if conflict is not None:
-        responses[409] = OpenApiResponse(description=conflict)
-    return extend_schema(request=input_class, responses=responses)
+    return extend_schema(
+        request=input_class,
+        responses=answers(200, SeedMemoryOutput, not_found=NO_MEMORY_WITH_KEY, conflict=conflict),
+    )
 
 
 def keyed_links(links: list[dict] | None) -> list[KeyedLink] | None:
@@ -257,12 +257,13 @@ def seed_response(memory: Memory, **extra: Any) -> dict[str, Any]:
 class AddMemoryApi(APIView):
     @extend_schema(
         request=AddMemoryInput,
-        responses={
-            201: SeedMemoryOutput,
-            200: OpenApiResponse(SeedMemoryOutput, "NOOP: already held"),
-            403: OUTSIDE_PREFIXES,
-            409: OpenApiResponse(description="The key is held by another current memory"),
-        },
+        responses=answers(
+            201,
+            SeedMemoryOutput,
+            existing="NOOP: already held",
+            forbidden=OUTSIDE_PREFIXES,
+            conflict="The key is held by another current memory",
+        ),
     )
     def post(self, request: Request) -> Response:
         data = validated_user_input(request, AddMemoryInput, request.data)
@@ -356,10 +357,7 @@ class SeedSearchParams(ActivityFilterInput):
 
 
 class SeedSearchApi(APIView):
-    @extend_schema(
-        parameters=[SeedSearchParams],
-        responses={200: SeedMemoryOutput(many=True), 404: OUTSIDE_PREFIXES},
-    )
+    @list_schema(SeedSearchParams, SeedMemoryOutput)
     def get(self, request: Request) -> Response:
         """Hybrid search (as /api/v1/search/), each hit as a seed memory with its links and
         its `relevance`."""
@@ -398,10 +396,7 @@ class FulltextInput(ActivityFilterInput):
 
 
 class FulltextApi(APIView):
-    @extend_schema(
-        parameters=[FulltextInput],
-        responses={200: SeedMemoryOutput(many=True), 404: OUTSIDE_PREFIXES},
-    )
+    @list_schema(FulltextInput, SeedMemoryOutput)
     def get(self, request: Request) -> Response:
         """Full-text search for several keywords (CJK-aware, as recall's text side), best
         match first; each memory with `matched`, the keywords it holds."""

@@ -4,17 +4,18 @@ from django.urls import path
 
 from memories.api import compat
 
-urlpatterns = [
-    path("add_memory", compat.AddMemoryApi.as_view()),
-    path("get_memory", compat.GetMemoryApi.as_view()),
-    path("update_memory", compat.UpdateMemoryApi.as_view()),
-    path("update_memory_key", compat.UpdateMemoryKeyApi.as_view()),
-    path("search", compat.SeedSearchApi.as_view()),
-    path("fulltext", compat.FulltextApi.as_view()),
-    path("api/memories/<path:key>/bulk", compat.BulkApi.as_view()),  # keys may hold "/"
-]
+# Route → view, in seed 004's spelling (no trailing slash).
+ROUTES = {
+    "add_memory": compat.AddMemoryApi,
+    "get_memory": compat.GetMemoryApi,
+    "update_memory": compat.UpdateMemoryApi,
+    "update_memory_key": compat.UpdateMemoryKeyApi,
+    "search": compat.SeedSearchApi,
+    "fulltext": compat.FulltextApi,
+    "api/memories/<path:key>/bulk": compat.BulkApi,  # keys may hold "/"
+}
+
+urlpatterns = [path(route, view.as_view()) for route, view in ROUTES.items()]
 
 # Outside /api/, yet API routes: errors answer in the envelope (neuromem_site/api/middleware.py).
-ROOT_API_PATHS = frozenset(
-    f"/{route.pattern}" for route in urlpatterns if not str(route.pattern).startswith("api/")
-)
+ROOT_API_PATHS = frozenset(f"/{route}" for route in ROUTES if not route.startswith("api/"))

@@ -1,3 +1,4 @@
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -62,7 +63,7 @@ from memories.api.serializers.users import (
 )
 from memories.ingest import session_end, session_get, session_message_add, session_open
 from memories.links import link_view
-from memories.models import ForgetVia
+from memories.models import ForgetVia, Memory
 from memories.selectors import (
     MEMORY_SORT_FIELDS,
     memory_get,
@@ -82,9 +83,9 @@ from memories.services import (
     user_purge,
 )
 from neuromem_site.api.envelope import api_error_response
-from neuromem_site.api.pagination import EnvelopeCursorPagination
+from neuromem_site.api.pagination import page_response
 from neuromem_site.api.permissions import user_filter_check, user_ids_agree
-from neuromem_site.api.schema import OUTSIDE_PREFIXES
+from neuromem_site.api.schema import OUTSIDE_PREFIXES, answers, list_schema
 from neuromem_site.api.views import validated_input, validated_user_input
 
 WriteOutput = inline_serializer(
@@ -100,14 +101,14 @@ WriteOutput = inline_serializer(
 class MemoryListCreateApi(APIView):
     @extend_schema(
         request=MemoryCreateInput,
-        responses={
-            201: OpenApiResponse(WriteOutput, "ADD, or UPDATE (a near duplicate superseded)"),
-            200: OpenApiResponse(WriteOutput, "NOOP: already held"),
-            403: OUTSIDE_PREFIXES,
-            409: OpenApiResponse(
-                description="The key is held, or the content is held under another key"
-            ),
-        },
+        responses=answers(
+            201,
+            WriteOutput,
+            "ADD, or UPDATE (a near duplicate superseded)",
+            existing="NOOP: already held",
+            forbidden=OUTSIDE_PREFIXES,
+            conflict="The key is held, or the content is held under another key",
+        ),
     )
     def post(self, request: Request) -> Response:
         data = validated_user_input(request, MemoryCreateInput, request.data)
@@ -115,27 +116,19 @@ class MemoryListCreateApi(APIView):
         code = status.HTTP_201_CREATED if added.created else status.HTTP_200_OK
         return Response(added.data, status=code)
 
-    @extend_schema(
-        parameters=[MemoryListInput],
-        responses={
-            200: MemoryOutput(many=True),
-            404: OUTSIDE_PREFIXES,
-        },
-    )
+    @list_schema(MemoryListInput, MemoryOutput)
     def get(self, request: Request) -> Response:
         filters = validated_input(MemoryListInput, request.query_params)
         user_filter_check(request, filters.get("user_id"))
-        paginator = EnvelopeCursorPagination()
-        paginator.ordering = (
-            ("-" if filters["sort_order"] == "desc" else "")
-            + MEMORY_SORT_FIELDS[filters["sort_by"]],
-            "-id",
+        direction = "-" if filters["sort_order"] == "desc" else ""
+        return page_response(
+            request,
+            self,
+            memory_list(caller=request.user.caller, filters=filters),
+            ordering=(direction + MEMORY_SORT_FIELDS[filters["sort_by"]], "-id"),
+            item_output=MemoryOutput,
+            context={"include_embedding": filters.get("include") == "embedding"},
         )
-        page = paginator.paginate_queryset(
-            memory_list(caller=request.user.caller, filters=filters), request, view=self
-        )
-        context = {"include_embedding": filters.get("include") == "embedding"}
-        return paginator.get_paginated_response(MemoryOutput(page, many=True, context=context).data)
 
 
 class MemoryBatchApi(APIView):
@@ -188,11 +181,28 @@ def path_params(request: Request, memory_id: str) -> dict[str, Any]:
     return {**request.query_params.dict(), "memory_id": memory_id}
 
 
+def memory_and_input(
+    request: Request, memory_id: str, input_class: type[serializers.Serializer], data: Any
+) -> tuple[Memory, dict[str, Any]]:
+    """The memory the path names (NOT_FOUND if not the caller's), then `data` validated by
+    `input_class`."""
+    memory = memory_get(caller=request.user.caller, memory_id=memory_id)
+    return memory, validated_input(input_class, data)
+
+
+def memory_records(
+    request: Request,
+    memory_id: str,
+    records: Callable[..., Any],
+    output: type[serializers.Serializer],
+) -> Response:
+    """The `records(caller=, memory=)` of the memory the path names, each as `output`."""
+    memory = memory_get(caller=request.user.caller, memory_id=memory_id)
+    return Response(output(records(caller=request.user.caller, memory=memory), many=True).data)
+
+
 class MemoryDetailApi(APIView):
-    @extend_schema(
-        parameters=[MemoryGetParams],
-        responses=MemoryWithLinksOutput,
-    )
+    @extend_schema(parameters=[MemoryGetParams], responses=MemoryWithLinksOutput)
     def get(self, request: Request, memory_id: str) -> Response:
         return Response(
             memory_get_result(caller=request.user.caller, params=path_params(request, memory_id))
@@ -200,21 +210,19 @@ class MemoryDetailApi(APIView):
 
     @extend_schema(
         request=MemoryUpdateInput,
-        responses={
-            200: MemoryOutput,
-            409: OpenApiResponse(description="`version` is stale (`current_version`) or deleted"),
-        },
+        responses=answers(
+            200, MemoryOutput, conflict="`version` is stale (`current_version`) or deleted"
+        ),
     )
     def patch(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        data = validated_input(MemoryUpdateInput, request.data)
+        memory, data = memory_and_input(request, memory_id, MemoryUpdateInput, request.data)
         version = data.pop("version")
         updated = memory_update(
             memory=memory, version=version, changes=data, caller=request.user.caller
         )
         return Response(MemoryOutput(updated).data)
 
-    @extend_schema(responses={200: OpenApiResponse(MemoryOutput, "The memory, now expired")})
+    @extend_schema(responses=answers(200, MemoryOutput, "The memory, now expired"))
     def delete(self, request: Request, memory_id: str) -> Response:
         return Response(
             memory_delete_result(caller=request.user.caller, params={"memory_id": memory_id})
@@ -224,15 +232,16 @@ class MemoryDetailApi(APIView):
 class MemoryLinksApi(APIView):
     @extend_schema(
         request=LinkInput,
-        responses={
-            201: OpenApiResponse(LinkOutput, "A new link"),
-            200: OpenApiResponse(LinkOutput, "The existing link, with the new weight"),
-            409: OpenApiResponse(description="The memory is no longer current"),
-        },
+        responses=answers(
+            201,
+            LinkOutput,
+            "A new link",
+            existing="The existing link, with the new weight",
+            conflict="The memory is no longer current",
+        ),
     )
     def post(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        data = validated_input(LinkInput, request.data)
+        memory, data = memory_and_input(request, memory_id, LinkInput, request.data)
         link, created = memory_link_set(
             source=memory,
             target_id=data["target_id"],
@@ -247,8 +256,7 @@ class MemoryLinksApi(APIView):
         responses={200: OpenApiResponse(description="Removed"), 404: OpenApiResponse()},
     )
     def delete(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        data = validated_input(LinkRemoveInput, request.query_params)
+        memory, data = memory_and_input(request, memory_id, LinkRemoveInput, request.query_params)
         memory_link_remove(source=memory, target_id=data["target_id"], caller=request.user.caller)
         return Response({"source_id": str(memory.id), "target_id": str(data["target_id"])})
 
@@ -272,10 +280,7 @@ BulkReadOutput = inline_serializer(
 
 
 class MemoryBulkApi(APIView):
-    @extend_schema(
-        parameters=[BulkLimitsInput],
-        responses=BulkReadOutput,
-    )
+    @extend_schema(parameters=[BulkLimitsInput], responses=BulkReadOutput)
     def get(self, request: Request, memory_id: str) -> Response:
         return Response(
             memory_bulk_result(caller=request.user.caller, params=path_params(request, memory_id))
@@ -285,14 +290,15 @@ class MemoryBulkApi(APIView):
 class MemorySupersedeApi(APIView):
     @extend_schema(
         request=MemorySupersedeInput,
-        responses={
-            201: OpenApiResponse(MemoryOutput, "The new version"),
-            409: OpenApiResponse(description="`version` is stale, or the memory is not current"),
-        },
+        responses=answers(
+            201,
+            MemoryOutput,
+            "The new version",
+            conflict="`version` is stale, or the memory is not current",
+        ),
     )
     def post(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        data = validated_input(MemorySupersedeInput, request.data)
+        memory, data = memory_and_input(request, memory_id, MemorySupersedeInput, request.data)
         successor = memory_supersede(
             memory=memory,
             content=data["content"],
@@ -306,14 +312,10 @@ class MemorySupersedeApi(APIView):
 class MemoryInvalidateApi(APIView):
     @extend_schema(
         request=MemoryInvalidateInput,
-        responses={
-            200: MemoryOutput,
-            409: OpenApiResponse(description="The memory is no longer current"),
-        },
+        responses=answers(200, MemoryOutput, conflict="The memory is no longer current"),
     )
     def post(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        data = validated_input(MemoryInvalidateInput, request.data)
+        memory, data = memory_and_input(request, memory_id, MemoryInvalidateInput, request.data)
         invalidated = memory_invalidate(
             memory=memory, invalid_at=data.get("invalid_at"), caller=request.user.caller
         )
@@ -323,19 +325,13 @@ class MemoryInvalidateApi(APIView):
 class MemoryHistoryApi(APIView):
     @extend_schema(responses=HistoryOutput(many=True))
     def get(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        return Response(
-            HistoryOutput(memory_history(caller=request.user.caller, memory=memory), many=True).data
-        )
+        return memory_records(request, memory_id, memory_history, HistoryOutput)
 
 
 class MemoryVersionsApi(APIView):
     @extend_schema(responses=MemoryOutput(many=True))
     def get(self, request: Request, memory_id: str) -> Response:
-        memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-        return Response(
-            MemoryOutput(memory_versions(caller=request.user.caller, memory=memory), many=True).data
-        )
+        return memory_records(request, memory_id, memory_versions, MemoryOutput)
 
 
 class UserApi(APIView):
@@ -388,11 +384,12 @@ class UserForgetApi(APIView):
 
     @extend_schema(
         request=ForgetInput,
-        responses={
-            200: ForgetOutput,
-            403: OUTSIDE_PREFIXES,
-            404: OpenApiResponse(description="A memory in `memory_ids` is not this user's"),
-        },
+        responses=answers(
+            200,
+            ForgetOutput,
+            forbidden=OUTSIDE_PREFIXES,
+            not_found="A memory in `memory_ids` is not this user's",
+        ),
     )
     def post(self, request: Request, user_id: str) -> Response:
         user_ids_agree(request, user_id)
@@ -409,10 +406,7 @@ class UserForgetApi(APIView):
 class SessionCreateApi(APIView):
     @extend_schema(
         request=SessionCreateInput,
-        responses={
-            201: SessionOutput,
-            403: OUTSIDE_PREFIXES,
-        },
+        responses=answers(201, SessionOutput, forbidden=OUTSIDE_PREFIXES),
     )
     def post(self, request: Request) -> Response:
         data = validated_user_input(request, SessionCreateInput, request.data)
@@ -492,12 +486,7 @@ class RecallApi(APIView):
 
 def search_schema(hit_output: type[serializers.Serializer]) -> Any:
     """A search route's schema: SearchInput's parameters, each hit as `hit_output`."""
-    return extend_schema_view(
-        get=extend_schema(
-            parameters=[SearchInput],
-            responses={200: hit_output(many=True), 404: OUTSIDE_PREFIXES},
-        )
-    )
+    return extend_schema_view(get=list_schema(SearchInput, hit_output))
 
 
 @search_schema(SearchHitOutput)

@@ -8,6 +8,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import Serializer
 
 from neuromem_site.api.envelope import ApiError, Envelope, checked_range
 
@@ -121,3 +122,21 @@ class EnvelopeCursorPagination(CursorPagination):
                 },
             },
         }
+
+
+def page_response(
+    request: Request,
+    view: Any,
+    queryset: QuerySet,
+    *,
+    ordering: tuple[str, ...],
+    item_output: type[Serializer],
+    context: dict[str, Any] | None = None,
+) -> Response:
+    """The page of `queryset` (in `ordering`, whose last field breaks ties) that `request`
+    asks for, each item as `item_output` with `context`, in the page envelope."""
+    paginator = EnvelopeCursorPagination()
+    paginator.ordering = ordering
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    items = item_output(page, many=True, context=context or {}).data
+    return paginator.get_paginated_response(items)

@@ -16,8 +16,9 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.pagination import BasePagination
+from rest_framework.serializers import Serializer
 
 from neuromem_site.api.envelope import STATUS_CODES
 from neuromem_site.api.pagination import EnvelopeCursorPagination
@@ -25,6 +26,43 @@ from neuromem_site.api.serializers import StrictInputSerializer
 
 # A 404 (reading) or 403 (writing) for an end user the client's prefixes do not reach.
 OUTSIDE_PREFIXES = OpenApiResponse(description="user_id outside this client's prefixes")
+# A 403 for a route only staff clients may call.
+STAFF_ONLY = OpenApiResponse(description="Not a staff client (FORBIDDEN)")
+
+
+def answers(
+    status: int,
+    output: Any,
+    description: str | None = None,
+    *,
+    existing: str | None = None,
+    forbidden: OpenApiResponse | str | None = None,
+    not_found: OpenApiResponse | str | None = None,
+    conflict: OpenApiResponse | str | None = None,
+) -> dict[int, Any]:
+    """An operation's `responses`: `output` on `status` (with `description`, when given); for
+    a create, `existing` describes the 200 with the same output when nothing new was made; then
+    the errors its code raises besides those its shape implies (add_error_responses): 403
+    `forbidden`, 404 `not_found`, 409 `conflict`, each a response or its description."""
+    declared = {status: output if description is None else OpenApiResponse(output, description)}
+    if existing is not None:
+        declared[200] = OpenApiResponse(output, existing)
+    for error_status, error in ((403, forbidden), (404, not_found), (409, conflict)):
+        if error is not None:
+            declared[error_status] = (
+                OpenApiResponse(description=error) if isinstance(error, str) else error
+            )
+    return declared
+
+
+def list_schema(parameters: type[Serializer], item_output: type[Serializer]) -> Any:
+    """The schema of a GET listing an end user's (or the client's) things: `parameters` in the
+    query string, a list of `item_output`; a user_id outside the prefixes is NOT_FOUND."""
+    return extend_schema(
+        parameters=[parameters],
+        responses=answers(200, item_output(many=True), not_found=OUTSIDE_PREFIXES),
+    )
+
 
 ERROR_ENVELOPE = {
     "type": "object",

@@ -1,6 +1,7 @@
 """Tool input schemas (JSON Schema) from the DRF serializers the operations validate with, so a
 tool's schema says what its validation accepts: types, enums, ranges, defaults, help texts."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import serializers
@@ -67,18 +68,20 @@ def base_schema(field: serializers.Field) -> dict[str, Any]:
 
 
 def serializer_schema(
-    serializer_class: type[serializers.Serializer], **overrides: dict[str, Any]
+    serializer_class: type[serializers.Serializer], overrides: Mapping[str, str | dict[str, Any]]
 ) -> dict[str, Any]:
     """An object schema with one property per input field; `overrides` update single
-    properties (what a `validate_<field>` method checks that the field does not say)."""
+    properties: a string is the property's description, a dict is merged (what a
+    `validate_<field>` method checks that the field does not say)."""
     fields = serializer_class().fields
-    properties = {}
-    for name, field in fields.items():
-        if field.read_only:
-            continue
-        properties[name] = field_schema(field) | overrides.pop(name, {})
-    if overrides:
-        raise ValueError(f"No such fields in {serializer_class.__name__}: {', '.join(overrides)}")
+    properties = {
+        name: field_schema(field) for name, field in fields.items() if not field.read_only
+    }
+    unknown = [name for name in overrides if name not in properties]
+    if unknown:
+        raise ValueError(f"No such fields in {serializer_class.__name__}: {', '.join(unknown)}")
+    for name, override in overrides.items():
+        properties[name] |= {"description": override} if isinstance(override, str) else override
     return object_schema(
         properties, required=[name for name, field in fields.items() if field.required]
     )

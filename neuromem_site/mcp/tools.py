@@ -39,12 +39,12 @@ LIMIT = {
     "maximum": settings.RECALL_LIMIT_MAX,
     "description": f"How many results at most (1–{settings.RECALL_LIMIT_MAX}).",
 }
-USER_ID = {"description": "The end user's id; it must start with one of this client's prefixes."}
+USER_ID = "The end user's id; it must start with one of this client's prefixes."
 # Which memory (MemoryLookupInput): by id, or by user and key.
 LOOKUP = {
-    "memory_id": {"description": "The memory's id."},
-    "user_id": {"description": "With `key`, instead of `memory_id`: the memory's end user."},
-    "key": {"description": "With `user_id`: the memory's key (unique among current memories)."},
+    "memory_id": "The memory's id.",
+    "user_id": "With `key`, instead of `memory_id`: the memory's end user.",
+    "key": "With `user_id`: the memory's key (unique among current memories).",
 }
 ADDRESSING = (
     "Name the memory by `memory_id`, or by `user_id` and `key`. Another client's memory, or one "
@@ -118,15 +118,17 @@ TOOLS: dict[str, McpTool] = {
             operation=memory_ops.memory_get_result,
             input_schema=serializer_schema(
                 MemoryGetInput,
-                **LOOKUP,
-                sort_links={
-                    "type": ["boolean", "string"],
-                    "enum": [True, False, "true", "false"],
-                    "default": True,
-                    "description": "Sort `links` by weight × target score (default), or keep "
-                    "insertion order (false). Any other value is a VALIDATION_ERROR.",
+                {
+                    **LOOKUP,
+                    "sort_links": {
+                        "type": ["boolean", "string"],
+                        "enum": [True, False, "true", "false"],
+                        "default": True,
+                        "description": "Sort `links` by weight × target score (default), or keep "
+                        "insertion order (false). Any other value is a VALIDATION_ERROR.",
+                    },
+                    "include": "`embedding` to also answer the memory's vector.",
                 },
-                include={"description": "`embedding` to also answer the memory's vector."},
             ),
             read_only=True,
         ),
@@ -141,17 +143,19 @@ TOOLS: dict[str, McpTool] = {
             operation=validating(SearchInput, memory_ops.memory_search_result),
             input_schema=serializer_schema(
                 SearchInput,
-                user_id=USER_ID,
-                q={"description": "What to search for, in natural language or keywords."},
-                limit=LIMIT,
-                memory_type={"description": "Only memories of this type."},
-                state={
-                    "description": "Only memories in these states: a comma list of active, "
-                    "cold, deprecated (search reads current memories)."
+                {
+                    "user_id": USER_ID,
+                    "q": "What to search for, in natural language or keywords.",
+                    "limit": LIMIT,
+                    "memory_type": "Only memories of this type.",
+                    "state": {
+                        "description": "Only memories in these states: a comma list of active, "
+                        "cold, deprecated (search reads current memories)."
+                    },
+                    "score_min": "Lowest activity score (0–100).",
+                    "score_max": "Highest activity score (0–100).",
+                    "sort_order": "desc: best first (default); asc: reversed.",
                 },
-                score_min={"description": "Lowest activity score (0–100)."},
-                score_max={"description": "Highest activity score (0–100)."},
-                sort_order={"description": "desc: best first (default); asc: reversed."},
             ),
             read_only=True,
         ),
@@ -167,19 +171,21 @@ TOOLS: dict[str, McpTool] = {
             operation=validating(MemoryCreateInput, memory_add_data),
             input_schema=serializer_schema(
                 MemoryCreateInput,
-                user_id={"description": "The end user the memory is about."},
-                content={"description": "The memory itself, in plain language."},
-                memory_type={
-                    "description": "fact, episodic, trait or document (legacy: general → fact, "
-                    "insight → trait at stage trend)."
+                {
+                    "user_id": "The end user the memory is about.",
+                    "content": "The memory itself, in plain language.",
+                    "memory_type": {
+                        "description": "fact, episodic, trait or document (legacy: general → fact, "
+                        "insight → trait at stage trend)."
+                    },
+                    "metadata": "Free JSON object kept with the memory.",
+                    "importance": "0–1: how much the memory matters.",
+                    "valid_at": "Since when it is true (default: now).",
+                    "key": "A name to address the memory by (unique per user).",
+                    "embedding": "Your own vector; normally omitted (NeuroMem embeds).",
+                    "session_id": "The conversation session it came from.",
+                    "source_episode_ids": "Episodic memories it was derived from.",
                 },
-                metadata={"description": "Free JSON object kept with the memory."},
-                importance={"description": "0–1: how much the memory matters."},
-                valid_at={"description": "Since when it is true (default: now)."},
-                key={"description": "A name to address the memory by (unique per user)."},
-                embedding={"description": "Your own vector; normally omitted (NeuroMem embeds)."},
-                session_id={"description": "The conversation session it came from."},
-                source_episode_ids={"description": "Episodic memories it was derived from."},
             ),
             read_only=False,
             idempotent=True,
@@ -199,10 +205,12 @@ TOOLS: dict[str, McpTool] = {
             operation=memory_ops.memory_bulk_result,
             input_schema=serializer_schema(
                 BulkReadInput,
-                **LOOKUP,
-                depth=bulk_limit("depth", "How many links deep to follow"),
-                breadth=bulk_limit("breadth", "How many links to follow from each memory"),
-                total=bulk_limit("total", "How many associated memories at most"),
+                {
+                    **LOOKUP,
+                    "depth": bulk_limit("depth", "How many links deep to follow"),
+                    "breadth": bulk_limit("breadth", "How many links to follow from each memory"),
+                    "total": bulk_limit("total", "How many associated memories at most"),
+                },
             ),
             read_only=True,
         ),
@@ -219,12 +227,14 @@ TOOLS: dict[str, McpTool] = {
             operation=validating(RecallInput, memory_ops.memory_recall_result),
             input_schema=serializer_schema(
                 RecallInput,
-                user_id=USER_ID,
-                query={"description": "What the agent is about to talk about."},
-                limit=LIMIT,
-                memory_types={"description": "Only these types (default: all)."},
-                as_of={"description": "Recall as the memories stood at this time."},
-                include_traits={"description": "Also answer the user's active traits."},
+                {
+                    "user_id": USER_ID,
+                    "query": "What the agent is about to talk about.",
+                    "limit": LIMIT,
+                    "memory_types": "Only these types (default: all).",
+                    "as_of": "Recall as the memories stood at this time.",
+                    "include_traits": "Also answer the user's active traits.",
+                },
             ),
             read_only=True,
         ),
@@ -243,7 +253,7 @@ TOOLS: dict[str, McpTool] = {
             ),
             operation=memory_ops.user_forget_result,
             input_schema=serializer_schema(
-                UserForgetInput, user_id={"description": "The end user who asked to forget."}
+                UserForgetInput, {"user_id": "The end user who asked to forget."}
             ),
             read_only=False,
             destructive=True,
@@ -259,7 +269,7 @@ TOOLS: dict[str, McpTool] = {
                 "memory_forget. Answers the memory as it is now. " + ADDRESSING
             ),
             operation=memory_ops.memory_delete_result,
-            input_schema=serializer_schema(MemoryLookupInput, **LOOKUP),
+            input_schema=serializer_schema(MemoryLookupInput, LOOKUP),
             read_only=False,
             destructive=True,
         ),
@@ -273,7 +283,8 @@ TOOLS: dict[str, McpTool] = {
             ),
             operation=traits_get_result,
             input_schema=object_schema(
-                {"user_id": field_schema(UserIdLookupField()) | USER_ID}, required=["user_id"]
+                {"user_id": field_schema(UserIdLookupField()) | {"description": USER_ID}},
+                required=["user_id"],
             ),
             read_only=True,
         ),
@@ -302,8 +313,7 @@ TOOLS: dict[str, McpTool] = {
             ),
             operation=soul_propose_result,
             input_schema=serializer_schema(
-                SoulProposalInput,
-                risk_notes={"description": "What could go wrong with the change."},
+                SoulProposalInput, {"risk_notes": "What could go wrong with the change."}
             ),
             read_only=False,
         ),
@@ -317,7 +327,7 @@ TOOLS: dict[str, McpTool] = {
             ),
             operation=soul_rollback_result,
             input_schema=serializer_schema(
-                SoulRollbackInput, reason={"description": "Why (kept in the audit log)."}
+                SoulRollbackInput, {"reason": "Why (kept in the audit log)."}
             ),
             read_only=False,
         ),

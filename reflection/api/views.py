@@ -1,13 +1,13 @@
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.serializers.memories import MemoryOutput
-from neuromem_site.api.pagination import EnvelopeCursorPagination
+from neuromem_site.api.pagination import EnvelopeCursorPagination, page_response
 from neuromem_site.api.permissions import user_filter_check, user_ids_agree
-from neuromem_site.api.schema import OUTSIDE_PREFIXES
+from neuromem_site.api.schema import OUTSIDE_PREFIXES, STAFF_ONLY, answers, list_schema
 from neuromem_site.api.views import validated_input, validated_user_input
 from reflection.api.operations import traits_get_result
 from reflection.api.serializers import (
@@ -53,7 +53,7 @@ class UserTraitsApi(APIView):
     recall minimum) by subtype, from the decay view (refreshed every 30 minutes and after each
     cycle)."""
 
-    @extend_schema(responses={200: UserTraitsOutput, 404: OUTSIDE_PREFIXES})
+    @extend_schema(responses=answers(200, UserTraitsOutput, not_found=OUTSIDE_PREFIXES))
     def get(self, request: Request, user_id: str) -> Response:
         user_ids_agree(request, user_id)  # the path's user_id and the query string's agree
         return Response(traits_get_result(caller=request.user.caller, params={"user_id": user_id}))
@@ -65,7 +65,7 @@ class PromptContextApi(APIView):
 
     @extend_schema(
         parameters=[PromptContextInput],
-        responses={200: PromptContextOutput, 404: OUTSIDE_PREFIXES},
+        responses=answers(200, PromptContextOutput, not_found=OUTSIDE_PREFIXES),
     )
     def get(self, request: Request, user_id: str) -> Response:
         user_ids_agree(request, user_id)
@@ -86,11 +86,13 @@ class TraitDetailApi(APIView):
 class TraitVetoApi(APIView):
     @extend_schema(
         request=TraitVetoInput,
-        responses={
-            200: OpenApiResponse(MemoryOutput, "The trait, now dissolved"),
-            403: OpenApiResponse(description="Not a staff client (FORBIDDEN)"),
-            409: OpenApiResponse(description="The trait is already dissolved or no longer current"),
-        },
+        responses=answers(
+            200,
+            MemoryOutput,
+            "The trait, now dissolved",
+            forbidden=STAFF_ONLY,
+            conflict="The trait is already dissolved or no longer current",
+        ),
     )
     def post(self, request: Request, trait_id: str) -> Response:
         data = validated_input(TraitVetoInput, request.data)
@@ -103,10 +105,9 @@ class ReflectionCycleListCreateApi(APIView):
 
     @extend_schema(
         request=ReflectionCycleRequestInput,
-        responses={
-            202: OpenApiResponse(CycleRequestedOutput, "Queued (or already queued)"),
-            403: OUTSIDE_PREFIXES,
-        },
+        responses=answers(
+            202, CycleRequestedOutput, "Queued (or already queued)", forbidden=OUTSIDE_PREFIXES
+        ),
     )
     def post(self, request: Request) -> Response:
         data = validated_user_input(request, ReflectionCycleRequestInput, request.data)
@@ -120,21 +121,18 @@ class ReflectionCycleListCreateApi(APIView):
             status=status.HTTP_202_ACCEPTED,
         )
 
-    @extend_schema(
-        parameters=[ReflectionCycleListInput],
-        responses={200: ReflectionCycleOutput(many=True), 404: OUTSIDE_PREFIXES},
-    )
+    @list_schema(ReflectionCycleListInput, ReflectionCycleOutput)
     def get(self, request: Request) -> Response:
         filters = validated_input(ReflectionCycleListInput, request.query_params)
         user_filter_check(request, filters.get("user_id"))
-        paginator = self.pagination_class()
-        paginator.ordering = ("-started_at", "-id")
-        page = paginator.paginate_queryset(
-            reflection_cycles(caller=request.user.caller, user_id=filters.get("user_id")),
+        cycles = reflection_cycles(caller=request.user.caller, user_id=filters.get("user_id"))
+        return page_response(
             request,
-            view=self,
+            self,
+            cycles,
+            ordering=("-started_at", "-id"),
+            item_output=ReflectionCycleOutput,
         )
-        return paginator.get_paginated_response(ReflectionCycleOutput(page, many=True).data)
 
 
 class ReflectionCycleDetailApi(APIView):
