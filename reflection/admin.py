@@ -35,7 +35,13 @@ from memories.meaning import current_q
 from memories.models import Memory, MemoryType, TraitStage
 from memories.selectors import trait_field
 from neuromem_site.backoffice.links import EndUserColumn, memory_url, trait_url
-from reflection.models import ConsistencyIssue, ReflectionCycle, Trait, TraitEvidence
+from reflection.models import (
+    CYCLE_COUNTS,
+    ConsistencyIssue,
+    ReflectionCycle,
+    Trait,
+    TraitEvidence,
+)
 from reflection.selectors import TraitDetail, decayed_confidence, trait_detail
 from reflection.services.traits import REASON_MAX_CHARS, traits_veto
 
@@ -312,10 +318,7 @@ class ReflectionCycleAdmin(EndUserColumn, ExactSearch, ReadOnlyAdmin):
         "end_user",
         "trigger_type",
         "status",
-        "memories_scanned",
-        "traits_created",
-        "traits_updated",
-        "traits_dissolved",
+        *CYCLE_COUNTS,
         "started_at",
         "completed_at",
         "error_short",

@@ -24,6 +24,10 @@ class ReflectionStatus(models.TextChoices):
     SKIPPED = "skipped"  # another cycle for the user held the lock
 
 
+# What a cycle did, as its lists and answers show it.
+CYCLE_COUNTS = ("memories_scanned", "traits_created", "traits_updated", "traits_dissolved")
+
+
 class ReflectionCycle(models.Model):
     """One run of the reflection engine for one user, with what it did."""
 

@@ -10,7 +10,13 @@ from neuromem_site.api.serializers import (
     StrictInputSerializer,
     UserIdLookupField,
 )
-from reflection.models import EvidenceQuality, EvidenceType, ReflectionCycle, ReflectionTrigger
+from reflection.models import (
+    CYCLE_COUNTS,
+    EvidenceQuality,
+    EvidenceType,
+    ReflectionCycle,
+    ReflectionTrigger,
+)
 from reflection.selectors import PROMPT_HEADINGS, TraitDetail
 from reflection.services.traits import REASON_MAX_CHARS
 
@@ -165,10 +171,7 @@ class ReflectionCycleOutput(OutputModelSerializer):
             "trigger_type",
             "trigger_value",
             "status",
-            "memories_scanned",
-            "traits_created",
-            "traits_updated",
-            "traits_dissolved",
+            *CYCLE_COUNTS,
             "started_at",
             "completed_at",
             "error_message",
