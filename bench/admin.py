@@ -49,7 +49,6 @@ prints Markdown for docs/benchmarks.md; --json writes the numbers too.
 import argparse
 import json
 import os
-import platform
 import random
 import statistics
 import sys
@@ -59,33 +58,28 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import django
+import bootstrap  # noqa: F401
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "neuromem_site.settings")
-django.setup()
+# isort: split
+from common import machine, machine_summary, memories_insert, memories_size, sql
+from django.conf import settings
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import DatabaseError, connection, transaction
+from django.test import Client
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.http import urlencode
 
-import pgtrigger  # noqa: E402
-from django.conf import settings  # noqa: E402
-from django.contrib import admin  # noqa: E402
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.db import DatabaseError, connection, transaction  # noqa: E402
-from django.test import Client  # noqa: E402
-from django.urls import NoReverseMatch, reverse  # noqa: E402
-from django.utils import timezone  # noqa: E402
-from django.utils.http import urlencode  # noqa: E402
-
-from memories.embeddings import lexical_provider  # noqa: E402
-from memories.user_indexes import user_indexes_refresh  # noqa: E402
-from memories.vectors import halfvecs, vector_cursor  # noqa: E402
-from reflection.services.maintenance import trait_view_refresh  # noqa: E402
+from memories.embeddings import lexical_provider
+from memories.user_indexes import user_indexes_refresh
+from memories.vectors import halfvecs, vector_cursor
+from reflection.services.maintenance import trait_view_refresh
 
 TARGET_MS = 300.0
 BASELINE_MEMORIES = 10_000
 MEMORIES_PER_USER = 100
-INSERT_CHUNK = 100_000
 POOL = 1_000  # texts per memory type
 PARTITIONS = ("memories_fact", "memories_episodic", "memories_trait", "memories_document")
 # Tables the data fills (emptied between the baseline and the full dataset).
@@ -173,13 +167,6 @@ def pool_text(rng: random.Random, kind: str) -> str:
     if kind == "trait":
         return f"反复提到：{text}" if chinese else f"Repeatedly: {text}"
     return text
-
-
-def sql(statement: str, params: Any = None) -> Any:
-    """One statement; `%%` is `%` even without parameters."""
-    with connection.cursor() as cursor:
-        cursor.execute(statement, {} if params is None else params)
-        return cursor.fetchone() if cursor.description else cursor.rowcount
 
 
 def sql_all(statement: str, params: Any = None) -> list[tuple]:
@@ -422,19 +409,8 @@ def load(count: int, now) -> dict[str, Any]:
     statement = MEMORIES_SQL.replace("%(rare)s", RARE_WORD).replace(
         "ARRAY%(contexts)s", "ARRAY[" + ", ".join(f"'{c}'" for c in CONTEXTS) + "]"
     )
-    for start in range(0, count, INSERT_CHUNK):
-        stop = min(count, start + INSERT_CHUNK)
-        with (
-            transaction.atomic(),
-            pgtrigger.ignore("memories.Memory:memories_audit_insert"),
-            vector_cursor() as cursor,
-        ):
-            # pgtrigger's ignore is transaction-local: set by one statement through Django's
-            # cursor, then the insert on a raw one (pgtrigger's wrapper cannot prefix a
-            # statement with named parameters).
-            sql("SELECT 1")
-            cursor.execute(statement, {**params, "start": start, "stop": stop})
-        step(f"{stop:,} memories", started)
+    for written in memories_insert(statement, params, count):
+        step(f"{written:,} memories", started)
     counts = {"memories": count, "users": users}
     counts["history"] = sql(HISTORY_SQL)
     step("history", started)
@@ -466,11 +442,7 @@ def load(count: int, now) -> dict[str, Any]:
     sql("VACUUM (ANALYZE) mv_trait_decayed")
     sql("CHECKPOINT")
     step("VACUUM (ANALYZE), CHECKPOINT", started)
-    (size,) = sql(
-        "SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) FROM pg_inherits"
-        " WHERE inhparent = 'memories'::regclass"
-    )
-    counts["size"] = size
+    counts["size"] = memories_size()
     counts["load_seconds"] = time.perf_counter() - started
     return counts
 
@@ -495,6 +467,24 @@ class Page:
 def url(name: str, *args, **query: str) -> str:
     base = reverse(name, args=args)
     return f"{base}?{urlencode(query)}" if query else base
+
+
+@dataclass
+class ModelPages:
+    """The pages of one admin model (`app_model`), added to `pages` in the order asked: its list
+    (filtered, searched or paged) and an object's page."""
+
+    group: str
+    app_model: str
+    pages: list[Page]
+
+    def list_page(self, label: str, **query: str) -> None:
+        address = url(f"admin:{self.app_model}_changelist", **query)
+        self.pages.append(Page(self.group, label, address))
+
+    def object_page(self, label: str, object_id: Any) -> None:
+        address = url(f"admin:{self.app_model}_change", object_id)
+        self.pages.append(Page(self.group, label, address, "page"))
 
 
 def one(statement: str, params: Any = None) -> Any:
@@ -538,146 +528,117 @@ def pages_of(now) -> list[Page]:
     }
     prefix = big.rstrip("0123456789") + "1"  # "user-1": user-1, user-10…, user-100…
 
-    memories = "admin:memories_memory_changelist"
     p: list[Page] = []
 
     def add(group: str, label: str, address: str, kind: str = "list") -> None:
         p.append(Page(group, label, address, kind))
 
-    add("memories", "list, default (newest first)", url(memories))
-    add("memories", "page 2", url(memories, p="2"))
-    add("memories", "page 100 (offset 4,950)", url(memories, p="100"))
-    add("memories", "filter user (the biggest)", url(memories, user_id=big))
-    add("memories", "filter user (the smallest)", url(memories, user_id=small))
+    memories = ModelPages("memories", "memories_memory", p)
+    memories.list_page("list, default (newest first)")
+    memories.list_page("page 2", p="2")
+    memories.list_page("page 100 (offset 4,950)", p="100")
+    memories.list_page("filter user (the biggest)", user_id=big)
+    memories.list_page("filter user (the smallest)", user_id=small)
     for kind in ("fact", "episodic", "document", "trait"):
-        add("memories", f"filter type {kind}", url(memories, memory_type__exact=kind))
+        memories.list_page(f"filter type {kind}", memory_type__exact=kind)
     for value in ("current", "expired", "invalidated"):
-        add("memories", f"filter {value}", url(memories, current=value))
+        memories.list_page(f"filter {value}", current=value)
     for state in ("active", "cold", "deprecated", "deleted"):
-        add("memories", f"filter state {state}", url(memories, state=state))
+        memories.list_page(f"filter state {state}", state=state)
     for stage in ("trend", "candidate", "emerging", "established", "core", "dissolved"):
-        add("memories", f"filter trait stage {stage}", url(memories, trait_stage=stage))
+        memories.list_page(f"filter trait stage {stage}", trait_stage=stage)
     for status in ("pending", "failed", "ready"):
-        add("memories", f"filter embedding {status}", url(memories, embedding_status__exact=status))
-    add("memories", "filter created, a 30-day range", url(memories, **month))
-    add(
-        "memories",
+        memories.list_page(f"filter embedding {status}", embedding_status__exact=status)
+    memories.list_page("filter created, a 30-day range", **month)
+    memories.list_page(
         "filter user (biggest) + type fact + current",
-        url(memories, user_id=big, memory_type__exact="fact", current="current"),
+        user_id=big,
+        memory_type__exact="fact",
+        current="current",
     )
-    add("memories", f"search a common word ({COMMON_WORD})", url(memories, q=COMMON_WORD))
-    add("memories", f"search a rare word ({RARE_WORD})", url(memories, q=RARE_WORD))
-    add("memories", f"search a Chinese word ({CHINESE_WORD})", url(memories, q=CHINESE_WORD))
-    add("memories", "search two words (coffee garden)", url(memories, q="coffee garden"))
-    add("memories", "search a user id (the biggest)", url(memories, q=big))
-    add("memories", "search user_id:<the smallest>", url(memories, q=f"user_id:{small}"))
-    add("memories", "search a memory id", url(memories, q=str(memory)))
-    add(
-        "memories",
-        "search a common word, type fact, page 2",
-        url(memories, q=COMMON_WORD, memory_type__exact="fact", p="2"),
+    memories.list_page(f"search a common word ({COMMON_WORD})", q=COMMON_WORD)
+    memories.list_page(f"search a rare word ({RARE_WORD})", q=RARE_WORD)
+    memories.list_page(f"search a Chinese word ({CHINESE_WORD})", q=CHINESE_WORD)
+    memories.list_page("search two words (coffee garden)", q="coffee garden")
+    memories.list_page("search a user id (the biggest)", q=big)
+    memories.list_page("search user_id:<the smallest>", q=f"user_id:{small}")
+    memories.list_page("search a memory id", q=str(memory))
+    memories.list_page(
+        "search a common word, type fact, page 2", q=COMMON_WORD, memory_type__exact="fact", p="2"
     )
-    add(
-        "memories",
-        "memory page (links, sources, evidence)",
-        url("admin:memories_memory_change", memory),
-        "page",
-    )
+    memories.object_page("memory page (links, sources, evidence)", memory)
     if superseded:
-        add(
-            "memories",
-            "memory page (superseded version)",
-            url("admin:memories_memory_change", superseded),
-            "page",
-        )
+        memories.object_page("memory page (superseded version)", superseded)
 
-    traits = "admin:reflection_trait_changelist"
-    add("traits", "list, default", url(traits))
-    add("traits", "page 20", url(traits, p="20"))
+    traits = ModelPages("traits", "reflection_trait", p)
+    traits.list_page("list, default")
+    traits.list_page("page 20", p="20")
     for subtype in ("behavior", "preference", "core"):
-        add("traits", f"filter subtype {subtype}", url(traits, trait_subtype__exact=subtype))
+        traits.list_page(f"filter subtype {subtype}", trait_subtype__exact=subtype)
     for stage in ("trend", "candidate", "emerging", "established", "core", "dissolved"):
-        add("traits", f"filter stage {stage}", url(traits, trait_stage__exact=stage))
-    add("traits", "filter context work", url(traits, trait_context__exact="work"))
-    add(
-        "traits",
-        "filter derived from trend promotion",
-        url(traits, trait_derived_from__exact="trend_promotion"),
+        traits.list_page(f"filter stage {stage}", trait_stage__exact=stage)
+    traits.list_page("filter context work", trait_context__exact="work")
+    traits.list_page(
+        "filter derived from trend promotion", trait_derived_from__exact="trend_promotion"
     )
-    add("traits", "filter current", url(traits, current="yes"))
-    add("traits", "filter not current", url(traits, current="no"))
-    add("traits", f"search a word ({COMMON_WORD})", url(traits, q=COMMON_WORD))
-    add("traits", f"search a Chinese word ({CHINESE_WORD})", url(traits, q=CHINESE_WORD))
-    add("traits", "search a user id (the biggest)", url(traits, q=big))
-    add("traits", "search user_id:<prefix>*", url(traits, q=f"user_id:{prefix}*"))
-    add("traits", "trait page", url("admin:reflection_trait_change", trait), "page")
+    traits.list_page("filter current", current="yes")
+    traits.list_page("filter not current", current="no")
+    traits.list_page(f"search a word ({COMMON_WORD})", q=COMMON_WORD)
+    traits.list_page(f"search a Chinese word ({CHINESE_WORD})", q=CHINESE_WORD)
+    traits.list_page("search a user id (the biggest)", q=big)
+    traits.list_page("search user_id:<prefix>*", q=f"user_id:{prefix}*")
+    traits.object_page("trait page", trait)
 
-    evidence_list = "admin:reflection_traitevidence_changelist"
-    add("evidence", "list, default", url(evidence_list))
-    add("evidence", "page 100", url(evidence_list, p="100"))
-    add(
-        "evidence", "filter contradicting", url(evidence_list, evidence_type__exact="contradicting")
-    )
-    add("evidence", "filter quality A", url(evidence_list, quality__exact="A"))
-    add("evidence", "search a trait id", url(evidence_list, q=str(trait)))
-    add("evidence", "search a memory id", url(evidence_list, q=str(memory)))
-    add("evidence", "evidence page", url("admin:reflection_traitevidence_change", evidence), "page")
+    evidence_list = ModelPages("evidence", "reflection_traitevidence", p)
+    evidence_list.list_page("list, default")
+    evidence_list.list_page("page 100", p="100")
+    evidence_list.list_page("filter contradicting", evidence_type__exact="contradicting")
+    evidence_list.list_page("filter quality A", quality__exact="A")
+    evidence_list.list_page("search a trait id", q=str(trait))
+    evidence_list.list_page("search a memory id", q=str(memory))
+    evidence_list.object_page("evidence page", evidence)
 
-    cycles = "admin:reflection_reflectioncycle_changelist"
-    add("cycles", "list, default", url(cycles))
-    add("cycles", "page 20", url(cycles, p="20"))
-    add("cycles", "filter failed", url(cycles, status__exact="failed"))
-    add("cycles", "filter trigger manual", url(cycles, trigger_type__exact="manual"))
-    add("cycles", "search a user id (the biggest)", url(cycles, q=big))
-    add("cycles", "cycle page", url("admin:reflection_reflectioncycle_change", cycle), "page")
+    cycles = ModelPages("cycles", "reflection_reflectioncycle", p)
+    cycles.list_page("list, default")
+    cycles.list_page("page 20", p="20")
+    cycles.list_page("filter failed", status__exact="failed")
+    cycles.list_page("filter trigger manual", trigger_type__exact="manual")
+    cycles.list_page("search a user id (the biggest)", q=big)
+    cycles.object_page("cycle page", cycle)
 
-    issues = "admin:reflection_consistencyissue_changelist"
-    add("consistency", "list, default", url(issues))
-    add("consistency", "filter open", url(issues, state="open"))
-    add(
-        "consistency",
-        "filter check evidence_memory",
-        url(issues, check_name__exact="evidence_memory"),
-    )
-    add("consistency", "search a user id", url(issues, q="user-1"))
-    add("consistency", "issue page", url("admin:reflection_consistencyissue_change", issue), "page")
+    issues = ModelPages("consistency", "reflection_consistencyissue", p)
+    issues.list_page("list, default")
+    issues.list_page("filter open", state="open")
+    issues.list_page("filter check evidence_memory", check_name__exact="evidence_memory")
+    issues.list_page("search a user id", q="user-1")
+    issues.object_page("issue page", issue)
 
-    runs = "admin:core_jobrun_changelist"
-    add("job runs", "list, default", url(runs))
-    add("job runs", "page 20", url(runs, p="20"))
-    add("job runs", "filter job score-memories", url(runs, job="score-memories"))
-    add("job runs", "filter failed", url(runs, status__exact="failed"))
-    add("job runs", "job run page", url("admin:core_jobrun_change", run), "page")
+    runs = ModelPages("job runs", "core_jobrun", p)
+    runs.list_page("list, default")
+    runs.list_page("page 20", p="20")
+    runs.list_page("filter job score-memories", job="score-memories")
+    runs.list_page("filter failed", status__exact="failed")
+    runs.object_page("job run page", run)
 
-    sessions = "admin:memories_conversationsession_changelist"
-    add("sessions", "list, default", url(sessions))
-    add("sessions", "page 100", url(sessions, p="100"))
-    add("sessions", "filter user (the biggest)", url(sessions, user_id=big))
-    add("sessions", "filter open", url(sessions, ended="no"))
-    add("sessions", "search a user id", url(sessions, q=big))
-    add("sessions", "search a session id", url(sessions, q=str(session)))
-    add(
-        "sessions",
-        "session page",
-        url("admin:memories_conversationsession_change", session),
-        "page",
-    )
+    sessions = ModelPages("sessions", "memories_conversationsession", p)
+    sessions.list_page("list, default")
+    sessions.list_page("page 100", p="100")
+    sessions.list_page("filter user (the biggest)", user_id=big)
+    sessions.list_page("filter open", ended="no")
+    sessions.list_page("search a user id", q=big)
+    sessions.list_page("search a session id", q=str(session))
+    sessions.object_page("session page", session)
 
-    messages = "admin:memories_conversationmessage_changelist"
-    add("messages", "list, default", url(messages))
-    add("messages", "page 100", url(messages, p="100"))
-    add("messages", "filter user (the biggest)", url(messages, user_id=big))
-    add("messages", "filter session", url(messages, session_id=str(session)))
+    messages = ModelPages("messages", "memories_conversationmessage", p)
+    messages.list_page("list, default")
+    messages.list_page("page 100", p="100")
+    messages.list_page("filter user (the biggest)", user_id=big)
+    messages.list_page("filter session", session_id=str(session))
     for status in ("pending", "failed", "done"):
-        add("messages", f"filter extraction {status}", url(messages, extraction_status=status))
-    add("messages", "search a user id", url(messages, q=big))
-    add("messages", "search a message id", url(messages, q=str(message)))
-    add(
-        "messages",
-        "message page",
-        url("admin:memories_conversationmessage_change", message),
-        "page",
-    )
+        messages.list_page(f"filter extraction {status}", extraction_status=status)
+    messages.list_page("search a user id", q=big)
+    messages.list_page("search a message id", q=str(message))
+    messages.object_page("message page", message)
 
     users = "admin:backoffice_end_users"
     add("end users", "search exact (the biggest)", url(users, q=big))
@@ -871,22 +832,6 @@ def superuser() -> None:
 # --- Report ----------------------------------------------------------------------------------
 
 
-def machine() -> dict[str, Any]:
-    (version,) = sql("SHOW server_version")
-    (shared_buffers,) = sql("SHOW shared_buffers")
-    with open("/proc/meminfo") as meminfo:
-        total_kb = int(meminfo.readline().split()[1])
-    return {
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "memory_gib": round(total_kb / 2**20),
-        "python": platform.python_version(),
-        "postgresql": version.split()[0],
-        "shared_buffers": shared_buffers,
-        "load_average": os.getloadavg(),
-    }
-
-
 def report(results: list[Result], login_ms: float, memories: int) -> str:
     lines = [
         f"| page ({memories:,} memories) | p50 ms | p95 ms | p50 at {BASELINE_MEMORIES:,} "
@@ -1006,7 +951,7 @@ def main() -> None:
     for r in results:
         r.baseline_p50_ms = baseline.get(f"{r.group}: {r.label}")
     login = next(r for r in results if r.group == "baseline")
-    about = machine()
+    about = {**machine(), "load_average": os.getloadavg()}
     print(report(results, login.p50_ms, data["memories"]))
     lists = [r for r in results if r.kind == "list"]
     missed = [r for r in results if r.p95_ms > TARGET_MS]
@@ -1022,9 +967,7 @@ def main() -> None:
         f"{json.dumps({k: v for k, v in base_data.items() if k != 'load_seconds'})}."
     )
     print(
-        f"Machine: {about['machine']}, {about['cpus']} cores, {about['memory_gib']} GiB, Python "
-        f"{about['python']}, PostgreSQL {about['postgresql']} (shared_buffers "
-        f"{about['shared_buffers']}); load average at the end "
+        f"{machine_summary(about)}; load average at the end "
         f"{', '.join(f'{x:.1f}' for x in about['load_average'])}. {args.repeat} timed requests "
         "a page after one to warm up."
     )

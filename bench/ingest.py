@@ -11,34 +11,24 @@ DATABASE_URL / REDIS_URL). Prints a Markdown table for docs/benchmarks.md.
 """
 
 import argparse
-import logging
 import os
 import platform
 import random
-import socket
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
-import django
-import httpx
+from bootstrap import BASE_DIR
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "neuromem_site.settings")
-django.setup()
-logging.getLogger("httpx").setLevel(logging.WARNING)
+# isort: split
+from common import api_over_http
+from django.conf import settings
+from django.core.management import call_command
 
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-
-from core.access import SYSTEM  # noqa: E402
-from memories.models import EmbeddingStatus, Memory  # noqa: E402
-from memories.services import MemoryInput, memory_add_many  # noqa: E402
-from neuromem_site.api.services import api_client_create  # noqa: E402
+from core.access import SYSTEM
+from memories.models import EmbeddingStatus, Memory
+from memories.services import MemoryInput, memory_add_many
+from neuromem_site.api.services import api_client_create
+from neuromem_site.devstack import celery_command
 
 LATIN = [
     "prefers green tea in the morning",
@@ -92,51 +82,6 @@ def via_service(items: list[dict]) -> float:
     return time.perf_counter() - started
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def api_over_http(token: str, *, timeout: float) -> Iterator[httpx.Client]:
-    """A client of the web service (gunicorn, 2 workers, as `make run`) started for the block."""
-    port = free_port()
-    web = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "neuromem_site.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "2",
-            "--timeout",
-            "300",
-        ],
-        cwd=BASE_DIR,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        client = httpx.Client(
-            base_url=f"http://127.0.0.1:{port}/api/v1",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout,
-        )
-        for _ in range(100):
-            try:
-                client.get("/health/")
-                break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        yield client
-    finally:
-        web.terminate()
-        web.wait()
-
-
 def via_http(items: list[dict], token: str) -> float:
     with api_over_http(token, timeout=300) as client:
         started = time.perf_counter()
@@ -155,18 +100,7 @@ def until_embedded(started: float) -> float:
 
 def start_worker() -> subprocess.Popen:
     worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "neuromem_site",
-            "worker",
-            "--concurrency",
-            "2",
-            "--loglevel",
-            "WARNING",
-        ],
+        celery_command("worker", "--concurrency", "2", "--loglevel", "WARNING"),
         cwd=BASE_DIR,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

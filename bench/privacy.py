@@ -47,27 +47,24 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import django
+import bootstrap  # noqa: F401
+
+# isort: split
 import yaml
+from benchd_harness.benchmarks.reliability import DELETION_ITEMS
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+from rest_framework.test import APIClient
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "neuromem_site.settings")
-django.setup()
+from memories.models import EmbeddingStatus, Memory
+from memories.redaction import redact
+from memories.services import memories_embed
+from neuromem_site.api.services import api_client_create
+from neuromem_site.mcp.tools import TOOLS, tool_call
+
 logging.getLogger("django.request").setLevel(logging.ERROR)  # the 404s of forgotten memories
-
-from benchd_harness.benchmarks.reliability import DELETION_ITEMS  # noqa: E402
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.db import connection  # noqa: E402
-from django.utils import timezone  # noqa: E402
-from rest_framework.test import APIClient  # noqa: E402
-
-from memories.models import EmbeddingStatus, Memory  # noqa: E402
-from memories.redaction import redact  # noqa: E402
-from memories.services import memories_embed  # noqa: E402
-from neuromem_site.api.services import api_client_create  # noqa: E402
-from neuromem_site.mcp.tools import TOOLS, tool_call  # noqa: E402
 
 DATA_DIR = Path(__file__).resolve().parent / "privacy_data"
 QUALITY_DATA = Path(__file__).resolve().parent / "quality_data"

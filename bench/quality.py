@@ -68,29 +68,28 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import django
+# Before Django, as this benchmark always had it: neuromem_site sets one BLAS thread a process
+# before NumPy loads; this process keeps OpenBLAS's thread per core.
 import numpy as np
+
+# isort: split
+from bootstrap import BASE_DIR
+
+# isort: split
+import bm25s
 import yaml
+from django.conf import settings
+from django.core.management import call_command
+from django.test import override_settings
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "neuromem_site.settings")
-django.setup()
-logging.getLogger("httpx").setLevel(logging.WARNING)
-
-import bm25s  # noqa: E402
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.test import override_settings  # noqa: E402
-
-from core.access import SYSTEM  # noqa: E402
-from memories.embeddings import embedding_provider  # noqa: E402
-from memories.ingest import session_end, session_message_add, session_open  # noqa: E402
-from memories.models import EmbeddingStatus, Memory, MemorySource  # noqa: E402
-from memories.recall import RecallQuery, memories_recall  # noqa: E402
-from memories.services import Operation, memories_embed  # noqa: E402
-from memories.services.embedding_jobs import EMBED_TASK_SIZE  # noqa: E402
-from memories.vectors import vector_cursor  # noqa: E402
+from core.access import SYSTEM
+from memories.embeddings import embedding_provider
+from memories.ingest import session_end, session_message_add, session_open
+from memories.models import EmbeddingStatus, Memory, MemorySource
+from memories.recall import RecallQuery, memories_recall
+from memories.services import Operation, memories_embed
+from memories.services.embedding_jobs import EMBED_TASK_SIZE
+from memories.vectors import vector_cursor
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # after the import, which sets it
 

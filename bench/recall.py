@@ -29,7 +29,6 @@ recall.
 import argparse
 import gc
 import importlib
-import logging
 import os
 import platform
 import random
@@ -37,29 +36,26 @@ import statistics
 import sys
 import time
 import uuid
-from pathlib import Path
 
-import django
+# Before Django, as this benchmark always had it: neuromem_site sets one BLAS thread a process
+# before NumPy loads; this process keeps OpenBLAS's thread per core.
 import numpy as np
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "neuromem_site.settings")
-django.setup()
-logging.getLogger("httpx").setLevel(logging.WARNING)
+# isort: split
+import bootstrap  # noqa: F401
 
-import pgtrigger  # noqa: E402
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.db import connection, transaction  # noqa: E402
-from django.utils import timezone  # noqa: E402
-from pgvector import HalfVector  # noqa: E402
+# isort: split
+from common import api_over_http, memories_copy
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.utils import timezone
+from pgvector import HalfVector
 
-from bench.ingest import api_over_http  # noqa: E402
-from core.access import SYSTEM  # noqa: E402
-from core.redis_client import app_redis  # noqa: E402
-from memories.embeddings import embedding_provider  # noqa: E402
-from memories.recall import (  # noqa: E402
+from core.access import SYSTEM
+from core.redis_client import app_redis
+from memories.embeddings import embedding_provider
+from memories.recall import (
     RecallQuery,
     memories_recall,
     query_cache_key,
@@ -68,10 +64,10 @@ from memories.recall import (  # noqa: E402
     vector_branch_sql,
     visible_sql,
 )
-from memories.services import content_md5  # noqa: E402
-from memories.user_indexes import user_indexes_refresh  # noqa: E402
-from memories.vectors import iterative_hnsw_scan, vector_cursor  # noqa: E402
-from neuromem_site.api.services import api_client_create  # noqa: E402
+from memories.services import content_md5
+from memories.user_indexes import user_indexes_refresh
+from memories.vectors import iterative_hnsw_scan, vector_cursor
+from neuromem_site.api.services import api_client_create
 
 storage_v2 = importlib.import_module("memories.migrations.0001_storage_v2")
 search_document = importlib.import_module("memories.migrations.0003_search_document")
@@ -120,7 +116,6 @@ def sentence(rng: random.Random) -> str:
 def load(users: list[tuple[str, int]], rng: random.Random) -> int:
     """COPY the users' memories (with ready embeddings) into `memories`."""
     provider = embedding_provider()
-    columns = ", ".join(COPY_COLUMNS)
     rows = [(user_id, n) for user_id, count in users for n in range(count)]
     written = 0
     for start in range(0, len(rows), COPY_BATCH):
@@ -128,14 +123,7 @@ def load(users: list[tuple[str, int]], rng: random.Random) -> int:
         texts = [f"{sentence(rng)} {n}" for _, n in chunk]
         vectors = provider.embed(texts)
         now = timezone.now()
-        with (
-            transaction.atomic(),
-            pgtrigger.ignore("memories.Memory:memories_audit_insert"),
-            vector_cursor() as cursor,
-            cursor.copy(f"COPY memories ({columns}) FROM STDIN (FORMAT BINARY)") as copy,
-        ):
-            # Binary: formatting 1,024 floats a row as text would dominate the load.
-            copy.set_types(list(COPY_COLUMNS.values()))
+        with memories_copy(COPY_COLUMNS) as copy:
             for (user_id, _), text, vector in zip(chunk, texts, vectors, strict=True):
                 copy.write_row(
                     [

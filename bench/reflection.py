@@ -28,9 +28,6 @@ prints Markdown for docs/benchmarks.md; --json writes the numbers too.
 
 import argparse
 import json
-import logging
-import os
-import platform
 import random
 import statistics
 import sys
@@ -43,33 +40,28 @@ from functools import wraps
 from pathlib import Path
 from typing import Any
 
-import django
+import bootstrap  # noqa: F401
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "neuromem_site.settings")
-django.setup()
-logging.getLogger("httpx").setLevel(logging.WARNING)
+# isort: split
+from common import machine, machine_summary, memories_copy, sql
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.utils import timezone
+from psycopg.types.json import Jsonb
 
-import pgtrigger  # noqa: E402
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.db import connection, transaction  # noqa: E402
-from django.utils import timezone  # noqa: E402
-from psycopg.types.json import Jsonb  # noqa: E402
-
-from core.access import SYSTEM  # noqa: E402
-from core.db.actor import audit_actor  # noqa: E402
-from memories.embeddings import embedding_provider  # noqa: E402
-from memories.models import Memory, MemoryType  # noqa: E402
-from memories.services import content_md5  # noqa: E402
-from memories.vectors import copy_memories, vector_cursor  # noqa: E402
-from reflection import cues, detection  # noqa: E402
-from reflection.detection import said_by_user  # noqa: E402
-from reflection.models import TraitEvidence  # noqa: E402
-from reflection.services import cycles  # noqa: E402
-from reflection.services.cycles import reflection_cycle_request, reflection_cycle_run  # noqa: E402
-from reflection.services.maintenance import (  # noqa: E402
+from core.access import SYSTEM
+from core.db.actor import audit_actor
+from memories.embeddings import embedding_provider
+from memories.models import Memory, MemoryType
+from memories.services import content_md5
+from memories.vectors import copy_memories
+from reflection import cues, detection
+from reflection.detection import said_by_user
+from reflection.models import TraitEvidence
+from reflection.services import cycles
+from reflection.services.cycles import reflection_cycle_request, reflection_cycle_run
+from reflection.services.maintenance import (
     VIEW,
     trait_view_refresh,
     traits_dissolve_weak,
@@ -789,15 +781,8 @@ def traits_load(count: int, users: int, rng: random.Random) -> float:
     VACUUM (ANALYZE) and CHECKPOINT: what autovacuum and the checkpointer do soon after."""
     started = time.perf_counter()
     now = timezone.now()
-    columns = ", ".join(TRAIT_COLUMNS)
     for start in range(0, count, COPY_BATCH):
-        with (
-            transaction.atomic(),
-            pgtrigger.ignore("memories.Memory:memories_audit_insert"),
-            vector_cursor() as cursor,
-            cursor.copy(f"COPY memories ({columns}) FROM STDIN (FORMAT BINARY)") as copy,
-        ):
-            copy.set_types(list(TRAIT_COLUMNS.values()))
+        with memories_copy(TRAIT_COLUMNS) as copy:
             for n in range(start, min(count, start + COPY_BATCH)):
                 copy.write_row(trait_row(rng, f"trait-user-{n % users}", now))
     with connection.cursor() as cursor:
@@ -810,12 +795,6 @@ def timed(function: Callable, *args, **kwargs) -> tuple[float, Any]:
     started = time.perf_counter()
     result = function(*args, **kwargs)
     return time.perf_counter() - started, result
-
-
-def sql(statement: str) -> Any:
-    with connection.cursor() as cursor:
-        cursor.execute(statement)
-        return cursor.fetchone() if cursor.description else None
 
 
 def upkeep_benchmark(count: int, users: int, rng: random.Random) -> dict[str, Any]:
@@ -860,24 +839,6 @@ def upkeep_benchmark(count: int, users: int, rng: random.Random) -> dict[str, An
 
 
 # --- Report ------------------------------------------------------------------------------------
-
-
-def machine() -> dict[str, Any]:
-    (version,) = sql("SHOW server_version")
-    (shared_buffers,) = sql("SHOW shared_buffers")
-    with open("/proc/meminfo") as meminfo:
-        total_kb = int(meminfo.readline().split()[1])
-    return {
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "memory_gib": round(total_kb / 2**20),
-        "python": platform.python_version(),
-        "postgresql": version.split()[0],
-        "shared_buffers": shared_buffers,
-        "provider": settings.EMBEDDING_PROVIDER,
-        "model": embedding_provider().model_id,
-        "detector": settings.REFLECTION_DETECTOR,
-    }
 
 
 def cycle_report(c: dict[str, Any]) -> str:
@@ -959,13 +920,16 @@ def main() -> None:
     rng = random.Random(7)
     cycle = cycle_benchmark(args.memories, rng)
     upkeep = upkeep_benchmark(args.traits, args.trait_users, rng)
-    about = machine()
+    about = {
+        **machine(),
+        "provider": settings.EMBEDDING_PROVIDER,
+        "model": embedding_provider().model_id,
+        "detector": settings.REFLECTION_DETECTOR,
+    }
     print(cycle_report(cycle))
     print(upkeep_report(upkeep))
     print(
-        f"Machine: {about['machine']}, {about['cpus']} cores, {about['memory_gib']} GiB, Python "
-        f"{about['python']}, PostgreSQL {about['postgresql']} (shared_buffers "
-        f"{about['shared_buffers']}); provider `{about['provider']}` ({about['model']}), "
+        f"{machine_summary(about)}; provider `{about['provider']}` ({about['model']}), "
         f"detector `{about['detector']}`."
     )
     if args.json:

@@ -27,8 +27,6 @@ for docs/benchmarks.md; --json writes the numbers too.
 
 import argparse
 import json
-import os
-import platform
 import random
 import resource
 import sys
@@ -38,26 +36,21 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import django
+import bootstrap  # noqa: F401
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "neuromem_site.settings")
-django.setup()
+# isort: split
+from common import machine, machine_summary, memories_insert, memories_size, sql
+from django.conf import settings
+from django.core.management import call_command
+from django.db import transaction
+from django.utils import timezone
 
-import pgtrigger  # noqa: E402
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.db import connection, transaction  # noqa: E402
-from django.utils import timezone  # noqa: E402
-
-from memories.embeddings import lexical_provider  # noqa: E402
-from memories.meaning import current_sql  # noqa: E402
-from memories.scoring import ScoreRun, memories_score, score_rules  # noqa: E402
-from memories.vectors import halfvecs, vector_cursor  # noqa: E402
+from memories.embeddings import lexical_provider
+from memories.meaning import current_sql
+from memories.scoring import ScoreRun, memories_score, score_rules
+from memories.vectors import halfvecs, vector_cursor
 
 PER_USER = 1_000
-INSERT_CHUNK = 100_000
 WORDS = [
     "coffee",
     "tea",
@@ -175,12 +168,6 @@ def pool_texts(rng: random.Random) -> list[str]:
     return texts
 
 
-def sql(statement: str, params: Any = None) -> Any:
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        return cursor.fetchone() if cursor.description else cursor.rowcount
-
-
 def load(count: int, rng: random.Random, now) -> dict[str, Any]:
     started = time.perf_counter()
     users = max(1, count // PER_USER)
@@ -194,43 +181,22 @@ def load(count: int, rng: random.Random, now) -> dict[str, Any]:
             binary=True,
         )
     sql("SELECT setseed(0.42)")
-    for start in range(0, count, INSERT_CHUNK):
-        stop = min(count, start + INSERT_CHUNK)
-        with (
-            transaction.atomic(),
-            pgtrigger.ignore("memories.Memory:memories_audit_insert"),
-            vector_cursor() as cursor,
-        ):
-            sql("SELECT 1")  # sets pgtrigger's transaction-local ignore (named params clash)
-            cursor.execute(
-                MEMORIES_SQL,
-                {
-                    "start": start,
-                    "stop": stop,
-                    "count": count,
-                    "users": users,
-                    "pool": len(texts),
-                    "now": now,
-                },
-            )
-        print(f"  {stop:,} memories", file=sys.stderr, flush=True)
+    params = {"count": count, "users": users, "pool": len(texts), "now": now}
+    for written in memories_insert(MEMORIES_SQL, params, count):
+        print(f"  {written:,} memories", file=sys.stderr, flush=True)
     links = sql(LINKS_SQL, {"users": users, "count": count, "per_user": PER_USER, "now": now})
     sql("DROP TABLE bench_pool")
     sql("VACUUM (ANALYZE) memories")
     sql("VACUUM (ANALYZE) memory_links")
     sql("CHECKPOINT")
     (current,) = sql(f"SELECT count(*) FROM memories m WHERE {current_sql('m')}")
-    (size,) = sql(
-        "SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) FROM pg_inherits"
-        " WHERE inhparent = 'memories'::regclass"
-    )
     return {
         "memories": count,
         "current": current,
         "users": users,
         "links": links,
         "load_seconds": time.perf_counter() - started,
-        "size": size,
+        "size": memories_size(),
     }
 
 
@@ -310,21 +276,6 @@ def job(label: str, now, *, traced: bool = False) -> dict[str, Any]:
     return result
 
 
-def machine() -> dict[str, Any]:
-    (version,) = sql("SHOW server_version")
-    (shared_buffers,) = sql("SHOW shared_buffers")
-    with open("/proc/meminfo") as meminfo:
-        total_kb = int(meminfo.readline().split()[1])
-    return {
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "memory_gib": round(total_kb / 2**20),
-        "python": platform.python_version(),
-        "postgresql": version.split()[0],
-        "shared_buffers": shared_buffers,
-    }
-
-
 def report(data: dict[str, Any], runs: list[dict], read: dict, rewrite: dict) -> str:
     def row(label: str, scored: int, changed: Any, seconds: float, extra: str = "") -> str:
         return (
@@ -397,11 +348,7 @@ def main() -> None:
     print(f"  rewrite pass {rewrite['seconds']:.1f} s", file=sys.stderr, flush=True)
     about = machine()
     print(report(data, runs, read, rewrite))
-    print(
-        f"Machine: {about['machine']}, {about['cpus']} cores, {about['memory_gib']} GiB, Python "
-        f"{about['python']}, PostgreSQL {about['postgresql']} (shared_buffers "
-        f"{about['shared_buffers']})."
-    )
+    print(f"{machine_summary(about)}.")
     if args.json:
         args.json.write_text(
             json.dumps(

@@ -263,6 +263,27 @@ def manage(env: dict[str, str], *args: str) -> None:
     subprocess.run([sys.executable, "manage.py", *args], cwd=BASE_DIR, env=env, check=True)
 
 
+def gunicorn_command(bind: str, *options: str) -> list[str]:
+    """gunicorn serving the app on `bind` with its configuration (workers, timeouts, and JSON
+    error pages of gunicorn's own: neuromem_site/gunicorn_conf.py); `options` override it."""
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--config",
+        "python:neuromem_site.gunicorn_conf",
+        "--bind",
+        bind,
+        *options,
+        "neuromem_site.wsgi:application",
+    ]
+
+
+def celery_command(program: str, *options: str) -> list[str]:
+    """Celery's `worker` or `beat` on the project's app."""
+    return [sys.executable, "-m", "celery", "-A", "neuromem_site", program, *options]
+
+
 # --- Commands --------------------------------------------------------------------------------
 
 
@@ -285,41 +306,11 @@ def supervise(env: dict[str, str], host: str, port: int, data_dir: Path) -> int:
         signal.signal(sig, lambda *_: stop.set())
 
     commands = {
-        "web": [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            # Workers (WEB_CONCURRENCY), timeouts, and JSON error pages of gunicorn's own.
-            "--config",
-            "python:neuromem_site.gunicorn_conf",
-            "--bind",
-            f"{host}:{port}",
-            "neuromem_site.wsgi:application",
-        ],
-        "worker": [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "neuromem_site",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            env.get("CELERY_CONCURRENCY", "2"),
-        ],
-        "beat": [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "neuromem_site",
-            "beat",
-            "--loglevel",
-            "INFO",
-            "--pidfile",
-            "",
-        ],
+        "web": gunicorn_command(f"{host}:{port}"),
+        "worker": celery_command(
+            "worker", "--loglevel", "INFO", "--concurrency", env.get("CELERY_CONCURRENCY", "2")
+        ),
+        "beat": celery_command("beat", "--loglevel", "INFO", "--pidfile", ""),
     }
     children: dict[str, subprocess.Popen] = {}
     exit_code = 0

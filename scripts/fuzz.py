@@ -30,6 +30,8 @@ from typing import Any
 
 import httpx
 
+from neuromem_site.devstack import gunicorn_command
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 PREFIX = "fuzz-agent:"
 SEEDED_USER = f"{PREFIX}alice"
@@ -115,14 +117,8 @@ def start_web(port: int, workers: int) -> subprocess.Popen:
         # No Celery worker here: health would wait the full ping timeout on every call.
         "HEALTH_WORKER_PING_TIMEOUT": "0.05",
     }
-    # Served as `make run` serves it (devstack.py), quieter.
-    argv = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "--config",
-        "python:neuromem_site.gunicorn_conf",
-        "--bind",
+    # Served as `make run` serves it, quieter.
+    argv = gunicorn_command(
         f"127.0.0.1:{port}",
         "--workers",
         str(workers),
@@ -130,8 +126,7 @@ def start_web(port: int, workers: int) -> subprocess.Popen:
         os.devnull,
         "--log-level",
         "warning",
-        "neuromem_site.wsgi:application",
-    ]
+    )
     return subprocess.Popen(argv, cwd=BASE_DIR, env=env, start_new_session=True)
 
 
