@@ -509,7 +509,7 @@ class UserCorpus:
 
 class Baselines:
     """Per question, the user's memories recall may see at its instant (the visibility rule of
-    memories/meaning.py: valid, not invalidated, not expired, recorded by then), indexed for
+    memories/predicates.py: valid, not invalidated, not expired, recorded by then), indexed for
     BM25 and as the worker's vectors (same model, same half precision as the hybrid's vector
     side). Most questions of a user see the same memories: one index serves them."""
 

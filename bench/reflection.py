@@ -56,7 +56,7 @@ from memories.embeddings import embedding_provider
 from memories.models import Memory, MemoryType
 from memories.services import content_md5
 from memories.vectors import copy_memories
-from reflection import cues, detection
+from reflection import detection, wording
 from reflection.detection import said_by_user
 from reflection.models import TraitEvidence
 from reflection.services import cycles
@@ -667,7 +667,7 @@ def cycle_benchmark(count: int, rng: random.Random) -> dict[str, Any]:
     return {
         "memories": count,
         "facts": sum(1 for m in memories if m.memory_type == MemoryType.FACT),
-        "chinese": sum(1 for t in texts if cues.is_chinese(t)),
+        "chinese": sum(1 for t in texts if wording.is_chinese(t)),
         "write_seconds": load_seconds,
         "embedding_baseline_seconds": min(before, after),
         "embedding_baseline_runs": [before, after],

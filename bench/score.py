@@ -46,7 +46,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memories.embeddings import lexical_provider
-from memories.meaning import current_sql
+from memories.predicates import current_sql
 from memories.scoring import ScoreRun, memories_score, score_rules
 from memories.vectors import halfvecs, vector_cursor
 

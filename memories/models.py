@@ -23,7 +23,7 @@ from pgvector.django import HalfVectorField
 
 from core.db.fields import RealField
 from memories.embeddings import LEXICAL_DIMENSIONS
-from memories.meaning import as_of_q, current_q
+from memories.predicates import as_of_q, current_q
 
 
 class MemoryType(models.TextChoices):
@@ -140,11 +140,11 @@ AUDITED_COLUMNS = ", ".join(f"@{column}" for column in AUDITED)
 
 class MemoryQuerySet(models.QuerySet):
     def current(self) -> "MemoryQuerySet":
-        """Neither expired nor invalidated (memories/meaning.py)."""
+        """Neither expired nor invalidated (memories/predicates.py)."""
         return self.filter(current_q())
 
     def as_of(self, instant: datetime) -> "MemoryQuerySet":
-        """What was valid and recorded at `instant` (memories/meaning.py)."""
+        """What was valid and recorded at `instant` (memories/predicates.py)."""
         return self.filter(as_of_q(instant))
 
 

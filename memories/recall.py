@@ -9,7 +9,7 @@ One query does it all:
   least the floor's share of the query's words (prefiltered by migration 0006's tsquery, on
   the user's own GIN index when they have one), ranked by that share, then by `ts_rank`;
 - a relevance floor: a memory comes back only when its vector similarity reaches the query's
-  floor (calibrated per query and language, memories/relevance.py) or its text coverage
+  floor (calibrated per query and language, memories/similarity_floors.py) or its text coverage
   reaches RECALL_MIN_TEXT_COVERAGE;
 - RRF (k = 60) over both ranks, times (1 + recency + importance + trait stage).
 Rows still waiting for their embedding are found by text only.
@@ -34,7 +34,8 @@ from core.access import Caller, user_access_check
 from core.redis_client import app_redis
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.hooks import trait_belief
-from memories.meaning import (
+from memories.models import Memory, MemoryType
+from memories.predicates import (
     ANY_ACTIVITY,
     RECALLED_TRAIT_STAGES,
     RRF_K,
@@ -44,8 +45,7 @@ from memories.meaning import (
     score_params,
     trait_stage_sql,
 )
-from memories.models import Memory, MemoryType
-from memories.relevance import CJK_CHARACTERS, SimilarityFloors, similarity_floors
+from memories.similarity_floors import CJK_CHARACTERS, SimilarityFloors, similarity_floors
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
 
@@ -208,7 +208,7 @@ def recall_sql(
                coalesce(1.0 / ({RRF_K} + v.vector_rank), 0)
                  + coalesce(1.0 / ({RRF_K} + t.text_rank), 0) AS rrf_score
         FROM vector_side v FULL JOIN text_side t ON t.id = v.id
-        -- The floor is per language of the memory (memories/relevance.py).
+        -- The floor is per language of the memory (memories/similarity_floors.py).
         WHERE v.similarity >= CASE WHEN v.cjk THEN %(floor_cjk)s::float8
                                    ELSE %(floor_latin)s::float8 END
            OR coalesce(t.coverage, 0) >= %(min_coverage)s

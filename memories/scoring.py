@@ -28,7 +28,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 
 from core.models import JobRun, JobStatus
-from memories.meaning import current_sql
+from memories.predicates import current_sql
 
 
 @dataclass(frozen=True)

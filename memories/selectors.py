@@ -10,7 +10,6 @@ from django.db.models.functions import Coalesce
 
 from core.access import Caller, user_access_check
 from core.errors import NotFound
-from memories.meaning import STATE_THRESHOLDS, ActivityFilter, current_sql, latest_q
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -20,6 +19,7 @@ from memories.models import (
     MemoryLink,
     MemorySource,
 )
+from memories.predicates import STATE_THRESHOLDS, ActivityFilter, current_sql, latest_q
 from memories.signals import user_data_exported
 from memories.traits import TRAIT_METADATA
 

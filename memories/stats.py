@@ -5,7 +5,7 @@ spread, for what a caller may see.
   `user_id` is given (NOT_FOUND outside the caller's prefixes), else of every end user the
   caller reaches (staff: the whole system).
 - **Window**: `created_from` ≤ created_at ≤ `created_to`, either end open when None.
-- **Counts**: per state of memories.meaning (`deleted` = expired: deleted, superseded or
+- **Counts**: per state of memories.predicates (`deleted` = expired: deleted, superseded or
   invalidated versions); `total` is the memories that are not deleted
   (active + cold + deprecated).
 - **Redactions**: what was redacted from the memories and the conversation messages written in
@@ -39,8 +39,8 @@ from django.utils import timezone
 
 from core.access import Caller, user_access_check
 from core.errors import Invalid
-from memories.meaning import STATE_THRESHOLDS, STATES, latest_sql, state_sql
 from memories.models import ConversationMessage
+from memories.predicates import STATE_THRESHOLDS, STATES, latest_sql, state_sql
 from memories.selectors import memories_visible_to
 
 log = logging.getLogger("neuromem.stats")

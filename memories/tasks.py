@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from core.db.locks import LockNamespace, single_flight
 from core.job_runs import job_run
-from memories.access import accesses_flush
+from memories.access_counts import accesses_flush
 from memories.embeddings import EmbeddingError
 from memories.scoring import memories_score, score_resume_point
 from memories.services import embeddings_requeue_stale, memories_embed, memories_embedding_failed

@@ -35,7 +35,7 @@ from django.conf import settings
 from django.db import connection
 from psycopg import sql
 
-from memories.meaning import latest_sql
+from memories.predicates import latest_sql
 
 log = logging.getLogger(__name__)
 

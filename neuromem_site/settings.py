@@ -259,7 +259,7 @@ RECALL_EF_SEARCH = env.int("RECALL_EF_SEARCH", default=100)
 # A user with this many memories of one type gets an HNSW graph and a text index of their own.
 USER_INDEX_MIN_MEMORIES = env.int("USER_INDEX_MIN_MEMORIES", default=2000)
 # The relevance floor: a memory is recalled only if its cosine similarity to the query beats
-# this quantile of the query's similarities to background memories (memories/relevance.py)
+# this quantile of the query's similarities to background memories (memories/similarity_floors.py)
 # plus the margin, or it holds RECALL_MIN_TEXT_COVERAGE of the query's words. The quantile is
 # the quality benchmark's (docs/recall.md). RECALL_MIN_SIMILARITY is an absolute floor under
 # it: 0.6 suits the lexical hashing embeddings (unrelated English sentences reach ~0.5).

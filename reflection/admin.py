@@ -31,8 +31,8 @@ from core.errors import DomainError
 from memories.admin.display import HEAVY_COLUMNS, MemoryRows, history_context
 from memories.admin.filters import USER_ID_SEARCH
 from memories.admin.sections import memory_page_section
-from memories.meaning import current_q
 from memories.models import Memory, MemoryType, TraitStage
+from memories.predicates import current_q
 from memories.selectors import trait_field
 from neuromem_site.backoffice.links import EndUserColumn, memory_url, trait_url
 from reflection.models import (

@@ -3,7 +3,7 @@ patterns, which traits point the same way, and what to do with a contested trait
 
 Two implementations of one interface:
 - `OfflineDetector` (the default): the configured embedding model's similarities (greedy
-  centroid clustering, nearest trait) plus the cue rules of reflection/cues.py for polarity,
+  centroid clustering, nearest trait) plus the cue rules of reflection/wording.py for polarity,
   explicit statements, contexts and emotion. Trait wording is the pattern's most central
   memory.
 - `LLMDetector` (REFLECTION_DETECTOR=llm): an OpenAI-compatible chat model answers the same
@@ -27,7 +27,7 @@ from django.conf import settings
 from core.openai_compat import OpenAICompatibleClient, OpenAICompatibleError, openai_settings
 from memories.embeddings import embedding_provider
 from memories.models import TraitContext
-from reflection import cues
+from reflection import wording
 from reflection.rules import lifecycle_rules
 
 EPISODE_SPEAKER = re.compile(r"(?:^|→\s*)(?:User: |用户：)(?P<said>.*)$", re.S)
@@ -58,19 +58,19 @@ class Observation:
 
     @property
     def polarity(self) -> int:
-        return cues.polarity(self.text)
+        return wording.polarity(self.text)
 
     @property
     def explicit(self) -> bool:
-        return cues.explicit(self.text)
+        return wording.explicit(self.text)
 
     @property
     def context(self) -> str | None:
-        return cues.context(self.text)
+        return wording.context(self.text)
 
     @property
     def emotional(self) -> bool:
-        return cues.emotional(self.text, self.metadata)
+        return wording.emotional(self.text, self.metadata)
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ def split_review(
     each other. None otherwise."""
     tally: dict[str, list[int]] = {}
     for item in evidence:
-        context = cues.context(item.text)
+        context = wording.context(item.text)
         if context is None:
             continue
         counts = tally.setdefault(context, [0, 0])
@@ -204,7 +204,7 @@ class OfflineDetector:
         leaves = [trait for trait in traits if trait.subtype in (None, "behavior")]
         vectors = self.vectors([o.text for o in observations])
         trait_vectors = self.vectors([t.content for t in leaves])
-        trait_polarity = [cues.polarity(t.content) for t in leaves]
+        trait_polarity = [wording.polarity(t.content) for t in leaves]
         matches, unmatched = [], []
         for n, observation in enumerate(observations):
             if observation.new and leaves:
@@ -299,7 +299,7 @@ class OfflineDetector:
             return central.content
         return (
             f"反复提到：{central.text}"
-            if cues.is_chinese(central.text)
+            if wording.is_chinese(central.text)
             else (f"Repeatedly: {central.text}")
         )
 
@@ -311,7 +311,7 @@ class OfflineDetector:
         if not children:
             return []
         vectors = self.vectors([c.content for c in children])
-        polarity = [cues.polarity(c.content) for c in children]
+        polarity = [wording.polarity(c.content) for c in children]
         groupings: list[Grouping] = []
         left = list(range(len(children)))
         if parents:
@@ -320,7 +320,7 @@ class OfflineDetector:
             for n in left:
                 similarity = parent_vectors @ vectors[n]
                 best = int(np.argmax(similarity))
-                if similarity[best] >= self.parent_similarity and polarity[n] == cues.polarity(
+                if similarity[best] >= self.parent_similarity and polarity[n] == wording.polarity(
                     parents[best].content
                 ):
                     joined.setdefault(best, []).append(n)
@@ -354,7 +354,7 @@ class OfflineDetector:
 
     @staticmethod
     def _parent_wording(contents: list[str]) -> str:
-        if all(cues.is_chinese(content) for content in contents):
+        if all(wording.is_chinese(content) for content in contents):
             return "一贯：" + "；".join(contents)
         return "Consistently: " + "; ".join(contents)
 

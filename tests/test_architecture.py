@@ -1,6 +1,6 @@
 """Boundaries the code keeps (docs/architecture.md): the kernel imports no app, memories never
 imports reflection, domain code knows nothing of HTTP nor of the site, reads never import writes,
-services never import tasks, "current" and "latest" are said only in memories/meaning.py, and
+services never import tasks, "current" and "latest" are said only in memories/predicates.py, and
 every memory column is audited or named as bookkeeping."""
 
 import ast
@@ -66,16 +66,16 @@ def test_domain_code_does_not_import_the_site():
 
 
 # "Current" (neither expired nor invalidated) and "latest" (not expired) have names in
-# memories/meaning.py; a bare predicate elsewhere is one that can drift from them. A trigger's
+# memories/predicates.py; a bare predicate elsewhere is one that can drift from them. A trigger's
 # OLD./NEW. transition is not such a predicate.
 BARE_PREDICATE = re.compile(r"(?<!OLD\.)(?<!NEW\.)\bexpired_at IS NULL|expired_at__isnull=True")
 
 
-def test_current_and_latest_are_said_only_in_meaning():
+def test_current_and_latest_are_said_only_in_predicates():
     offenders = [
         f"{path.relative_to(ROOT)}:{number}"
         for path in python_files(*DOMAIN_PACKAGES)
-        if path.relative_to(ROOT) != Path("memories/meaning.py")
+        if path.relative_to(ROOT) != Path("memories/predicates.py")
         for number, line in enumerate(path.read_text().splitlines(), start=1)
         if BARE_PREDICATE.search(line)
     ]

@@ -11,8 +11,8 @@ from django.db.models import BooleanField, F, Func, Q, QuerySet, Value
 from django.utils import timezone
 
 from core.admin_base import ConditionFilter, as_uuid, search_term
-from memories.meaning import STATES, current_q, states_q
 from memories.models import Memory, MemoryType, TraitStage
+from memories.predicates import STATES, current_q, states_q
 
 USER_ID_SEARCH = "user_id:"
 
@@ -164,7 +164,7 @@ class TraitStageFilter(ConditionFilter):
 
     def conditions(self) -> dict[str, tuple[str, Q]]:
         # The trait partition only (pruned by memory_type); the column, else V1's metadata
-        # (memories/meaning.py).
+        # (memories/predicates.py).
         return {
             stage: (
                 label,

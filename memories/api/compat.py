@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import DomainError
-from memories.access import accesses_record
+from memories.access_counts import accesses_record
 from memories.api.operations import bulk_read, bulk_shaped, search_hits
 from memories.api.serializers.memories import (
     MEMORY_TYPE_CHOICES,

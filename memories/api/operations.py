@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.access import Caller
-from memories.access import accesses_record
+from memories.access_counts import accesses_record
 from memories.api.serializers.memories import (
     BulkReadInput,
     HistoryOutput,

@@ -34,7 +34,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.meaning import STATE_THRESHOLDS
+from memories.predicates import STATE_THRESHOLDS
 from memories.stats import BIN_SIZE_MAX, SCORE_MAX, memory_stats
 from neuromem_site.api.envelope import checked_range
 from neuromem_site.api.permissions import user_filter_check

@@ -52,8 +52,8 @@ from memories.forgetting.erasing import (
 )
 from memories.forgetting.topics import Topic, Values
 from memories.models import ConversationMessage, Memory, MemorySource, MemoryType
-from memories.relevance import CJK_CHARACTERS, similarity_floors
 from memories.sentences import HAN
+from memories.similarity_floors import CJK_CHARACTERS, similarity_floors
 from memories.vectors import vector_cursor
 
 log = logging.getLogger("neuromem.forget")
@@ -269,8 +269,8 @@ def forget_plan(
 
 def similarity_margins(*, user_id: str, vector: np.ndarray) -> dict[uuid.UUID, float]:
     """How much more similar each of the user's embedded memories is to `vector` than the
-    relevance floor of its language (memories/relevance.py): above 0, more than unrelated text
-    usually is."""
+    relevance floor of its language (memories/similarity_floors.py): above 0, more than
+    unrelated text usually is."""
     floors = similarity_floors(vector)
     if floors is None:
         return {}

@@ -10,8 +10,8 @@ import numpy as np
 from django.conf import settings
 
 from memories.embeddings import lexical_provider
-from memories.meaning import current_sql
 from memories.models import Memory
+from memories.predicates import current_sql
 from memories.vectors import halfvecs, vector_cursor
 
 # A new memory is compared with the user's most recent current memories of its type, at most

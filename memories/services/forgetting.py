@@ -8,7 +8,7 @@ meanwhile:
 
 - a memory forgotten whole keeps its row (id, type, times, version chain) with its content,
   metadata, key, hash and vectors erased, `expired_at` and `forgotten_at` set; every client read
-  leaves it out (memories.selectors.memories_visible_to, memories.meaning.as_of_sql);
+  leaves it out (memories.selectors.memories_visible_to, memories.predicates.as_of_sql);
 - a memory erased in part keeps what was not about the topic, re-hashed and re-embedded;
 - every history row of both loses its content and metadata; the trigger logs a FORGET event
   naming the request; admin log entries quoting them are redacted as a purge does;

@@ -29,7 +29,6 @@ from core.validation import (
     user_id_problem,
     validated,
 )
-from memories.meaning import latest_q
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -39,6 +38,7 @@ from memories.models import (
     MemorySource,
     MemoryType,
 )
+from memories.predicates import latest_q
 from memories.redaction import redact, redact_json
 from memories.services.dedup import (
     Candidate,

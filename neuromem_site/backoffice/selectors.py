@@ -23,7 +23,6 @@ from core.access import Caller, user_access_check
 from core.admin_base import planner_estimate
 from core.models import JobRun
 from core.selectors import job_names
-from memories.meaning import STATES, state_sql, states_q
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -34,6 +33,7 @@ from memories.models import (
     MemoryType,
     TraitStage,
 )
+from memories.predicates import STATES, state_sql, states_q
 from memories.redaction import KINDS
 from memories.selectors import trait_field
 from reflection.models import ReflectionCycle, ReflectionStatus
@@ -164,7 +164,7 @@ class EndUserOverview:
 
 
 def end_user_counts(*, user_id: str) -> dict[str, dict[str, int]]:
-    """The user's memories per type and state (memories/meaning.py), exactly."""
+    """The user's memories per type and state (memories/predicates.py), exactly."""
     counts = {kind: dict.fromkeys(STATES, 0) for kind in MemoryType.values}
     with connection.cursor() as cursor:
         cursor.execute(

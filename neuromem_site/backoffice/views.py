@@ -26,8 +26,8 @@ from core.errors import DomainError
 from core.validation import user_id_problem
 from memories.api.operations import user_export_result
 from memories.forgetting.plan import REASONS
-from memories.meaning import STATES
 from memories.models import ForgetRequest, ForgetVia, Memory, MemoryType
+from memories.predicates import STATES
 from memories.selectors import memory_state
 from memories.services import user_purge
 from memories.services.forgetting import TOPIC_MAX_CHARS, ForgetOutcome, user_forget

@@ -6,7 +6,6 @@ from typing import Any
 from django.db.models import F
 
 from core.db.actor import audit_actor
-from memories.meaning import current_q
 from memories.models import (
     ConversationSession,
     EmbeddingStatus,
@@ -14,6 +13,7 @@ from memories.models import (
     MemoryType,
     TraitStage,
 )
+from memories.predicates import current_q
 from memories.services import embeddings_schedule
 from memories.services.rows import memory_content_columns, memory_rows_insert
 from reflection.cycle.plan import CyclePlan

@@ -10,7 +10,7 @@ from memories.models import (
     TraitStage,
     TraitSubtype,
 )
-from reflection import cues
+from reflection import wording
 from reflection.cycle.state import CHAIN_LEVELS, CycleState, TraitState
 from reflection.detection import (
     EvidenceSeen,
@@ -198,7 +198,7 @@ def cycle_plan(state: CycleState, *, now: datetime) -> CyclePlan:
     for trait in traits.values():
         contexts = trait.contexts
         if trait.context != TraitContext.CONTEXTUAL and contexts:
-            merged = cues.contexts_merged(contexts)
+            merged = wording.contexts_merged(contexts)
             if merged != trait.context:
                 trait.context, trait.changed = merged, True
     return CyclePlan(

@@ -8,7 +8,6 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Exists, OuterRef, QuerySet
 
-from memories.meaning import latest_q
 from memories.models import (
     Memory,
     MemorySource,
@@ -16,7 +15,8 @@ from memories.models import (
     TraitStage,
     TraitSubtype,
 )
-from reflection import cues
+from memories.predicates import latest_q
+from reflection import wording
 from reflection.detection import (
     EvidenceSeen,
     Observation,
@@ -106,9 +106,9 @@ def _observations(rows: list[Memory], *, new: bool) -> list[Observation]:
     observations = []
     for row in rows:
         if row.memory_type == MemoryType.FACT:
-            if row.key is not None or not cues.explicit(row.content):
+            if row.key is not None or not wording.explicit(row.content):
                 continue
-        elif cues.profile(said_by_user(row.content)):
+        elif wording.profile(said_by_user(row.content)):
             continue
         observations.append(
             Observation(
@@ -217,7 +217,7 @@ def _evidence_load(traits: list[TraitState]) -> None:
         supports = evidence_type == EvidenceType.SUPPORTING
         trait.evidence.append(EvidenceSeen(memory_id, supports, text, sessions.get(memory_id)))
         if supports:
-            if context := cues.context(text):
+            if context := wording.context(text):
                 trait.contexts.add(context)
             if memory_id in sessions:
                 trait.sessions.add(sessions[memory_id])

@@ -18,8 +18,8 @@ from core.access import SYSTEM
 from core.db.actor import audit_actor
 from core.errors import DomainError
 from core.jobs import enqueue_on_commit
-from memories.meaning import current_sql, latest_sql, trait_stage_sql
 from memories.models import TraitSubtype
+from memories.predicates import current_sql, latest_sql, trait_stage_sql
 from reflection.models import (
     ConsistencyCheck,
     ReflectionStatus,

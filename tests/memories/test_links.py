@@ -8,7 +8,7 @@ from django.db import connections, transaction
 
 from core.access import SYSTEM
 from core.errors import Invalid
-from memories.access import accesses_flush
+from memories.access_counts import accesses_flush
 from memories.models import Memory, MemoryLink
 from memories.services import MemoryInput, memory_add, memory_link_set, memory_supersede
 

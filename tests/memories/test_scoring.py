@@ -25,8 +25,8 @@ from django_celery_beat.models import PeriodicTask
 from core.db.locks import LockNamespace
 from core.models import JobRun, JobStatus
 from memories.embeddings import lexical_provider
-from memories.meaning import state_sql
 from memories.models import Memory, MemoryHistory, MemoryLink
+from memories.predicates import state_sql
 from memories.scoring import memories_score, score_resume_point, score_rules
 from memories.selectors import memory_state
 from memories.tasks import SKIPPED

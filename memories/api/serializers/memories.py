@@ -9,8 +9,8 @@ from rest_framework import serializers
 
 from core.validation import embedding_problem
 from memories.hooks import trait_belief
-from memories.meaning import STATES
 from memories.models import LEGACY_MEMORY_TYPES, Memory
+from memories.predicates import STATES
 from memories.selectors import memory_state, trait_field
 from memories.traits import TRAIT_METADATA
 from neuromem_site.api.envelope import checked_range

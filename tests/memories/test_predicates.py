@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memories.meaning import ActivityFilter, as_of_sql, current_sql, state_sql
 from memories.models import Memory
+from memories.predicates import ActivityFilter, as_of_sql, current_sql, state_sql
 from memories.selectors import memory_state
 
 pytestmark = pytest.mark.django_db

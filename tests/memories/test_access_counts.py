@@ -9,7 +9,7 @@ from django.test import override_settings
 
 from core.access import SYSTEM, Caller
 from core.redis_client import app_redis
-from memories.access import (
+from memories.access_counts import (
     FLUSHING_PREFIX,
     PENDING_KEY,
     accesses_flush,

@@ -1,6 +1,6 @@
-"""What the words mean, once: "current", "as of", a trait's stage, the weights recall scores
-with, and a memory's state. SQL fragments and ORM filters side by side, so the two cannot
-drift apart (tests/memories/test_meaning.py checks that they agree).
+"""What the words mean, once: "current", "latest", "as of", a trait's stage, the weights recall
+scores with, and a memory's state. SQL fragments and ORM filters side by side, so the two cannot
+drift apart (tests/memories/test_predicates.py checks that they agree).
 
 - **Current**: neither expired (superseded or deleted: `expired_at`) nor invalidated (the
   fact stopped being true: `invalid_at`).
