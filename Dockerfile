@@ -10,6 +10,7 @@ WORKDIR /app
 RUN useradd --create-home --uid 1000 neuromem
 
 COPY pyproject.toml README.md manage.py ./
+COPY core ./core
 COPY neuromem_site ./neuromem_site
 COPY memories ./memories
 COPY reflection ./reflection

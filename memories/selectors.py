@@ -1,6 +1,7 @@
 """Reads of memories: what a client may see, listings, history, versions, exports."""
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -150,26 +151,36 @@ def memory_versions(*, caller: Caller, memory: Memory) -> list[Memory]:
     return [version for version in chain if version.forgotten_at is None]
 
 
-def user_held(*, user_id: str) -> dict[str, QuerySet]:
-    """Every row held about one end user, by table: the export reads them, the purge deletes
-    them in this order (what refers to a memory or a session before it). Rows of other tables
-    are matched through the user's memory and session ids, so another user's rows are never
-    reached even where contents look alike."""
+@dataclass(frozen=True)
+class UserHeld:
+    memory_ids: list[uuid.UUID]  # all of the user's, forgotten ones too
+    # By table, in the order the purge deletes them (what refers to a memory or a session
+    # before it).
+    tables: dict[str, QuerySet]
+
+
+def user_held(*, user_id: str) -> UserHeld:
+    """Every row held about one end user: the export reads them, the purge deletes them. Rows
+    of other tables are matched through the user's memory and session ids, so another user's
+    rows are never reached even where contents look alike."""
     memory_ids = list(Memory.objects.filter(user_id=user_id).values_list("id", flat=True))
     session_ids = list(
         ConversationSession.objects.filter(user_id=user_id).values_list("id", flat=True)
     )
-    return {
-        "memory_sources": MemorySource.objects.filter(
-            Q(memory_id__in=memory_ids) | Q(session_id__in=session_ids)
-        ),
-        "memory_links": MemoryLink.objects.filter(user_id=user_id),
-        "memory_history": MemoryHistory.objects.filter(memory_id__in=memory_ids),
-        "memories": Memory.objects.filter(user_id=user_id),
-        "conversations": ConversationMessage.objects.filter(session_id__in=session_ids),
-        "conversation_sessions": ConversationSession.objects.filter(id__in=session_ids),
-        "forget_requests": ForgetRequest.objects.filter(user_id=user_id),
-    }
+    return UserHeld(
+        memory_ids,
+        {
+            "memory_sources": MemorySource.objects.filter(
+                Q(memory_id__in=memory_ids) | Q(session_id__in=session_ids)
+            ),
+            "memory_links": MemoryLink.objects.filter(user_id=user_id),
+            "memory_history": MemoryHistory.objects.filter(memory_id__in=memory_ids),
+            "memories": Memory.objects.filter(user_id=user_id),
+            "conversations": ConversationMessage.objects.filter(session_id__in=session_ids),
+            "conversation_sessions": ConversationSession.objects.filter(id__in=session_ids),
+            "forget_requests": ForgetRequest.objects.filter(user_id=user_id),
+        },
+    )
 
 
 def user_export(*, caller: Caller, user_id: str) -> dict[str, Any]:
@@ -177,18 +188,20 @@ def user_export(*, caller: Caller, user_id: str) -> dict[str, Any]:
     the record is held: its id, type, times and the request that forgot it."""
     user_access_check(caller=caller, user_id=user_id, write=False)
     held = user_held(user_id=user_id)
-    memories = list(held["memories"].order_by("created_at", "id"))
+    tables = held.tables
+    memories = list(tables["memories"].order_by("created_at", "id"))
     export = {
         "memories": [memory for memory in memories if memory.forgotten_at is None],
-        "history": list(held["memory_history"].order_by("created_at", "id")),
-        "sources": list(held["memory_sources"].order_by("created_at")),
-        "links": list(held["memory_links"].order_by("created_at", "id")),
-        "sessions": list(held["conversation_sessions"].order_by("started_at")),
-        "messages": list(held["conversations"].order_by("created_at")),
+        "history": list(tables["memory_history"].order_by("created_at", "id")),
+        "sources": list(tables["memory_sources"].order_by("created_at")),
+        "links": list(tables["memory_links"].order_by("created_at", "id")),
+        "sessions": list(tables["conversation_sessions"].order_by("started_at")),
+        "messages": list(tables["conversations"].order_by("created_at")),
         "forgotten": [memory for memory in memories if memory.forgotten_at is not None],
-        "forget_requests": list(held["forget_requests"].order_by("created_at", "id")),
+        "forget_requests": list(tables["forget_requests"].order_by("created_at", "id")),
     }
-    memory_ids = [memory.id for memory in memories]
-    for _, rows in user_data_exported.send(sender=Memory, user_id=user_id, memory_ids=memory_ids):
+    for _, rows in user_data_exported.send(
+        sender=Memory, user_id=user_id, memory_ids=held.memory_ids
+    ):
         export |= rows
     return export

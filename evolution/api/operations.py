@@ -18,7 +18,7 @@ from evolution.api.serializers import (
 )
 from evolution.selectors import soul_active, soul_markdown, soul_proposals_pending
 from evolution.services import SoulProposal, soul_propose_and_apply, soul_rollback
-from neuromem_site.api.views import validated_input
+from neuromem_site.api.serializers import validated_input
 
 
 def soul_status_result(*, caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:

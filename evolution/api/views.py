@@ -42,7 +42,7 @@ from evolution.services import (
 )
 from neuromem_site.api.pagination import EnvelopeCursorPagination, page_response
 from neuromem_site.api.schema import STAFF_ONLY, answers
-from neuromem_site.api.views import validated_input
+from neuromem_site.api.serializers import validated_input
 
 
 def version_step_schema(description: str, *, conflict: str) -> Any:

@@ -41,7 +41,7 @@ from memories.recall import RecallHit, RecallQuery, memories_recall
 from memories.selectors import activity_filter, memory_get, memory_get_by_key, user_export
 from memories.services import MemoryInput, Operation, WriteResult, memory_add, memory_delete
 from memories.services.forgetting import ForgetOutcome, user_forget
-from neuromem_site.api.views import validated_input
+from neuromem_site.api.serializers import validated_input
 
 
 def memory_lookup(*, caller: Caller, data: Mapping[str, Any]) -> Memory:

@@ -39,8 +39,7 @@ from memories.stats import BIN_SIZE_MAX, SCORE_MAX, memory_stats
 from neuromem_site.api.envelope import checked_range
 from neuromem_site.api.permissions import user_filter_check
 from neuromem_site.api.schema import OUTSIDE_PREFIXES, EnvelopeAutoSchema
-from neuromem_site.api.serializers import QueryInputSerializer, UserIdLookupField
-from neuromem_site.api.views import validated_input
+from neuromem_site.api.serializers import QueryInputSerializer, UserIdLookupField, validated_input
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TIMESTAMP_MS_MAX = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z, the last instant Python holds

@@ -86,7 +86,8 @@ from neuromem_site.api.envelope import api_error_response
 from neuromem_site.api.pagination import page_response
 from neuromem_site.api.permissions import user_filter_check, user_ids_agree
 from neuromem_site.api.schema import OUTSIDE_PREFIXES, answers, list_schema
-from neuromem_site.api.views import validated_input, validated_user_input
+from neuromem_site.api.serializers import validated_input
+from neuromem_site.api.views import validated_user_input
 
 WriteOutput = inline_serializer(
     "MemoryWrite",

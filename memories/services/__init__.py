@@ -20,7 +20,6 @@ from memories.services.links import (
     memory_add_with_links,
     memory_link_remove,
     memory_link_set,
-    memory_links_set,
     memory_update_with_links,
 )
 from memories.services.user_data import user_purge
@@ -56,7 +55,6 @@ __all__ = [
     "memory_key_rename",
     "memory_link_remove",
     "memory_link_set",
-    "memory_links_set",
     "memory_supersede",
     "memory_update",
     "memory_update_with_links",

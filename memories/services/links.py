@@ -6,9 +6,10 @@ memory's current version: superseding a memory moves them to the successor (in
 memories/services/writes.py), so a link never points at a version nobody reads any more.
 
 Seed 004 names link targets by key (`KeyedLink`) and sets a memory's links all at once
-(`memory_links_set`, and with the memory's own write: `memory_add_with_links`,
-`memory_update_with_links`): one access check, one transaction, the targets looked up in one
-query, and only the links that change are written.
+with the memory's own write (`memory_add_with_links`, `memory_update_with_links`): one
+transaction, the targets looked up in one query, and only the links that change are written
+(others removed, new ones made, changed weights set; a link that stays as it was is not
+touched, as making a link stamps `last_linked_at`).
 """
 
 import uuid
@@ -61,16 +62,6 @@ def memory_link_remove(*, source: Memory, target_id: uuid.UUID, caller: Caller) 
             raise NotFound(f"No link from memory '{source.id}' to '{target_id}'.")
 
 
-def memory_links_set(*, caller: Caller, memory: Memory, links: Sequence[KeyedLink]) -> Memory:
-    """Make `links` the memory's links: others removed, new ones made, changed weights set; a
-    link that stays as it was is not touched (making a link stamps `last_linked_at`). A key no
-    current memory of the user holds is Invalid (`links[i].key`) and changes nothing."""
-    with audit_actor(caller.name):  # one transaction
-        source = _link_source(memory, caller)  # the one access check
-        _links_replace(source, _targets_by_key(user_id=source.user_id, links=links))
-        return source
-
-
 def memory_add_with_links(
     *, caller: Caller, item: MemoryInput, links: Sequence[KeyedLink]
 ) -> WriteResult:
@@ -94,9 +85,10 @@ def memory_update_with_links(
     changes: Mapping[str, Any],
     links: Sequence[KeyedLink] | None,
 ) -> Memory:
-    """memory_update with `changes` (when any) at the memory's current version, and (when
-    `links` is given) `links` made its links as memory_links_set makes them: both, or
-    nothing."""
+    """memory_update with `changes` (when any) at the version `memory` was read at, and (when
+    `links` is given) `links` made its links: both, or nothing. A key no current memory of
+    the user holds is Invalid (`links[i].key`)."""
+    version = memory.version  # changed since it was read: a Conflict, as for any update
     with audit_actor(caller.name):  # one transaction
         wanted = None
         if links is not None:  # checked, and the keys looked up, before anything is written
@@ -104,7 +96,7 @@ def memory_update_with_links(
             wanted = _targets_by_key(user_id=memory.user_id, links=links)
         if changes:
             memory = memory_update(
-                memory=memory, version=memory.version, changes=dict(changes), caller=caller
+                memory=memory, version=version, changes=dict(changes), caller=caller
             )
         if wanted is not None:
             _links_replace(memory, wanted)
@@ -157,6 +149,7 @@ def _links_write(
         Memory.objects.current()
         .select_for_update()
         .filter(pk__in=list(weights), user_id=source.user_id)
+        .order_by("id")  # one lock order for concurrent writes of several links
         .values_list("id", flat=True)
     )
     for target_id in weights:

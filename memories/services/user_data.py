@@ -33,14 +33,14 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
     """
     user_access_check(caller=caller, user_id=user_id, write=True)
     held = user_held(user_id=user_id)
-    memory_ids = list(held["memories"].values_list("id", flat=True))
+    memory_ids = held.memory_ids
     with pgtrigger.ignore(
         "memories.MemoryHistory:history_no_delete", "memories.Memory:memories_audit_delete"
     ):
         counts = {}
         for _, rows in user_data_purged.send(sender=Memory, user_id=user_id, memory_ids=memory_ids):
             counts |= rows
-        counts |= {table: rows.delete()[0] for table, rows in held.items()}
+        counts |= {table: rows.delete()[0] for table, rows in held.tables.items()}
         counts["django_admin_log_redacted"] = admin_log_redact(
             memory_ids=memory_ids, label="(purged)"
         )

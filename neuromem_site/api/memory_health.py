@@ -48,8 +48,7 @@ from neuromem_site.api.envelope import error_body
 from neuromem_site.api.health import check_beat
 from neuromem_site.api.permissions import user_ids_agree
 from neuromem_site.api.schema import OUTSIDE_PREFIXES
-from neuromem_site.api.serializers import UserIdLookupField
-from neuromem_site.api.views import validated_input
+from neuromem_site.api.serializers import UserIdLookupField, validated_input
 
 log = logging.getLogger("neuromem.health")
 

@@ -142,3 +142,12 @@ class BoundedJSONParser(JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError("JSON parse error - nested too deeply.") from None
+
+
+def validated_input(serializer_class: type[serializers.Serializer], data) -> dict:
+    """`data` (a request's body or query string, a tool's arguments) validated by
+    `serializer_class`: its validated data, or a VALIDATION_ERROR naming the field at fault.
+    (core.validation.validated is the domain's: it raises the first problem found.)"""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)

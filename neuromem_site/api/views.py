@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 from neuromem_site.api.envelope import error_body
 from neuromem_site.api.health import system_health
 from neuromem_site.api.permissions import user_ids_agree
+from neuromem_site.api.serializers import validated_input
 
 CheckOutput = inline_serializer(
     "HealthCheck",
@@ -83,15 +84,6 @@ class WhoAmIApi(APIView):
     @extend_schema(responses=WhoAmIOutput)
     def get(self, request: Request) -> Response:
         return Response(WhoAmIOutput(request.user).data)
-
-
-def validated_input(serializer_class: type[serializers.Serializer], data) -> dict:
-    """`data` (a request's body or query string, a tool's arguments) validated by
-    `serializer_class`: its validated data, or a VALIDATION_ERROR naming the field at fault.
-    (core.validation.validated is the domain's: it raises the first problem found.)"""
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
 
 
 def validated_user_input(

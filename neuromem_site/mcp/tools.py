@@ -29,8 +29,7 @@ from memories.api.serializers.memories import (
 from memories.api.serializers.recall import RecallInput, SearchInput
 from memories.api.serializers.users import UserForgetInput
 from neuromem_site.api.envelope import exception_handler
-from neuromem_site.api.serializers import UserIdLookupField
-from neuromem_site.api.views import validated_input
+from neuromem_site.api.serializers import UserIdLookupField, validated_input
 from neuromem_site.mcp.schema import field_schema, object_schema, serializer_schema
 from reflection.api.operations import traits_get_result
 

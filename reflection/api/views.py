@@ -8,7 +8,8 @@ from memories.api.serializers.memories import MemoryOutput
 from neuromem_site.api.pagination import EnvelopeCursorPagination, page_response
 from neuromem_site.api.permissions import user_filter_check, user_ids_agree
 from neuromem_site.api.schema import OUTSIDE_PREFIXES, STAFF_ONLY, answers, list_schema
-from neuromem_site.api.views import validated_input, validated_user_input
+from neuromem_site.api.serializers import validated_input
+from neuromem_site.api.views import validated_user_input
 from reflection.api.operations import traits_get_result
 from reflection.api.serializers import (
     PromptContextInput,

@@ -67,13 +67,13 @@ def cycle_apply(plan: CyclePlan) -> None:
         )
         # New words for a trait change its row in place: its evidence, children and the decay
         # view know it by id. Like any new content, it is embedded again.
-        wording = memory_content_columns(
+        new_wording = memory_content_columns(
             {trait.id: trait.content for trait in plan.traits if trait.reworded}
         )
         for trait in plan.traits:
             if trait.created:
                 continue
-            columns = _trait_columns(trait, now) | wording.get(trait.id, {})
+            columns = _trait_columns(trait, now) | new_wording.get(trait.id, {})
             updated = (
                 Memory.objects.filter(
                     memory_type=MemoryType.TRAIT,
@@ -102,4 +102,4 @@ def cycle_apply(plan: CyclePlan) -> None:
             memory_type__in=[MemoryType.FACT, MemoryType.EPISODIC], pk__in=plan.scanned_ids
         ).update(reflected_at=now)
         ConversationSession.objects.filter(pk__in=plan.session_ids).update(last_reflected_at=now)
-    embeddings_schedule(memory_ids=list(wording))
+    embeddings_schedule(memory_ids=list(new_wording))

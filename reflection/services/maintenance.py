@@ -374,7 +374,7 @@ def reflection_due_users(*, now: datetime, limit: int = DUE_USERS_PER_RUN) -> di
     the quiet seconds), no cycle for REFLECTION_INTERVAL (`scheduled`); only users with
     unreflected memories, none with a cycle queued or running. At most `limit` a run, in that
     order. Answers how many were queued per trigger."""
-    # Imported here: cycles imports the engine, which imports this module.
+    # Imported here: cycles imports reflection.cycle, which imports this module.
     from reflection.services.cycles import reflection_cycle_request
 
     # A cycle runs under the task's hard limit (TASK_TIME_LIMIT): one `running` for twice
