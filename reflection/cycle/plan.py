@@ -108,7 +108,6 @@ def _new_trait(
 ) -> TraitState:
     return TraitState(
         id=uuid.uuid4(),
-        version=None,
         content=content,
         subtype=subtype,
         stage=stage,

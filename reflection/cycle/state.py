@@ -47,7 +47,7 @@ class TraitState:
     subtype: str
     stage: str
     confidence: float | None
-    version: int | None  # None: created by the plan, not yet stored
+    version: int | None = None  # None: created by the plan (a loaded trait has its row's)
     context: str | None = None
     parent_id: uuid.UUID | None = None
     reinforcements: int = 0
