@@ -3,6 +3,7 @@ derived column is added here."""
 
 import hashlib
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from memories.models import EmbeddingStatus, Memory, MemorySource
@@ -15,11 +16,13 @@ def content_md5(content: str) -> str:
     return hashlib.md5(content.encode("utf-8")).hexdigest()
 
 
-def memory_rows_insert(memories: list[Memory], *, sources: list[MemorySource] = ()) -> None:
-    """Store new memory rows: what their content derives filled in, one COPY, their
-    provenance, embeddings after commit."""
+def memory_rows_insert(memories: list[Memory], *, sources: Sequence[MemorySource] = ()) -> None:
+    """Store new memory rows: what their content derives filled in where the caller has not
+    (the write path hashes a row to find its NOOPs, and may have its lexical vector from the
+    near-duplicate check), one COPY, their provenance, embeddings after commit."""
     for memory in memories:
-        memory.content_hash = content_md5(memory.content)
+        if memory.content_hash is None:
+            memory.content_hash = content_md5(memory.content)
     with_lexical_vectors([memory for memory in memories if memory.lexical_vector is None])
     copy_memories(memories)
     MemorySource.objects.bulk_create(sources)
