@@ -82,8 +82,10 @@ bench-score: $(STAMP)
 bench-admin: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/admin.py $(ARGS)
 
-## Memory quality against BM25 and dense-only baselines (bench/quality.py); one run = one
-## provider: EMBEDDING_PROVIDER=use make bench-quality [ARGS="--limit 300 --json out.json"]
+## Memory quality against BM25 and dense-only baselines, current values, look-alike subjects
+## and empty answers, and the benchd-harness reliability items (bench/quality.py); one run =
+## one provider: EMBEDDING_PROVIDER=use make bench-quality [ARGS="--limit 300 --json out.json"]
+## A part only: make bench-quality ARGS="--only reliability" (cri, own, reliability)
 bench-quality: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/quality.py $(ARGS)
 

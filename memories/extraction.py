@@ -12,6 +12,13 @@ An extractor turns one user message (and the assistant turn it answers, for cont
   spicy food"): the current memories in that slot, or about the topic, are soft-deleted. A
   forget request is never a fact.
 
+A `remember` item names its subject (the user, or a person, pet, place… the message speaks
+of) and carries the attribute values it states (memories/statements/): a message about
+several subjects gives one fact each ("The user's brother Mark is a lawyer in New York",
+no slot), and every value the message states is carried by exactly one fact — a rule's,
+or one written for it ("The user is no longer vegetarian", slotted by its attribute when
+it holds one value at a time).
+
 Events, plans and small talk are not extracted: the turn itself is kept as an episode in the
 user's own words (`episode_content`), unless it carries no content (`content_free`).
 
@@ -22,7 +29,7 @@ user's own words (`episode_content`), unless it carries no content (`content_fre
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Literal, Protocol
 
@@ -32,6 +39,16 @@ from core.openai_compat import OpenAICompatibleClient, OpenAICompatibleError, op
 from memories.forgetting.asks import forget_asks
 from memories.redaction import KINDS as REDACTION_KINDS
 from memories.sentences import HAN, sentence_spans, sentences
+from memories.statements import (
+    USER,
+    MessageReading,
+    Statement,
+    Subject,
+    attribute_key,
+    message_read,
+    single_valued,
+)
+from memories.statements.reading import clean
 
 
 @dataclass(frozen=True)
@@ -47,6 +64,11 @@ class Extraction:
     # `sensitive` (the LLM extractor only): a secret the rules missed, verbatim, and its kind
     # (memories/redaction.py); it is redacted like the rules' finds.
     kind: str = ""
+    # `remember`: whom the fact is about (the user, or a person, pet, place… the message
+    # names: "The user's brother Mark is a lawyer in New York"), and the attribute values it
+    # states (memories/statements/). A fact about another subject has no slot.
+    subject: Subject = USER
+    statements: tuple[Statement, ...] = ()
 
 
 class ExtractionError(Exception):
@@ -187,10 +209,35 @@ class Rule:
     template: str | None
     slot: str | None
     importance: float
+    # The attributes (memories/statements/) the fact states: it carries the statements of
+    # its sentence about them.
+    attributes: tuple[str, ...] = ()
 
 
-def rule(pattern: str, template: str | None, slot: str | None, importance: float) -> Rule:
-    return Rule(re.compile(pattern, re.I), template, slot, importance)
+# What a slot's facts state: the home_city rule's fact carries "lives in", the job rule's the
+# job and the employer (and where, "an engineer at Acme in Berlin").
+SLOT_ATTRIBUTES = {
+    "profile:name": ("name",),
+    "profile:home_city": ("lives in",),
+    "profile:household": ("lives with",),
+    "profile:address": ("address",),
+    "profile:phone": ("phone",),
+    "profile:email": ("email",),
+    "profile:birthday": ("birthday",),
+    "profile:job": ("job", "works at", "school", "lives in"),
+    "plan:deadline": ("deadline",),
+}
+
+
+def rule(
+    pattern: str,
+    template: str | None,
+    slot: str | None,
+    importance: float,
+    attributes: tuple[str, ...] = (),
+) -> Rule:
+    attributes = attributes or SLOT_ATTRIBUTES.get(slot or "", ())
+    return Rule(re.compile(pattern, re.I), template, slot, importance, attributes)
 
 
 RULES: list[Rule] = [
@@ -273,6 +320,7 @@ RULES: list[Rule] = [
         "The user is allergic to {allergen}",
         None,
         0.9,
+        ("allergy",),
     ),
     rule(
         rf"\bi (?P<adverb>{ADVERBS})(?P<verb>like|love|prefer|enjoy|hate|dislike|adore"
@@ -281,6 +329,7 @@ RULES: list[Rule] = [
         "The user {adverb}{verb} {liked}",
         None,
         0.6,
+        ("likes", "dislikes"),
     ),
     # Chinese
     rule(
@@ -350,13 +399,20 @@ RULES: list[Rule] = [
         "plan:deadline",
         0.8,
     ),
-    rule(rf"我{ZH_ADVERBS}对(?P<allergen>[^，,。；;]+?)过敏", "用户对{allergen}过敏", None, 0.9),
+    rule(
+        rf"我{ZH_ADVERBS}对(?P<allergen>[^，,。；;]+?)过敏",
+        "用户对{allergen}过敏",
+        None,
+        0.9,
+        ("allergy",),
+    ),
     rule(
         r"我(?P<adverb>(?:很|非常|特别|最|也|还|真的|超)*)"
         r"(?P<verb>不喜欢|喜欢|喜爱|爱|讨厌|偏好)(?P<liked>[^，,。；;！!？?]+)",
         "用户{adverb}{verb}{liked}",
         None,
         0.6,
+        ("likes", "dislikes"),
     ),
 ]
 
@@ -394,34 +450,200 @@ def forget_requests(text: str) -> list[Extraction]:
 
 
 class RuleBasedExtractor:
+    """The rules' facts about the user, sentence by sentence, each carrying the values it
+    states; one fact for each other subject the message speaks of ("The user's brother Mark
+    is a lawyer in New York"); and a fact for each value of the user's no rule wrote ("The
+    user is no longer vegetarian"). Every value the message states (memories/statements/) is
+    carried by exactly one fact."""
+
     def extract(self, text: str, *, replying_to: str = "") -> list[Extraction]:
-        extractions: list[Extraction] = []
         # A sentence asking to forget states no fact (forget_asks places each on a sentence).
         forgets = {forget.request: forget for forget in forget_requests(text)}
-        for start, end in sentence_spans(text):
-            sentence = text[start:end]
-            if (forget := forgets.get(sentence)) is not None:
-                extractions.append(forget)
+        spans = [text[start:end] for start, end in sentence_spans(text)]
+        reading = message_read("\n".join(s for s in spans if s not in forgets))
+        written = _Written(reading)
+        for piece in spans:
+            if (forget := forgets.get(piece)) is not None:
+                written.add(forget)
+                written.number += 1
                 continue
-            extractions += self._facts(sentence)
-        return extractions
+            for sentence in sentences(piece):
+                written.at[sentence] = written.number
+                for rule, match, fact in self._rule_facts(sentence):
+                    written.add(fact, statements=written.rule_statements(rule, match, sentence))
+                    written.covered.add(sentence)
+                written.number += 1
+        written.subject_facts()
+        written.user_values()
+        return written.extractions()
 
-    def _facts(self, text: str) -> list[Extraction]:
-        extractions: list[Extraction] = []
-        for sentence in sentences(text):
-            found: list[tuple[int, Extraction]] = []
-            slots: set[str] = set()
-            for rule in RULES:
-                for match in rule.pattern.finditer(sentence):
-                    fact = _fact(rule, match, sentence)
-                    if fact.slot in slots:
-                        continue  # one value a slot a sentence: the first rule's
-                    if fact.slot:
-                        slots.add(fact.slot)
-                    found.append((match.start(), fact))
-            found.sort(key=lambda pair: pair[0])  # stable: same start keeps the rules' order
-            extractions += [fact for _, fact in found]
-        return extractions
+    def _rule_facts(self, sentence: str) -> list[tuple[Rule, re.Match[str], Extraction]]:
+        found: list[tuple[int, Rule, re.Match[str], Extraction]] = []
+        slots: set[str] = set()
+        for rule in RULES:
+            for match in rule.pattern.finditer(sentence):
+                fact = _fact(rule, match, sentence)
+                if fact.slot in slots:
+                    continue  # one value a slot a sentence: the first rule's
+                if fact.slot:
+                    slots.add(fact.slot)
+                found.append((match.start(), rule, match, fact))
+        found.sort(key=lambda entry: entry[0])  # stable: same start keeps the rules' order
+        return [(rule, match, fact) for _, rule, match, fact in found]
+
+
+# Importance of a fact about another subject, and of a value of the user's no rule wrote.
+SUBJECT_FACT_IMPORTANCE = 0.7
+USER_VALUE_IMPORTANCE = 0.7
+
+# The slots of the user's values that rules also write; any other single value of the
+# user's is slotted by its attribute ("profile:favorite_language", "profile:diet"), so a new
+# value supersedes the fact of the old one.
+ATTRIBUTE_SLOTS = {
+    "name": "profile:name",
+    "lives in": "profile:home_city",
+    "lives with": "profile:household",
+    "address": "profile:address",
+    "phone": "profile:phone",
+    "email": "profile:email",
+    "birthday": "profile:birthday",
+    "job": "profile:job",
+    "works at": "profile:job",
+    "deadline": "plan:deadline",
+}
+
+# A rule's value when the statements missed it: (attribute, the groups that may hold it).
+RULE_VALUES = {
+    "profile:name": (("name", ("name", "name2")),),
+    "profile:home_city": (("lives in", ("city", "city2", "city3")),),
+    "profile:household": (("lives with", ("who",)),),
+    "profile:address": (("address", ("address",)),),
+    "profile:phone": (("phone", ("phone",)),),
+    "profile:email": (("email", ("email",)),),
+    "profile:birthday": (("birthday", ("birthday",)),),
+    "profile:job": (("job", ("role",)), ("works at", ("org",))),
+}
+
+
+def value_slot(statements: tuple[Statement, ...] | list[Statement]) -> str | None:
+    """The slot of a fact stating the user's values: one single-valued attribute's (both of
+    job and works at are "profile:job"); None for many values, another subject's, or more
+    than one slot."""
+    if not statements or not all(s.single and s.subject.is_user for s in statements):
+        return None
+    slots = {
+        ATTRIBUTE_SLOTS.get(s.attribute, "profile:" + s.attribute.replace(" ", "_"))
+        for s in statements
+    }
+    return slots.pop() if len(slots) == 1 else None
+
+
+class _Written:
+    """The extractions of one message, in the order said, and which statements they carry."""
+
+    def __init__(self, reading: MessageReading) -> None:
+        self.reading = reading
+        self.number = 0  # the sentence being read
+        self.at: dict[str, int] = {}  # a sentence's number
+        self.covered: set[str] = set()  # sentences a rule wrote a fact from
+        self.carried: set[int] = set()  # ids of the statements carried
+        self.written: list[tuple[int, Extraction]] = []
+        self.added: set[int] = set()  # ids of the facts of values no rule wrote
+        self.user_statements: dict[str, list[Statement]] = {}
+        for fact in reading.user_clauses:
+            for sentence in fact.said:
+                self.user_statements.setdefault(sentence, []).extend(fact.statements)
+
+    def add(self, extraction: Extraction, *, statements=(), number: int | None = None) -> None:
+        self.carried.update(id(s) for s in statements)
+        if statements:
+            extraction = replace(extraction, statements=tuple(statements))
+        self.written.append((self.number if number is None else number, extraction))
+
+    def rule_statements(self, rule: Rule, match: re.Match[str], sentence: str) -> list[Statement]:
+        found = [
+            s
+            for s in self.user_statements.get(sentence, ())
+            if id(s) not in self.carried and s.subject.is_user and s.attribute in rule.attributes
+        ]
+        if found:
+            return found
+        fallback = []
+        for attribute, groups in RULE_VALUES.get(rule.slot or "", ()):
+            value = next((match.groupdict().get(g) for g in groups if match.groupdict().get(g)), "")
+            value = re.sub(r"^\s*(?:at|for|in)\s+", "", value or "", flags=re.I)
+            if value := clean(value):
+                fallback.append(Statement(USER, attribute, value, single_valued(attribute)))
+        return fallback
+
+    def _number(self, said: tuple[str, ...], *, last: bool = False) -> int:
+        numbers = [self.at[s] for s in said if s in self.at] or [self.number]
+        return max(numbers) if last else min(numbers)
+
+    def subject_facts(self) -> None:
+        contents = {e.content for _, e in self.written}
+        for fact in self.reading.facts:
+            if not fact.subject.is_user:
+                self.add(
+                    Extraction(
+                        "remember", fact.content, SUBJECT_FACT_IMPORTANCE, subject=fact.subject
+                    ),
+                    statements=fact.statements,
+                    number=self._number(fact.said),
+                )
+                continue
+            # The user's part of a message about several subjects, unless the rules wrote it;
+            # like every subject's fact, slotless (the graph's edges say what it changed).
+            left = [s for s in fact.statements if id(s) not in self.carried]
+            if fact.content in contents or (not left and all(s in self.covered for s in fact.said)):
+                continue
+            self.add(
+                Extraction("remember", fact.content, USER_VALUE_IMPORTANCE),
+                statements=left,
+                number=self._number(fact.said),
+            )
+
+    def user_values(self) -> None:
+        """A fact for each clause of the user's whose values no fact carries yet."""
+        added: list[tuple[int, Extraction]] = []
+        for fact in self.reading.user_clauses:
+            left = [s for s in fact.statements if id(s) not in self.carried]
+            if not left:
+                continue
+            self.carried.update(id(s) for s in left)
+            slot = value_slot(left)
+            extraction = Extraction(
+                "remember", fact.content, USER_VALUE_IMPORTANCE, slot, statements=tuple(left)
+            )
+            added.append((self._number(fact.said, last=True), extraction))
+        self.added = {id(e) for _, e in added}
+        self.written += added
+
+    def extractions(self) -> list[Extraction]:
+        merged: dict[str, int] = {}
+        result: list[Extraction] = []
+        ordered = [e for _, e in sorted(self.written, key=lambda pair: pair[0])]
+        # One value a slot a message: a fact this extractor added for an end said before the
+        # new value ("I left Freightly. I'm a staff engineer at Lumen Pay now") stays a fact
+        # of its own; the new value supersedes.
+        last_of_slot = {e.slot: i for i, e in enumerate(ordered) if e.slot}
+        ordered = [
+            replace(e, slot=None)
+            if id(e) in self.added and e.slot and last_of_slot[e.slot] != i
+            else e
+            for i, e in enumerate(ordered)
+        ]
+        for extraction in ordered:
+            if extraction.action == "remember" and extraction.content in merged:
+                at = merged[extraction.content]  # the same fact twice: one, with both's values
+                result[at] = replace(
+                    result[at], statements=result[at].statements + extraction.statements
+                )
+                continue
+            if extraction.action == "remember":
+                merged[extraction.content] = len(result)
+            result.append(extraction)
+        return result
 
 
 # --- LLM -------------------------------------------------------------------------------------
@@ -454,6 +676,26 @@ Rules:
   a social security or national id number, an IBAN, an API key or token, a private key) is a
   "sensitive" item: kind one of {", ".join(REDACTION_KINDS)}, text the secret exactly as written.
   Never put a secret into a "remember" item. "[redacted: …]" marks a secret already removed.
+- Facts about someone or something other than the user (a relative, a friend, a colleague,
+  a pet; a place or an organisation the message is about) are "remember" items too, one item
+  per subject, never two subjects in one item, with
+  "subject": {{"name": "Mark" or "", "role": "<relation to the user, singular, in English:
+  brother, wife, friend, manager, dog, cat…>", "kind": "person" | "pet" | "place" |
+  "organisation" | "thing"}} and slot null, the content in the third person about them:
+  "My brother Mike is a doctor in Chicago. My brother Mark is a lawyer in New York." gives two
+  items, "The user's brother Mike is a doctor in Chicago" and "The user's brother Mark is a
+  lawyer in New York". An item about the user has no subject.
+- Each "remember" item lists the values it states of its subject:
+  "statements": [{{"attribute": "...", "value": "...", "single": true|false, "ended": true|false}}]
+  attribute: a short phrase, the common ones as "lives in", "works at", "job", "phone",
+  "email", "age", "car", "diet", "favorite <thing>", "reading", "speaks", "learning", "pet",
+  or the relation ("brother", "friend", "partner", "manager"); value as said ("Denver",
+  "a lawyer", "Rust"); single: true when one value holds at a time (lives in, job, phone,
+  manager, partner, favorite X, diet, car, what one is reading), false when many do
+  (languages, pets, children, friends, hobbies); ended: true when the value stopped holding
+  with no new one said ("I'm no longer vegetarian", "Max passed away": the user's "pet" Max
+  ended, "I quit Google"). A plan or a future change ("I'm moving there next week") states no
+  value yet.
 - Events, plans, questions and small talk give no item: the message itself is kept.
 - No items when nothing is worth keeping."""
 
@@ -498,7 +740,52 @@ def _from_llm(item: dict) -> Extraction | None:
     if not content:
         return None
     importance = min(1.0, max(0.0, float(item.get("importance") or 0.5)))
-    return Extraction("remember", content, importance, slot)
+    subject = _llm_subject(item.get("subject"))
+    raw = item.get("statements")
+    statements = tuple(
+        statement
+        for one in (raw if isinstance(raw, list) else [])
+        if (statement := _llm_statement(one, subject)) is not None
+    )
+    if not subject.is_user:
+        slot = None  # a slot holds the user's own values
+    return Extraction("remember", content, importance, slot, subject=subject, statements=statements)
+
+
+ENTITY_KINDS = {"person", "pet", "place", "organisation", "thing"}
+
+
+def _llm_subject(raw: object) -> Subject:
+    """The item's subject; the user for none, or for one that names no one."""
+    if not isinstance(raw, dict):
+        return USER
+    name = str(raw.get("name") or "").strip()
+    role = str(raw.get("role") or "").strip().lower()
+    kind = str(raw.get("kind") or "").strip().lower().replace("organization", "organisation")
+    if kind == "user" or role in ("user", "self", "me", "the user") or not (name or role):
+        return USER
+    if kind not in ENTITY_KINDS:
+        kind = "person"
+    return Subject(name=name, role=role, kind=kind)  # type: ignore[arg-type]
+
+
+def _llm_statement(raw: object, subject: Subject) -> Statement | None:
+    """One statement of an item, its attribute normalised; None for one that says nothing."""
+    if not isinstance(raw, dict):
+        return None
+    attribute = raw.get("attribute")
+    value = raw.get("value")
+    if not isinstance(attribute, str) or not attribute.strip():
+        return None
+    value = "" if value is None or isinstance(value, (dict, list)) else str(value).strip()
+    ended = raw.get("ended") is True or str(raw.get("ended")).lower() == "true"
+    if not value and not ended:
+        return None
+    key = attribute_key(attribute)
+    single = raw.get("single")
+    single = single if isinstance(single, bool) else single_valued(key)
+    owner = _llm_subject(raw["subject"]) if isinstance(raw.get("subject"), dict) else subject
+    return Statement(owner, key, value, single=single, ended=ended)
 
 
 @cache

@@ -41,3 +41,31 @@ def trait_belief() -> TraitBelief:
     if _trait_belief is None:
         raise RuntimeError("No trait belief registered: is the reflection app installed?")
     return _trait_belief
+
+
+class EmbeddingColumnDependent(Protocol):
+    """Something an app builds on the `memories.embedding` column (reflection's decay view
+    carries the traits' vectors), which `manage.py embeddings_rebuild` drops and re-adds at
+    another dimension and empties: taken down before, created again after, brought up to date
+    once every memory is embedded again."""
+
+    def drop(self) -> None:
+        """Remove it, in the rebuild's transaction (the column cannot change under it)."""
+
+    def create(self) -> None:
+        """Create it again, in the same transaction, from the column as it now is."""
+
+    def refresh(self) -> None:
+        """Bring it up to date with the new vectors (outside any transaction)."""
+
+
+_embedding_column_dependents: dict[str, EmbeddingColumnDependent] = {}
+
+
+def embedding_column_dependent_register(name: str, dependent: EmbeddingColumnDependent) -> None:
+    _embedding_column_dependents[name] = dependent
+
+
+def embedding_column_dependents() -> list[EmbeddingColumnDependent]:
+    """The registered dependents, in the order they registered (none without reflection)."""
+    return list(_embedding_column_dependents.values())

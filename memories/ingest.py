@@ -27,6 +27,12 @@ from memories.extraction import (
 from memories.forgetting.erasing import FORGET_REQUEST
 from memories.forgetting.plan import Asking
 from memories.forgetting.topics import topic_read
+from memories.graph.services import (
+    GraphChange,
+    entity_node,
+    graph_statements_record,
+    memories_subject_set,
+)
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -172,12 +178,15 @@ def session_message_add(
             redactions=dict(redacted.counts) or None,
         )
         results: list[WriteResult] = []
+        remembered: list[tuple[Extraction, WriteResult]] = []
         forgets: list[ForgetOutcome] = []
         for extraction in extractions:
             if extraction.action == "remember":
-                results.append(
-                    remember(session=session, message=message, extraction=extraction, caller=caller)
+                result = remember(
+                    session=session, message=message, extraction=extraction, caller=caller
                 )
+                results.append(result)
+                remembered.append((extraction, result))
             elif extraction.action == "forget":
                 asking = _asking(message, len(forgets))
                 forgets.append(
@@ -189,13 +198,46 @@ def session_message_add(
                         vectors=vectors,
                     )
                 )
+        episode = None
         if role == "user" and not forgets_asked and not content_free(stored):
-            results.append(
-                episode_add(
-                    session=session, message=message, replying_to=replying_to, caller=caller
-                )
+            episode = episode_add(
+                session=session, message=message, replying_to=replying_to, caller=caller
+            )
+            results.append(episode)
+        if remembered:
+            statements_record(
+                user_id=session.user_id,
+                remembered=remembered,
+                episode=episode,
+                at=message.created_at,
+                caller=caller,
             )
     return MessageAdded(message, results, forgets, redacted.counts)
+
+
+def statements_record(
+    *,
+    user_id: str,
+    remembered: list[tuple[Extraction, WriteResult]],
+    episode: WriteResult | None,
+    at: datetime,
+    caller: Caller,
+) -> GraphChange:
+    """The values a message's facts state, into the memory graph (each stated by its fact and
+    the message's episode), and each fact's subject entity named on it."""
+    stated = [
+        (statement, [result.memory.id, *([episode.memory.id] if episode else [])])
+        for extraction, result in remembered
+        for statement in extraction.statements
+    ]
+    change = graph_statements_record(user_id=user_id, statements=stated, at=at, actor=caller.name)
+    memories_subject_set(
+        subjects={
+            result.memory.id: entity_node(user_id=user_id, subject=extraction.subject, at=at).id
+            for extraction, result in remembered
+        }
+    )
+    return change
 
 
 def _with_rule_forgets(text: str, extractions: list[Extraction]) -> list[Extraction]:

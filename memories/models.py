@@ -464,7 +464,11 @@ class MemorySource(models.Model):
 
     class Meta:
         db_table = "memory_sources"
-        indexes = [models.Index(fields=["session_id"], name="idx_sources_session")]
+        indexes = [
+            models.Index(fields=["session_id"], name="idx_sources_session"),
+            # The facts a message gave, beside its episode (memories/graph/answering.py).
+            models.Index(fields=["conversation_id"], name="idx_sources_message"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.memory_id} from session {self.session_id}"
@@ -543,3 +547,7 @@ class ForgetRequest(models.Model):
 
     def __str__(self) -> str:
         return f"forget request {self.id} for {self.user_id} ({self.via})"
+
+
+# The memory graph's tables (seed 002 §4.1), in their own module.
+from memories.graph.models import EntityKind, GraphEdge, GraphNode  # noqa: E402, F401

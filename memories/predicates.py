@@ -51,14 +51,19 @@ def latest_q() -> Q:
     return Q(expired_at__isnull=True)
 
 
-def as_of_q(instant: datetime) -> Q:
+def valid_as_of_q(instant: datetime) -> Q:
+    """Valid then, not yet expired then, and recorded by then: "as of" on both timelines, for
+    memories and the memory graph's edges alike."""
     return (
         (Q(valid_at__isnull=True) | Q(valid_at__lte=instant))
         & (Q(invalid_at__isnull=True) | Q(invalid_at__gt=instant))
         & (Q(expired_at__isnull=True) | Q(expired_at__gt=instant))
         & Q(created_at__lte=instant)
-        & Q(forgotten_at__isnull=True)
     )
+
+
+def as_of_q(instant: datetime) -> Q:
+    return valid_as_of_q(instant) & Q(forgotten_at__isnull=True)
 
 
 def trait_stage_sql(alias: str = "m") -> str:

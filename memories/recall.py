@@ -19,7 +19,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
 
 import numpy as np
@@ -33,6 +33,7 @@ from pgvector import HalfVector
 from core.access import Caller, user_access_check
 from core.redis_client import app_redis
 from memories.embeddings import EmbeddingError, embedding_provider
+from memories.graph.answering import asked, ruling
 from memories.hooks import trait_belief
 from memories.models import Memory, MemoryType
 from memories.predicates import (
@@ -84,6 +85,9 @@ class RecallQuery:
     as_of: datetime | None = None
     # Search's filters by activity score and state; recall itself lets everything through.
     activity: ActivityFilter = ANY_ACTIVITY
+    # The question rules (memories/graph/answering.py): recall answers a question; search,
+    # which browses by words, does not apply them.
+    answer_rules: bool = True
 
 
 def visible_sql(as_of: datetime | None, activity: ActivityFilter = ANY_ACTIVITY) -> str:
@@ -384,10 +388,14 @@ def memory_loader() -> Callable[[Sequence], Memory]:
 
 
 def memories_recall(*, caller: Caller, request: RecallQuery) -> list[RecallHit]:
-    """The user's memories most relevant to the query, best first, with their score parts."""
+    """The user's memories most relevant to the query, best first, with their score parts;
+    under the question rules, the asked subject's and current ones only, the held value first
+    (docs/graph.md)."""
     user_access_check(caller=caller, user_id=request.user_id, write=False)
     load = memory_loader()
-    return [
+    # The rules may set hits aside: recall looks further than the limit for them.
+    fetched = replace(request, limit=request.limit * 2 + 10) if request.answer_rules else request
+    hits = [
         RecallHit(
             memory=load(memory),
             score=score,
@@ -409,5 +417,26 @@ def memories_recall(*, caller: Caller, request: RecallQuery) -> list[RecallHit]:
             trait_stage,
             score,
             *memory,
-        ) in _recall_rows(request)
+        ) in _recall_rows(fetched)
     ]
+    if request.answer_rules:
+        hits = _question_ruled(request, hits)
+    return hits[: request.limit]
+
+
+NO_BOOSTS = Boosts(recency=0.0, importance=0.0, trait_stage=0.0)
+
+
+def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallHit]:
+    """The hits the question rules keep, after the facts stating the asked value that recall
+    did not find (scored as the best hit: they are the answer)."""
+    question = asked(user_id=request.user_id, query=request.query, as_of=request.as_of)
+    verdict = ruling(asked=question, memories=[hit.memory for hit in hits], as_of=request.as_of)
+    best = hits[0].score if hits else 0.0
+    answers = [
+        RecallHit(memory, best, 0.0, None, None, None, None, NO_BOOSTS)
+        for memory in verdict.answers
+        if memory.memory_type in request.memory_types
+    ]
+    by_id = {hit.memory.id: hit for hit in hits}
+    return answers + [by_id[memory_id] for memory_id in verdict.memory_ids]

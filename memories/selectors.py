@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce
 
 from core.access import Caller, user_access_check
 from core.errors import NotFound
+from memories.graph.models import GraphEdge, GraphNode
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -155,7 +156,7 @@ def memory_versions(*, caller: Caller, memory: Memory) -> list[Memory]:
 class UserHeld:
     memory_ids: list[uuid.UUID]  # all of the user's, forgotten ones too
     # By table, in the order the purge deletes them (what refers to a memory or a session
-    # before it).
+    # before it; the graph's edges before its entities).
     tables: dict[str, QuerySet]
 
 
@@ -170,6 +171,8 @@ def user_held(*, user_id: str) -> UserHeld:
     return UserHeld(
         memory_ids,
         {
+            "graph_edges": GraphEdge.objects.filter(user_id=user_id),
+            "graph_nodes": GraphNode.objects.filter(user_id=user_id),
             "memory_sources": MemorySource.objects.filter(
                 Q(memory_id__in=memory_ids) | Q(session_id__in=session_ids)
             ),
@@ -199,6 +202,8 @@ def user_export(*, caller: Caller, user_id: str) -> dict[str, Any]:
         "messages": list(tables["conversations"].order_by("created_at")),
         "forgotten": [memory for memory in memories if memory.forgotten_at is not None],
         "forget_requests": list(tables["forget_requests"].order_by("created_at", "id")),
+        "entities": list(tables["graph_nodes"].order_by("created_at", "id")),
+        "edges": list(tables["graph_edges"].order_by("valid_at", "created_at", "id")),
     }
     for _, rows in user_data_exported.send(
         sender=Memory, user_id=user_id, memory_ids=held.memory_ids

@@ -230,6 +230,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = API_BATCH_BODY_MAX_BYTES
 FORM_BODY_MAX_BYTES = 2_621_440
 # Cosine similarity above which a new memory supersedes a current one (an UPDATE).
 DEDUP_SIMILARITY = env.float("DEDUP_SIMILARITY", default=0.95)
+# ... by meaning: cosine similarity of the embeddings (seed 002 §5.4's 0.95), compared inside
+# the write when the client sends the embedding, else by the worker once it has made it
+# (memories/services/dedup.py).
+DEDUP_MEANING_SIMILARITY = env.float("DEDUP_MEANING_SIMILARITY", default=0.95)
 
 # Secrets are redacted on every write (docs/privacy.md); these kinds are left as written
 # (password, pin, card_number, ssn, national_id, iban, api_key, token, private_key).
@@ -271,6 +275,12 @@ RECALL_MIN_SIMILARITY = env.float(
 RECALL_MIN_TEXT_COVERAGE = env.float("RECALL_MIN_TEXT_COVERAGE", default=0.5)
 # Query vectors stay in Redis this long (seconds): a repeated question costs no model call.
 RECALL_QUERY_CACHE_TTL = env.int("RECALL_QUERY_CACHE_TTL", default=86_400)
+# The question rules over recall's hits (docs/graph.md), each on its own so the quality
+# benchmark can weigh what it costs: the asked subject's memories only; no memory naming a value
+# of the asked attribute that no longer holds; nothing when nothing says what is asked.
+RECALL_SUBJECT_RULE = env.bool("RECALL_SUBJECT_RULE", default=True)
+RECALL_CURRENT_RULE = env.bool("RECALL_CURRENT_RULE", default=True)
+RECALL_EMPTY_RULE = env.bool("RECALL_EMPTY_RULE", default=True)
 
 # Reflection (docs/reflection.md): traits from repeated observations. The lifecycle's numbers
 # are reflection/rules.py's defaults, any of them overridden by name in TRAIT_RULES (JSON).

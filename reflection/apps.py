@@ -11,6 +11,9 @@ class ReflectionConfig(AppConfig):
         from reflection import hooks as reflection_hooks
 
         hooks.trait_belief_register(reflection_hooks.DecayedTraitBelief())
+        hooks.embedding_column_dependent_register(
+            "reflection.trait_view", reflection_hooks.TraitViewEmbedding()
+        )
         for signal, receiver in (
             (signals.memories_forgotten, reflection_hooks.traits_after_forgotten),
             (signals.session_ended, reflection_hooks.cycle_after_session),

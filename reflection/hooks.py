@@ -13,7 +13,12 @@ from reflection.models import ConsistencyIssue, ReflectionCycle, ReflectionTrigg
 from reflection.rules import decayed_sql, lifecycle_rules
 from reflection.selectors import decayed_confidence, traits_believed_memories
 from reflection.services.cycles import reflection_cycle_request
-from reflection.services.maintenance import trait_view_refresh_after_commit
+from reflection.services.maintenance import (
+    trait_view_create,
+    trait_view_drop,
+    trait_view_refresh,
+    trait_view_refresh_after_commit,
+)
 from reflection.services.traits import traits_after_forget
 
 
@@ -32,6 +37,20 @@ class DecayedTraitBelief:
 
     def believed(self, *, caller: Caller, user_id: str) -> list[Memory]:
         return traits_believed_memories(caller=caller, user_id=user_id)
+
+
+class TraitViewEmbedding:
+    """memories.hooks.EmbeddingColumnDependent: the decay view carries the traits' embeddings
+    (migration 0007)."""
+
+    def drop(self) -> None:
+        trait_view_drop()
+
+    def create(self) -> None:
+        trait_view_create()
+
+    def refresh(self) -> None:
+        trait_view_refresh()
 
 
 def traits_after_forgotten(

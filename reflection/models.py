@@ -1,9 +1,11 @@
 import uuid
 
+from django.conf import settings
 from django.contrib.postgres.functions import RandomUUID
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
+from pgvector.django import HalfVectorField
 
 from memories.models import Memory, MemoryQuerySet, MemoryType
 
@@ -134,8 +136,11 @@ class Trait(Memory):
 
 class TraitDecayRate(models.Model):
     """Decay per trait subtype, read by `mv_trait_decayed`: λ = base_lambda / (1 + spacing ×
-    reinforcements) per day. Written from the lifecycle rules (reflection/rules.py) before every
+    reinforcements) per day; the row DEFAULT holds the rate of any other subtype, or none (seed
+    002 §5.1's ELSE). Written from the lifecycle rules (reflection/rules.py) before every
     refresh, so the view follows the configuration."""
+
+    DEFAULT = "*"
 
     trait_subtype = models.CharField(max_length=20, primary_key=True)
     base_lambda = models.FloatField()
@@ -149,13 +154,15 @@ class TraitDecayRate(models.Model):
 
 
 class TraitDecayed(models.Model):
-    """A row of the materialized view `mv_trait_decayed` (migration 0002): every current trait
-    outside trend and dissolved, with its confidence decayed as of the last refresh
-    (`computed_at`). Read only; beat refreshes it every REFLECTION_VIEW_REFRESH minutes."""
+    """A row of the materialized view `mv_trait_decayed` (migrations 0002, 0007): every current
+    trait outside trend and dissolved, with its confidence decayed as of the last refresh
+    (`computed_at`) and its embedding (HNSW-indexed, for traits by meaning; NULL until the worker
+    made it, and as of the last refresh). Read only; beat refreshes it every 30 minutes."""
 
     id = models.UUIDField(primary_key=True)
     user_id = models.CharField(max_length=255)
     content = models.TextField()
+    embedding = HalfVectorField(dimensions=settings.EMBEDDING_DIM, null=True)
     trait_subtype = models.CharField(max_length=20, null=True)
     trait_stage = models.TextField(null=True)  # the column, or V1's metadata value
     trait_context = models.CharField(max_length=20, null=True)
@@ -192,6 +199,9 @@ class ConsistencyCheck(models.TextChoices):
     TRAIT_PARENT = "trait_parent", "trait_parent_id → missing trait"
     LINK_SOURCE = "link_source", "link → missing source memory"
     LINK_TARGET = "link_target", "link → missing target memory"
+    # Seed 002 §5.3: two current values of a single-valued attribute said at the same instant,
+    # which time cannot order (memories/graph/services.py); `missing_id` is the other edge.
+    GRAPH_CONTRADICTION = "graph_contradiction", "edge → another current value"
 
 
 class ConsistencyIssue(models.Model):

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from memories.models import TraitStage, TraitSubtype
+from memories.models import TraitStage
 from reflection.models import EvidenceQuality
 
 
@@ -52,10 +52,12 @@ class LifecycleRules:
     contradiction_review_ratio: float = 0.3
     # ... dissolved when contradictions are the majority (and no context explains them).
     contradiction_dissolve_ratio: float = 0.5
-    # Decay per day: base / (1 + spacing × reinforcements).
+    # Decay per day: base / (1 + spacing × reinforcements); a subtype the table does not name
+    # (or none) at `decay_default`, seed 002 §5.1's ELSE.
     decay_base: dict[str, float] = field(
         default_factory=lambda: {"behavior": 0.005, "preference": 0.002, "core": 0.001}
     )
+    decay_default: float = 0.003
     decay_spacing: float = 0.1
     # Decayed below this, a trait is dissolved (the weekly job, and each cycle for its user).
     dissolve_below: float = 0.05
@@ -94,7 +96,7 @@ class LifecycleRules:
         return min(1.0, confidence / (1 - self.contradiction_factor))
 
     def decay_lambda(self, subtype: str | None, reinforcements: int) -> float:
-        base = self.decay_base.get(subtype or "", self.decay_base[TraitSubtype.BEHAVIOR])
+        base = self.decay_base.get(subtype, self.decay_default) if subtype else self.decay_default
         return base / (1 + self.decay_spacing * reinforcements)
 
     def decayed(
@@ -113,7 +115,7 @@ class LifecycleRules:
         """The parameters `decayed_sql` reads."""
         return {
             "decay_bases": json.dumps({k: float(v) for k, v in self.decay_base.items()}),
-            "decay_default": float(self.decay_base[TraitSubtype.BEHAVIOR]),
+            "decay_default": float(self.decay_default),
             "decay_spacing": float(self.decay_spacing),
         }
 
@@ -128,8 +130,8 @@ QUALITIES = tuple(EvidenceQuality.values)
 
 def decayed_sql(alias: str) -> str:
     """The SQL twin of `LifecycleRules.decayed`: the trait's confidence decayed until the
-    parameter %(now)s, with the rates of `decay_params()` (a NULL or unknown subtype decays as a
-    behavior, a future date not at all). (The decay view reads its rates from a table.)"""
+    parameter %(now)s, with the rates of `decay_params()` (a NULL or unknown subtype at
+    `decay_default`, a future date not at all). (The decay view reads its rates from a table.)"""
     base = (
         f"coalesce((%(decay_bases)s::jsonb ->> {alias}.trait_subtype)::float8, %(decay_default)s)"
     )

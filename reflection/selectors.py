@@ -14,6 +14,7 @@ from django.utils import timezone
 from core.access import Caller, user_access_check
 from core.errors import NotFound
 from core.tokens import HAN, estimated_tokens
+from memories.graph.selectors import Attribute, current_attributes
 from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
 from memories.selectors import memories_visible_to, trait_field
 from reflection.models import ReflectionCycle, TraitDecayed, TraitEvidence
@@ -69,6 +70,7 @@ def traits_believed(*, caller: Caller, user_id: str) -> QuerySet[TraitDecayed]:
         )
         .annotate(subtype_order=order)
         .order_by("subtype_order", "-decayed_confidence", "id")
+        .defer("embedding")  # a kilobyte a trait that no answer shows
     )
 
 
@@ -164,6 +166,8 @@ PROMPT_HEADINGS = {
     "en": ("## About this user", "### Traits", "### Key facts"),
     "zh": ("## 关于这位用户", "### 特质", "### 关键事实"),
 }
+# The heading of what holds now (the user's current attributes, from the memory graph).
+PROMPT_ATTRIBUTES_HEADING = {"en": "### What holds now", "zh": "### 当前情况"}
 # Facts considered for the block (most important, then newest, first).
 PROMPT_FACT_CANDIDATES = 50
 
@@ -187,12 +191,14 @@ class PromptContext:
     tokens: int
     trait_ids: list[uuid.UUID]
     fact_ids: list[uuid.UUID]
+    attributes: list[Attribute]
 
 
 def prompt_context(*, caller: Caller, user_id: str, max_tokens: int) -> PromptContext:
     """A markdown block for an agent's system prompt: the user's core and established traits,
-    then their most important current facts, as many as fit in `max_tokens` (estimated), with
-    headings in the user's language."""
+    then what holds now about them and the people around them (the memory graph's current
+    attributes, most recently said first), then their most important current facts, as many
+    as fit in `max_tokens` (estimated), with headings in the user's language."""
     user_access_check(caller=caller, user_id=user_id, write=False)
     language = user_language(user_id=user_id)
     title, traits_heading, facts_heading = PROMPT_HEADINGS[language]
@@ -209,11 +215,19 @@ def prompt_context(*, caller: Caller, user_id: str, max_tokens: int) -> PromptCo
         .order_by("-importance", "-created_at", "id")
         .values_list("id", "content")[:PROMPT_FACT_CANDIDATES]
     ]
+    attributes = [
+        (
+            attribute,
+            f"- {attribute.entity}, {attribute.relation.replace('_', ' ')}: {attribute.value}",
+        )
+        for attribute in current_attributes(user_id=user_id)
+    ]
     lines = [title]
-    used: dict[str, list[uuid.UUID]] = {"traits": [], "facts": []}
+    used: dict[str, list] = {"traits": [], "attributes": [], "facts": []}
     budget = max_tokens - estimated_tokens(title)
     for section, heading, items in (
         ("traits", traits_heading, traits),
+        ("attributes", PROMPT_ATTRIBUTES_HEADING[language], attributes),
         ("facts", facts_heading, facts),
     ):
         cost = estimated_tokens(heading) + 1
@@ -227,11 +241,12 @@ def prompt_context(*, caller: Caller, user_id: str, max_tokens: int) -> PromptCo
         if fitting:
             lines += ["", heading, *fitting]
             budget -= cost
-    markdown = "\n".join(lines) if used["traits"] or used["facts"] else ""
+    markdown = "\n".join(lines) if any(used.values()) else ""
     return PromptContext(
         markdown=markdown,
         language=language,
         tokens=estimated_tokens(markdown),
         trait_ids=used["traits"],
         fact_ids=used["facts"],
+        attributes=used["attributes"],
     )

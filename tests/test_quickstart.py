@@ -213,6 +213,16 @@ def test_quickstart_runs_as_written(stack, tmp_path):
     now = next(recorded)
     assert now.status == 200, now.body
     assert now.data["merged"][0]["content"] == "The user lives in Austin", now.data
+    assert not any("Berlin" in hit["content"] for hit in now.data["merged"]), now.data
+    before = next(recorded)
+    assert before.status == 200, before.body
+    assert before.data["merged"][0]["content"] == "The user lives in Berlin", before.data
+    assert not any("Austin" in hit["content"] for hit in before.data["merged"]), before.data
+    never_said = next(recorded)
+    assert (never_said.status, never_said.data["merged"]) == (200, []), never_said.body
+    entities = next(recorded)
+    assert entities.status == 200, entities.body
+    assert {"Berlin", "Austin"} <= {entity["name"] for entity in entities.data}, entities.data
 
     export = next(recorded)
     assert export.status == 200, export.body

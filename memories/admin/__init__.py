@@ -19,10 +19,11 @@ reflection admin: a trait's evidence, the traits citing a memory): memories impo
 them.
 
 Modules: `memory` (the memory admin and its actions, with `actions`), `conversations`,
-`forget_requests`; `filters` (list filters and search), `display` (URLs and blocks).
+`forget_requests`, `graph` (entities and their edges over time); `filters` (list filters and
+search), `display` (URLs and blocks).
 """
 
 # Imported for their registrations: admin.autodiscover imports this package only.
-from memories.admin import conversations, forget_requests, memory
+from memories.admin import conversations, forget_requests, graph, memory
 
-__all__ = ["conversations", "forget_requests", "memory"]
+__all__ = ["conversations", "forget_requests", "graph", "memory"]

@@ -359,12 +359,12 @@ class SeedSearchParams(ActivityFilterInput):
 class SeedSearchApi(APIView):
     @list_schema(SeedSearchParams, SeedMemoryOutput)
     def get(self, request: Request) -> Response:
-        """Hybrid search (as /api/v1/search/), each hit as a seed memory with its links and
-        its `relevance`."""
+        """Hybrid search (as /api/v1/search/, under recall's question rules: seed clients
+        recall by it), each hit as a seed memory with its links and its `relevance`."""
         with seed_field_names():
             sort_links = sort_links_param(request.query_params.get("sortLinks"))
             data = validated_user_input(request, SearchInput, v1_params(request))
-            hits = search_hits(caller=request.user.caller, data=data)
+            hits = search_hits(caller=request.user.caller, data=data, answering=True)
         return Response(
             [
                 {

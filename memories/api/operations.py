@@ -17,6 +17,13 @@ from typing import Any
 
 from core.access import Caller
 from memories.access_counts import accesses_record
+from memories.api.serializers.graph import (
+    EdgeRecordOutput,
+    EntityDetailOutput,
+    EntityLookupInput,
+    EntityOutput,
+    UserEntitiesInput,
+)
 from memories.api.serializers.memories import (
     BulkReadInput,
     HistoryOutput,
@@ -34,6 +41,7 @@ from memories.api.serializers.users import (
     UserForgetInput,
 )
 from memories.forgetting.plan import REASONS
+from memories.graph.selectors import entities_list, entity_edges, entity_get
 from memories.hooks import trait_belief
 from memories.links import BulkLimits, BulkRead, memory_bulk_read, memory_links
 from memories.models import ForgetVia, Memory, MemoryType
@@ -153,9 +161,13 @@ def recalled(*, caller: Caller, query: RecallQuery) -> list[RecallHit]:
     return hits
 
 
-def search_hits(*, caller: Caller, data: Mapping[str, Any]) -> list[RecallHit]:
+def search_hits(
+    *, caller: Caller, data: Mapping[str, Any], answering: bool = False
+) -> list[RecallHit]:
     """/search/'s hits (`data` validated by SearchInput): hybrid recall among the memories the
-    activity filters let through, by relevance, or (`sort_by=score`) by activity score."""
+    activity filters let through, by relevance, or (`sort_by=score`) by activity score.
+    `answering`: under the question rules, as recall (the seed's /search, which its clients
+    recall by)."""
     memory_type = data.get("memory_type")
     query = RecallQuery(
         user_id=data["user_id"],
@@ -163,6 +175,7 @@ def search_hits(*, caller: Caller, data: Mapping[str, Any]) -> list[RecallHit]:
         limit=data["limit"],
         memory_types=(memory_type,) if memory_type else tuple(MemoryType.values),
         activity=activity_filter(data),
+        answer_rules=answering,
     )
     hits = recalled(caller=caller, query=query)
     descending = data["sort_order"] == "desc"
@@ -280,4 +293,35 @@ def user_export_result(*, caller: Caller, user_id: str) -> dict:
         ),
         "forgotten": ForgottenRecordOutput(export["forgotten"], many=True).data,
         "forget_requests": ForgetRequestOutput(export["forget_requests"], many=True).data,
+        "entities": EntityOutput(export["entities"], many=True).data,
+        "edges": EdgeRecordOutput(export["edges"], many=True).data,
     }
+
+
+# The order of a user's entities, in the REST list's pages and in MCP's answer alike: as they
+# became known. A cursor page stays put while entities are added (they come last).
+ENTITY_ORDERING = ("created_at", "id")
+
+
+def entity_detail_data(*, caller: Caller, data: Mapping[str, Any]) -> dict:
+    """The entity `data` names (user_id, entity_id; validated), with its edges as known at
+    `as_of`."""
+    node = entity_get(caller=caller, user_id=data["user_id"], entity_id=data["entity_id"])
+    edges = entity_edges(node=node, as_of=data.get("as_of"))
+    return EntityDetailOutput(node, context={"edges": edges}).data
+
+
+def entity_get_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
+    """GET /users/{user_id}/entities/{entity_id}/: the entity with its edges, current and
+    past."""
+    return entity_detail_data(caller=caller, data=validated_input(EntityLookupInput, params))
+
+
+def user_entities_result(*, caller: Caller, params: Mapping[str, Any]) -> Any:
+    """MCP's memory_entities: with `entity_id`, the entity as its REST route answers it; else
+    the user's first `limit` entities, as the REST list's first page of that size."""
+    data = validated_input(UserEntitiesInput, params)
+    if data.get("entity_id") is not None:
+        return entity_detail_data(caller=caller, data=data)
+    nodes = entities_list(caller=caller, user_id=data["user_id"], as_of=data.get("as_of"))
+    return EntityOutput(nodes.order_by(*ENTITY_ORDERING)[: data["limit"]], many=True).data

@@ -21,4 +21,11 @@ urlpatterns = [
     path("users/<str:user_id>/", views.UserApi.as_view(), name="user"),
     path("users/<str:user_id>/export/", views.UserExportApi.as_view(), name="user-export"),
     path("users/<str:user_id>/forget/", views.UserForgetApi.as_view(), name="user-forget"),
+    path("users/<str:user_id>/entities/", views.UserEntitiesApi.as_view(), name="user-entities"),
+    # A str, not a uuid: an id that is no uuid is a VALIDATION_ERROR on `entity_id`.
+    path(
+        "users/<str:user_id>/entities/<str:entity_id>/",
+        views.UserEntityApi.as_view(),
+        name="user-entity",
+    ),
 ]

@@ -2,7 +2,9 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
+    OpenApiParameter,
     OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
@@ -16,6 +18,8 @@ from rest_framework.views import APIView
 
 from core.errors import DomainError
 from memories.api.operations import (
+    ENTITY_ORDERING,
+    entity_get_result,
     forget_outcome_data,
     memory_add_result,
     memory_bulk_result,
@@ -26,6 +30,12 @@ from memories.api.operations import (
     user_export_result,
     user_forget_result,
     write_result,
+)
+from memories.api.serializers.graph import (
+    EdgeRecordOutput,
+    EntitiesParams,
+    EntityDetailOutput,
+    EntityOutput,
 )
 from memories.api.serializers.memories import (
     BulkLimitsInput,
@@ -61,6 +71,7 @@ from memories.api.serializers.users import (
     SessionCreateInput,
     SessionOutput,
 )
+from memories.graph.selectors import entities_list
 from memories.ingest import session_end, session_get, session_message_add, session_open
 from memories.links import link_view
 from memories.models import ForgetVia, Memory
@@ -83,7 +94,7 @@ from memories.services import (
     user_purge,
 )
 from neuromem_site.api.envelope import api_error_response
-from neuromem_site.api.pagination import page_response
+from neuromem_site.api.pagination import EnvelopeCursorPagination, page_response
 from neuromem_site.api.permissions import user_filter_check, user_ids_agree
 from neuromem_site.api.schema import OUTSIDE_PREFIXES, answers, list_schema
 from neuromem_site.api.serializers import validated_input
@@ -370,12 +381,53 @@ class UserExportApi(APIView):
                 "cycles": serializers.ListField(child=serializers.DictField()),
                 "forgotten": ForgottenRecordOutput(many=True),
                 "forget_requests": ForgetRequestOutput(many=True),
+                "entities": EntityOutput(many=True),
+                "edges": EdgeRecordOutput(many=True),
             },
         )
     )
     def get(self, request: Request, user_id: str) -> Response:
         user_ids_agree(request, user_id)
         return Response(user_export_result(caller=request.user.caller, user_id=user_id))
+
+
+class UserEntitiesApi(APIView):
+    """The end user's entities in their memory graph (the user, people, pets, places,
+    organisations, things), in the order they became known; `as_of`: those known then."""
+
+    pagination_class = EnvelopeCursorPagination  # also what the schema reads
+
+    @list_schema(EntitiesParams, EntityOutput)
+    def get(self, request: Request, user_id: str) -> Response:
+        user_ids_agree(request, user_id)
+        params = validated_input(EntitiesParams, request.query_params)
+        return page_response(
+            request,
+            self,
+            entities_list(caller=request.user.caller, user_id=user_id, as_of=params.get("as_of")),
+            ordering=ENTITY_ORDERING,
+            item_output=EntityOutput,
+        )
+
+
+class UserEntityApi(APIView):
+    """One entity with its edges, current and past (`as_of`: as NeuroMem knew them then)."""
+
+    @extend_schema(
+        parameters=[
+            EntitiesParams,
+            OpenApiParameter("entity_id", OpenApiTypes.UUID, OpenApiParameter.PATH),
+        ],
+        responses=answers(
+            200,
+            EntityDetailOutput,
+            not_found="user_id outside this client's prefixes, or no such entity of the user",
+        ),
+    )
+    def get(self, request: Request, user_id: str, entity_id: str) -> Response:
+        user_ids_agree(request, user_id)
+        params = {**request.query_params.dict(), "user_id": user_id, "entity_id": entity_id}
+        return Response(entity_get_result(caller=request.user.caller, params=params))
 
 
 class UserForgetApi(APIView):

@@ -5,14 +5,17 @@ The target is what the settings name: the provider's `model_id` and EMBEDDING_DI
 phases, each safe to interrupt and run again:
 
 1. Reset, in one short transaction: drop every HNSW index on `embedding` (the partitions' four
-   and the big users' own), give the column the target dimension, mark every memory `pending`
-   with no vector, and record the target in the column's comment. Skipped when the comment
-   already names the target: a resumed rebuild does not start over.
+   and the big users' own) and what other apps build on the column (`memories.hooks`:
+   reflection's decay view), give the column the target dimension, mark every memory `pending`
+   with no vector, create those dependents again, and record the target in the column's
+   comment. Skipped when the comment already names the target: a resumed rebuild does not
+   start over.
 2. Re-embed every memory that is not `ready`, in batches taken by id (keyset), the worker's
-   way (`memories_embed`): vectors computed with no transaction open, each batch stored in a
-   statement of its own.
+   way (`memories_embed`, without its near-duplicate confirmation: these memories are not new):
+   vectors computed with no transaction open, each batch stored in a statement of its own.
 3. Build the partitions' graphs as migration 0004 defines them, then the big users' own
-   (`user_indexes_refresh`), and record the rebuild as complete.
+   (`user_indexes_refresh`), bring the column's dependents up to date, and record the rebuild
+   as complete.
 
 Recall keeps answering: its vector side reads only `ready` rows, so a memory still waiting for
 its new vector is found by its text.
@@ -32,6 +35,7 @@ from psycopg import sql
 from core.db.locks import LockNamespace, single_flight
 from core.errors import Conflict, Unavailable
 from memories.embeddings import embedding_provider
+from memories.hooks import embedding_column_dependents
 from memories.models import EmbeddingStatus, Memory
 from memories.services.embedding_jobs import memories_embed
 from memories.user_indexes import user_indexes_refresh
@@ -171,6 +175,8 @@ def embeddings_rebuild(
         embedded = memories_reembed(batch_size=batch_size, on_progress=on_progress)
         on_phase("phase 3: building the HNSW indexes")
         built = embedding_indexes_build()
+        for dependent in embedding_column_dependents():  # e.g. the decay view: new vectors
+            dependent.refresh()
         _column_record_write(ColumnRecord(space=plan.target, complete=True))
         return RebuildResult(reset=bool(plan.reset_reason), embedded=embedded, indexes_built=built)
 
@@ -179,11 +185,17 @@ def embeddings_rebuild(
 def embeddings_reset(*, target: EmbeddingSpace) -> None:
     """Phase 1: every memory `pending` with no vector, the column at the target dimension,
     the target recorded; the HNSW indexes dropped, so that phase 2's writes do not maintain
-    graphs row by row (phase 3 builds them once, faster)."""
+    graphs row by row (phase 3 builds them once, faster). What other apps build on the column
+    (memories.hooks: reflection's decay view, which carries the traits' vectors) is dropped
+    first and created again at the end, from the column as it now is: a column a view depends
+    on cannot be dropped, and the view must not keep vectors of the old space."""
+    dependents = embedding_column_dependents()
     with connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL lock_timeout = '{RESET_LOCK_TIMEOUT}'")
         try:
             cursor.execute("LOCK TABLE memories IN ACCESS EXCLUSIVE MODE")
+            for dependent in dependents:  # waits, within the timeout, for its readers
+                dependent.drop()
         except OperationalError as error:
             raise Unavailable(
                 f"memories stayed locked for {RESET_LOCK_TIMEOUT} (a long query or an index "
@@ -207,6 +219,8 @@ def embeddings_reset(*, target: EmbeddingSpace) -> None:
             "UPDATE memories SET embedding = NULL, embedding_status = 'pending' "
             "WHERE embedding IS NOT NULL OR embedding_status <> 'pending'"
         )
+    for dependent in dependents:
+        dependent.create()
     _column_record_write(ColumnRecord(space=target, complete=False))
 
 
@@ -229,7 +243,9 @@ def memories_reembed(
         )
         if not ids:
             return embedded
-        embedded += memories_embed(memory_ids=ids)  # the provider runs outside a transaction
+        # The provider runs outside a transaction. Not confirmed as near duplicates: the
+        # memories were written before, and checked then.
+        embedded += memories_embed(memory_ids=ids, confirm_duplicates=False)
         done += len(ids)
         after = ids[-1]
         # Memories written during the rebuild can raise the count past the first estimate.
@@ -262,6 +278,13 @@ def embedding_indexes_build() -> list[str]:
         if running:
             built += user_indexes_refresh().built
     return built
+
+
+def embeddings_rebuild_unfinished() -> bool:
+    """Whether a rebuild reset the column and has not completed (running, or interrupted):
+    the memories `pending` meanwhile were written before it, not just now."""
+    _, recorded = _column_state()
+    return recorded is not None and not recorded.complete
 
 
 def _reset_reason(

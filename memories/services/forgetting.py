@@ -15,15 +15,21 @@ meanwhile:
 - messages lose the erased sentences ("[forgotten]");
 - links of forgotten memories are removed, and so is the evidence they gave traits, which are
   re-weighed or dissolved (the `memories_forgotten` signal; reflection answers it);
+- the memory graph forgets what they said (graph_forget): an edge that no memory left states
+  is deleted, the others drop the memories that no longer state them, and an entity left with
+  no edge and named by no memory left goes too (never the user's own);
 - a ForgetRequest records who asked, when, by which path, and the ids: never the topic.
 """
 
+import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import pgtrigger
 from django.db import transaction
-from django.db.models import F, Q, Value
+from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -33,6 +39,7 @@ from core.errors import Invalid, NotFound
 from core.validation import text_problem, user_id_problem, validated
 from memories.forgetting.plan import Asking, ForgetPlan, forget_plan, topic_vector
 from memories.forgetting.topics import Topic, topic_read
+from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.models import (
     ConversationMessage,
     EmbeddingStatus,
@@ -44,6 +51,7 @@ from memories.models import (
     MemoryLink,
     MemoryType,
 )
+from memories.sentences import HAN
 from memories.services.dedup import with_lexical_vectors
 from memories.services.embedding_jobs import embeddings_schedule
 from memories.services.rows import content_md5
@@ -201,6 +209,7 @@ def forget_apply(
         old_content=None, new_content=None, old_metadata=None, new_metadata=None
     )
     MemoryLink.objects.filter(Q(source_id__in=whole) | Q(target_id__in=whole)).delete()
+    graph_forget(user_id=plan.user_id, whole=whole, part=part)
     ConversationMessage.objects.bulk_update(
         [
             ConversationMessage(id=erasure.message.id, content=erasure.content_after)
@@ -226,3 +235,59 @@ def forget_apply(
         traits_reweighed=tuple(reweighed),
         traits_dissolved=tuple(dissolved),
     )
+
+
+def graph_forget(*, user_id: str, whole: list[uuid.UUID], part: Mapping[uuid.UUID, str]) -> None:
+    """The memory graph forgets what the memories forgotten `whole` (and those erased in
+    `part`: memory id → what stays of it) said: an edge none of whose memories still states
+    its value is deleted (the value said is gone); the others drop the memories that no longer
+    state it. An entity those deletions leave with no edge at all, as subject or object, is
+    deleted too, unless a memory left is about it; the user's own entity always stays."""
+    erased = [*whole, *part]
+    if not erased:
+        return
+    forgotten = set(whole)
+    gone, touched = [], set()
+    for edge in GraphEdge.objects.filter(
+        user_id=user_id, memory_ids__overlap=erased
+    ).select_related("object_node"):
+        value = edge_value(edge)
+        kept = [
+            memory_id
+            for memory_id in edge.memory_ids
+            if memory_id not in forgotten
+            and (memory_id not in part or says(part[memory_id], value))
+        ]
+        if not kept:
+            gone.append(edge.pk)
+            touched |= {edge.subject_id, edge.object_node_id} - {None}
+        elif kept != edge.memory_ids:
+            edge.memory_ids = kept  # the one column of an edge besides its end that may change
+            edge.save(update_fields=["memory_ids"])
+    named = Memory.objects.filter(user_id=user_id, forgotten_at__isnull=True).filter(
+        Q(subject_entity_id=OuterRef("pk")) | Q(object_entity_id=OuterRef("pk"))
+    )
+    with pgtrigger.ignore("memories.GraphEdge:graph_edges_no_delete"):
+        GraphEdge.objects.filter(pk__in=gone).delete()
+        linked = GraphEdge.objects.filter(Q(subject=OuterRef("pk")) | Q(object_node=OuterRef("pk")))
+        GraphNode.objects.filter(pk__in=touched).exclude(kind=EntityKind.USER).exclude(
+            Exists(linked)
+        ).exclude(Exists(named)).delete()
+
+
+def edge_value(edge: GraphEdge) -> str:
+    """What an edge says its subject has: the value, or the other entity's name (its role when
+    it has none)."""
+    if edge.object_node is None:
+        return edge.object_value
+    return edge.object_node.name or edge.object_node.role
+
+
+def says(content: str, value: str) -> bool:
+    """Whether `content` still names `value`: as a whole word (any case) in Latin script,
+    anywhere in Han (memories.graph.services.value_mentioned, in Python)."""
+    if not value.strip():
+        return False
+    if HAN.search(value):
+        return value.casefold() in content.casefold()
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", content, flags=re.IGNORECASE) is not None

@@ -29,13 +29,16 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
 
     Auxiliary rows are matched through the user's memory and session ids, so another user's
     rows are never touched even where contents look alike. The one official way past the
-    append-only history (and the audit trigger, which would log the deletions it is erasing).
+    append-only history and graph edges (and the audit trigger, which would log the deletions
+    it is erasing).
     """
     user_access_check(caller=caller, user_id=user_id, write=True)
     held = user_held(user_id=user_id)
     memory_ids = held.memory_ids
     with pgtrigger.ignore(
-        "memories.MemoryHistory:history_no_delete", "memories.Memory:memories_audit_delete"
+        "memories.MemoryHistory:history_no_delete",
+        "memories.Memory:memories_audit_delete",
+        "memories.GraphEdge:graph_edges_no_delete",
     ):
         counts = {}
         for _, rows in user_data_purged.send(sender=Memory, user_id=user_id, memory_ids=memory_ids):

@@ -350,12 +350,18 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
         else:
             existing[identity] = new[index] = memory
 
-    # UPDATE: a current memory this similar (lexically) is superseded by the new one, be it
-    # stored already or an earlier item of this batch.
+    # UPDATE: a current memory this similar (by words; by meaning too when the client sent the
+    # embedding: memories/services/dedup.py) is superseded by the new one, be it stored
+    # already or an earlier item of this batch.
     with_lexical_vectors(list(new.values()))
     candidates = [
         Candidate(
-            index, memory.user_id, memory.memory_type, memory.content_hash, memory.lexical_vector
+            index,
+            memory.user_id,
+            memory.memory_type,
+            memory.content_hash,
+            memory.lexical_vector,
+            embedding=memory.embedding,
         )
         for index, memory in new.items()
     ]

@@ -20,6 +20,7 @@ from core.access import Caller
 from evolution.api.operations import soul_propose_result, soul_rollback_result, soul_status_result
 from evolution.api.serializers import SoulProposalInput, SoulRollbackInput
 from memories.api import operations as memory_ops
+from memories.api.serializers.graph import UserEntitiesInput
 from memories.api.serializers.memories import (
     BulkReadInput,
     MemoryCreateInput,
@@ -271,6 +272,36 @@ TOOLS: dict[str, McpTool] = {
             input_schema=serializer_schema(MemoryLookupInput, LOOKUP),
             read_only=False,
             destructive=True,
+        ),
+        McpTool(
+            name="memory_entities",
+            title="An end user's entities",
+            description=(
+                "The end user's memory graph. Without `entity_id`: their entities (the user, "
+                "people, pets, places, organisations, things), each as id, kind, name, role, "
+                "aliases and created_at, in the order they became known, at most `limit` (the "
+                "first page of GET /users/{user_id}/entities/). With `entity_id`: that entity "
+                "with its edges, current and past, oldest first: `outgoing` (its attributes and "
+                "relations) and `incoming` (the entities relating to it), each as id, subject, "
+                "relation, object (the value, or the other entity {id, kind, name, role}), "
+                "valid_at, invalid_at (when it stopped holding), expired_at and memory_ids (the "
+                "memories stating it). `as_of` reads the graph as NeuroMem knew it then. Another "
+                "client's user, or an entity that is not the user's, is NOT_FOUND."
+            ),
+            operation=memory_ops.user_entities_result,
+            input_schema=serializer_schema(
+                UserEntitiesInput,
+                {
+                    "user_id": USER_ID,
+                    "limit": {
+                        "minimum": 1,
+                        "maximum": settings.API_MAX_PAGE_SIZE,
+                        "description": "How many entities at most "
+                        f"(1–{settings.API_MAX_PAGE_SIZE}); ignored with `entity_id`.",
+                    },
+                },
+            ),
+            read_only=True,
         ),
         McpTool(
             name="traits_get",

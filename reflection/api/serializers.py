@@ -71,12 +71,24 @@ class PromptContextInput(QueryInputSerializer):
     )
 
 
+class PromptAttributeOutput(serializers.Serializer):
+    """One current value of an attribute of the user or of an entity around them."""
+
+    entity = serializers.CharField(help_text='Whose: "the user", "Mark (the user\'s brother)".')
+    relation = serializers.CharField(help_text='The attribute or relation ("lives in", "brother").')
+    value = serializers.CharField(help_text="Its current value (or the other entity).")
+    valid_at = serializers.DateTimeField(help_text="Since when it holds.")
+
+
 class PromptContextOutput(serializers.Serializer):
     markdown = serializers.CharField(help_text="Empty when nothing fits or nothing is known.")
     language = serializers.ChoiceField(list(PROMPT_HEADINGS), help_text="The headings' language.")
     tokens = serializers.IntegerField(help_text="The block's estimated tokens.")
     trait_ids = serializers.ListField(child=serializers.UUIDField())
     fact_ids = serializers.ListField(child=serializers.UUIDField())
+    attributes = PromptAttributeOutput(
+        many=True, help_text="The current attributes the block holds, in its order."
+    )
 
 
 class TraitSummaryOutput(serializers.Serializer):

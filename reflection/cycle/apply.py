@@ -1,6 +1,5 @@
 """The cycle's plan written, in the caller's transaction."""
 
-from datetime import datetime
 from typing import Any
 
 from django.db.models import F
@@ -19,11 +18,15 @@ from memories.services.rows import memory_content_columns, memory_rows_insert
 from reflection.cycle.plan import CyclePlan
 from reflection.cycle.state import ACTOR, StaleTrait, TraitState
 from reflection.models import TraitEvidence
-from reflection.services.maintenance import traits_dissolve_weak, trends_expire
+from reflection.services.maintenance import (
+    traits_dissolve_weak,
+    traits_expire_dissolved,
+    trends_expire,
+)
 
 
-def _trait_columns(trait: TraitState, now: datetime) -> dict[str, Any]:
-    columns = {
+def _trait_columns(trait: TraitState) -> dict[str, Any]:
+    return {
         "content": trait.content,
         "trait_subtype": trait.subtype,
         "trait_stage": TraitStage.DISSOLVED if trait.dissolved else trait.stage,
@@ -39,9 +42,6 @@ def _trait_columns(trait: TraitState, now: datetime) -> dict[str, Any]:
         "trait_derived_from": trait.derived_from,
         "metadata": trait.metadata,
     }
-    if trait.dissolved:
-        columns["invalid_at"] = now
-    return columns
 
 
 def cycle_apply(plan: CyclePlan) -> None:
@@ -59,7 +59,7 @@ def cycle_apply(plan: CyclePlan) -> None:
                     valid_at=now,
                     created_at=now,
                     embedding_status=EmbeddingStatus.PENDING,
-                    **_trait_columns(trait, now),
+                    **_trait_columns(trait),
                 )
                 for trait in plan.traits
                 if trait.created and not trait.dissolved
@@ -73,7 +73,7 @@ def cycle_apply(plan: CyclePlan) -> None:
         for trait in plan.traits:
             if trait.created:
                 continue
-            columns = _trait_columns(trait, now) | new_wording.get(trait.id, {})
+            columns = _trait_columns(trait) | new_wording.get(trait.id, {})
             updated = (
                 Memory.objects.filter(
                     memory_type=MemoryType.TRAIT,
@@ -85,6 +85,10 @@ def cycle_apply(plan: CyclePlan) -> None:
             )
             if not updated:
                 raise StaleTrait(f"trait {trait.id} changed since the cycle read it")
+        # Dissolved, then expired (seed 002 §5.2), each logged: see traits_expire_dissolved.
+        traits_expire_dissolved(
+            trait_ids=[t.id for t in plan.traits if t.dissolved and not t.created], now=now
+        )
         TraitEvidence.objects.bulk_create(
             [
                 TraitEvidence(

@@ -3,11 +3,14 @@
 
 Every service is set-based SQL and idempotent: running it twice changes nothing more. Traits
 leave the lifecycle the way a veto dissolves them (reflection/services/traits.py): stage
-`dissolved`, `invalid_at` set, `version` + 1, the row kept, so the audit trigger logs a
-STAGE_CHANGE, here by the actor `reflection`.
+`dissolved`, `version` + 1, the row kept, then `expired_at` set (seed 002 §5.2), so the audit
+trigger logs a STAGE_CHANGE and a DELETE, here by the actor `reflection`.
 """
 
+import importlib
 import logging
+import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -18,8 +21,8 @@ from core.access import SYSTEM
 from core.db.actor import audit_actor
 from core.errors import DomainError
 from core.jobs import enqueue_on_commit
-from memories.models import TraitSubtype
-from memories.predicates import current_sql, latest_sql, trait_stage_sql
+from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
+from memories.predicates import current_sql, latest_q, latest_sql, trait_stage_sql
 from reflection.models import (
     ConsistencyCheck,
     ReflectionStatus,
@@ -36,19 +39,23 @@ VIEW = "mv_trait_decayed"
 TREND_ENDED_REASON = "trend window ended without reinforcement"
 # Beat asks for at most this many cycles a run (every 5 minutes): the most pressing first.
 DUE_USERS_PER_RUN = 1000
+# The decay view's definition: one, its migration's (as the rebuild creates it again).
+VIEW_SQL: str = importlib.import_module("reflection.migrations.0007_trait_view_embedding").VIEW_SQL
 
 # --- Decay view ------------------------------------------------------------------------------
 
 
 def trait_decay_rates_sync() -> None:
     """Make `trait_decay_rates` (read by the view) say what the lifecycle rules say: a row per
-    subtype, an unknown one at behavior's rate as `LifecycleRules.decay_lambda` has it."""
+    subtype, and the DEFAULT row for any other subtype or none, as
+    `LifecycleRules.decay_lambda` has them."""
     rules = lifecycle_rules()
     subtypes = dict.fromkeys([*TraitSubtype.values, *rules.decay_base])
     wanted = {
         subtype: (rules.decay_lambda(subtype, 0), float(rules.decay_spacing))
         for subtype in subtypes
     }
+    wanted[TraitDecayRate.DEFAULT] = (float(rules.decay_default), float(rules.decay_spacing))
     stored = {
         rate.trait_subtype: (rate.base_lambda, rate.spacing)
         for rate in TraitDecayRate.objects.all()
@@ -75,6 +82,20 @@ def trait_view_refresh_after_commit() -> None:
     enqueue_on_commit(REFRESH_TASK, [True])
 
 
+def trait_view_drop() -> None:
+    """Take the decay view down (in the caller's transaction): `manage.py embeddings_rebuild`
+    changes the `memories.embedding` column it depends on."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP MATERIALIZED VIEW IF EXISTS {VIEW}")
+
+
+def trait_view_create() -> None:
+    """Create the decay view (with its data and indexes) where it is missing, as its migration
+    defines it."""
+    with connection.cursor() as cursor:
+        cursor.execute(VIEW_SQL)
+
+
 def trait_view_refresh() -> int:
     """Write the rules' decay rates, then refresh `mv_trait_decayed` (CONCURRENTLY: readers
     never wait; it may run inside a transaction, where it holds the view's EXCLUSIVE lock,
@@ -98,11 +119,25 @@ class TrendExpiry:
     dissolved: int
 
 
+def traits_expire_dissolved(*, trait_ids: Collection[uuid.UUID], now: datetime) -> int:
+    """Expire traits just dissolved (seed 002 §5.2: a dissolved trait is `expired_at`), in a
+    statement of its own after the one that dissolved them: the audit trigger logs an UPDATE
+    that sets `expired_at` as a DELETE, before any stage change, so in one statement the history
+    would lose the STAGE_CHANGE. Answers how many."""
+    if not trait_ids:
+        return 0
+    return Memory.objects.filter(
+        latest_q(),
+        memory_type=MemoryType.TRAIT,
+        pk__in=list(trait_ids),
+        trait_stage=TraitStage.DISSOLVED,
+    ).update(expired_at=now)
+
+
 # Dissolving (as a veto does), with `metadata.dissolved` saying why; `%(reason)s` and `%(at)s`
-# are parameters, `{extra}` more jsonb_build_object arguments.
+# are parameters, `{extra}` more jsonb_build_object arguments. `traits_expire_dissolved` after.
 DISSOLVE_SET = """
     trait_stage = 'dissolved',
-    invalid_at = %(now)s,
     updated_at = %(now)s,
     version = t.version + 1,
     metadata = CASE WHEN jsonb_typeof(t.metadata) = 'object'
@@ -135,13 +170,15 @@ TRENDS_DISSOLVE_SQL = f"""
 UPDATE memories t SET {DISSOLVE_SET.format(extra="")}
 WHERE {ENDED_TRENDS}
   AND coalesce(t.trait_reinforcement_count, 0) < %(min_reinforcements)s
+RETURNING t.id
 """
 
 
 def trends_expire(*, now: datetime, user_id: str | None = None) -> TrendExpiry:
     """Trends whose window ended by `now` (of one user, or all): reinforced at least
     `trend_min_reinforcements` times → candidates at `candidate_initial_confidence`, window
-    cleared; the others dissolved. One transaction (nested in the caller's, if any)."""
+    cleared; the others dissolved and expired. One transaction (nested in the caller's, if
+    any)."""
     rules = lifecycle_rules()
     params = {
         "now": now,
@@ -156,8 +193,9 @@ def trends_expire(*, now: datetime, user_id: str | None = None) -> TrendExpiry:
         cursor.execute(TRENDS_PROMOTE_SQL.format(user=user), params)
         promoted = cursor.rowcount
         cursor.execute(TRENDS_DISSOLVE_SQL.format(user=user), params)
-        dissolved = cursor.rowcount
-    return TrendExpiry(promoted=promoted, dissolved=dissolved)
+        dissolved = [trait_id for (trait_id,) in cursor.fetchall()]
+        traits_expire_dissolved(trait_ids=dissolved, now=now)
+    return TrendExpiry(promoted=promoted, dissolved=len(dissolved))
 
 
 DISSOLVE_DECAYED_SET = DISSOLVE_SET.format(
@@ -180,13 +218,15 @@ WHERE t.memory_type = 'trait' AND t.id = d.id AND d.confidence < %(floor)s
   -- Re-checked on the row as it is when locked: a trait reinforced or vetoed while this
   -- statement waited for it (its version moved on) is left alone, not overwritten.
   AND t.version = d.version AND {current_sql("t")}
+RETURNING t.id
 """
 
 
 def traits_dissolve_weak(*, now: datetime, user_id: str | None = None) -> int:
     """Dissolve the current traits (of one user, or all) whose confidence, decayed until
-    `now`, is below `dissolve_below`; trends are left to their window. Computed from the
-    traits themselves, not the view (which may be up to a refresh old). Answers how many."""
+    `now`, is below `dissolve_below`, and expire them; trends are left to their window.
+    Computed from the traits themselves, not the view (which may be up to a refresh old).
+    Answers how many."""
     rules = lifecycle_rules()
     params = {
         "now": now,
@@ -199,7 +239,9 @@ def traits_dissolve_weak(*, now: datetime, user_id: str | None = None) -> int:
     user = "AND t.user_id = %(user_id)s" if user_id is not None else ""
     with audit_actor(ACTOR), connection.cursor() as cursor:
         cursor.execute(WEAK_TRAITS_DISSOLVE_SQL.format(user=user), params)
-        return cursor.rowcount
+        dissolved = [trait_id for (trait_id,) in cursor.fetchall()]
+        traits_expire_dissolved(trait_ids=dissolved, now=now)
+    return len(dissolved)
 
 
 # --- Consistency -----------------------------------------------------------------------------
@@ -270,6 +312,15 @@ CHECKS: dict[str, tuple[str, str]] = {
         """SELECT l.id::text, l.target_id::text, l.user_id
            FROM memory_links l
            WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.target_id)""",
+    ),
+    ConsistencyCheck.GRAPH_CONTRADICTION: (
+        "graph_edges",
+        f"""SELECT DISTINCT ON (e.id) e.id::text, o.id::text, e.user_id
+           FROM graph_edges e
+           JOIN graph_edges o ON o.subject_id = e.subject_id AND o.relation = e.relation
+                             AND o.id <> e.id AND o.single AND {current_sql("o")}
+           WHERE e.single AND {current_sql("e")}
+           ORDER BY e.id, o.id""",
     ),
 }
 

@@ -1,8 +1,9 @@
 """Writes to traits outside a reflection cycle: staff vetoes, and what forgetting takes away.
 
-A dissolved trait keeps its row, evidence and history: its stage becomes `dissolved` and
-`invalid_at` is set (it stopped being believed then, so it leaves current reads while "as of"
-an earlier instant still sees it). The audit trigger logs the change as STAGE_CHANGE.
+A dissolved trait keeps its row, evidence and history: its stage becomes `dissolved`, then
+`expired_at` is set (seed 002 §5.2: the service stopped holding it then, so it leaves current
+and latest reads while "as of" an earlier instant still sees it). The audit trigger logs a
+STAGE_CHANGE, then a DELETE (reflection/services/maintenance.py, `traits_expire_dissolved`).
 """
 
 import uuid
@@ -21,7 +22,10 @@ from memories.models import Memory, MemoryType, TraitStage
 from memories.signals import ForgottenEffect
 from reflection.models import EvidenceType, TraitEvidence
 from reflection.rules import lifecycle_rules
-from reflection.services.maintenance import trait_view_refresh_after_commit
+from reflection.services.maintenance import (
+    trait_view_refresh_after_commit,
+    traits_expire_dissolved,
+)
 
 # The audit log's actor for a staff decision on a trait (seed 002: system / reflection / user).
 VETO_ACTOR = "user"
@@ -59,7 +63,6 @@ def traits_veto(*, caller: Caller, trait_ids: Sequence[uuid.UUID], reason: str) 
                 memory_type=MemoryType.TRAIT, pk=trait_id, version=trait.version
             ).update(
                 trait_stage=TraitStage.DISSOLVED,
-                invalid_at=now,
                 updated_at=now,
                 metadata={**trait.metadata, "veto": veto},
                 version=F("version") + 1,
@@ -68,6 +71,7 @@ def traits_veto(*, caller: Caller, trait_ids: Sequence[uuid.UUID], reason: str) 
                 raise Conflict(
                     f"Trait '{trait_id}' changed while it was vetoed; try again.", field="version"
                 )
+        traits_expire_dissolved(trait_ids=ids, now=now)
         trait_view_refresh_after_commit()
         return list(Memory.objects.filter(memory_type=MemoryType.TRAIT, pk__in=ids))
 
@@ -117,7 +121,7 @@ def traits_after_forget(*, user_id: str, memory_ids: list[uuid.UUID]) -> Forgott
             trait_id=trait.id, evidence_type=EvidenceType.SUPPORTING
         ).exists()
         if not supported or (confidence is not None and confidence < rules.dissolve_below):
-            changes = {"trait_stage": TraitStage.DISSOLVED, "invalid_at": now}
+            changes = {"trait_stage": TraitStage.DISSOLVED}
             effect.dissolved.append(trait.id)
         else:
             stage = trait.trait_stage
@@ -132,6 +136,7 @@ def traits_after_forget(*, user_id: str, memory_ids: list[uuid.UUID]) -> Forgott
             updated_at=now,
             version=F("version") + 1,
         )
+    traits_expire_dissolved(trait_ids=effect.dissolved, now=now)
     if lost or Memory.objects.filter(memory_type=MemoryType.TRAIT, pk__in=forgotten).exists():
         trait_view_refresh_after_commit()  # the decay view holds the traits' text until then
     return effect

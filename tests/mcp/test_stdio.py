@@ -24,6 +24,7 @@ TOOLS = {
     "memory_recall",
     "memory_forget",
     "memory_delete",
+    "memory_entities",
     "traits_get",
     "soul_status",
     "soul_propose",
@@ -78,7 +79,7 @@ def test_it_lists_the_ten_tools_with_input_schemas(make_agent):
         assert tool.annotations.read_only_hint is (
             tool.name
             in {"memory_get", "memory_search", "bulk_read_memory", "memory_recall"}
-            | {"traits_get", "soul_status"}
+            | {"memory_entities", "traits_get", "soul_status"}
         )
     assert tools["memory_add"].input_schema["required"] == ["user_id", "content", "memory_type"]
     assert tools["memory_search"].input_schema["required"] == ["user_id", "q"]

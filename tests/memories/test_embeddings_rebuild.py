@@ -3,7 +3,8 @@
 
 Transactional tests: the command changes the column and builds indexes CONCURRENTLY, outside
 any transaction. The `hashing` provider stands in for a model (cheap, deterministic); the
-fixture puts the column back as the session's other tests expect it."""
+fixture puts the column back as the session's other tests expect it, and what depends on it
+(reflection's decay view, through memories.hooks, as the rebuild does)."""
 
 import importlib
 import io
@@ -20,10 +21,13 @@ from django.db.models import Count
 from core.access import Caller
 from core.db.locks import LockNamespace
 from memories.embeddings import HashingEmbeddingProvider, embedding_provider
+from memories.hooks import embedding_column_dependents
 from memories.models import Memory
 from memories.recall import RecallQuery, memories_recall
 from memories.services import content_md5, memories_embed
 from memories.user_indexes import NAME_PATTERN, user_index_name, user_indexes_refresh
+from reflection.models import TraitDecayed
+from reflection.services.maintenance import trait_view_refresh
 from tests.memories.scratch import server_url
 
 ALICE = "agent:alice"
@@ -80,9 +84,13 @@ def stored_dim(transactional_db, settings):
         for name in [name for (name,) in cursor.fetchall()] + list(hnsw_indexes()):
             cursor.execute(f'DROP INDEX IF EXISTS "{name}"')
         cursor.execute("TRUNCATE memories")
+        for dependent in embedding_column_dependents():
+            dependent.drop()
         cursor.execute(
             f"ALTER TABLE memories ALTER COLUMN embedding TYPE halfvec({dimensions}) USING NULL"
         )
+        for dependent in embedding_column_dependents():
+            dependent.create()
         cursor.execute(graphs_migration.hnsw_indexes_sql(ready_only=True))
         cursor.execute("COMMENT ON COLUMN memories.embedding IS NULL")
 
@@ -198,6 +206,69 @@ def test_rebuild_to_another_dimension_reembeds_every_memory_and_rebuilds_the_gra
     assert column_comment() == {"model_id": "hashing-64", "dimensions": 64, "complete": True}
 
 
+def view_embeddings() -> dict[str, list[float] | None]:
+    """The decay view's traits and their vectors."""
+    return {
+        content: None if vector is None else list(vector)
+        for content, vector in TraitDecayed.objects.values_list("content", "embedding")
+    }
+
+
+def view_embedding_column() -> tuple[str, str]:
+    """The view's embedding column type, and its graph's definition."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
+            " WHERE attrelid = 'mv_trait_decayed'::regclass AND attname = 'embedding'"
+        )
+        (column_type,) = cursor.fetchone()
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_mv_trait_embedding'")
+        (graph,) = cursor.fetchone()
+    return column_type, graph
+
+
+def test_a_rebuild_to_another_dimension_takes_the_decay_view_along(stored_dim, settings):
+    """The decay view carries `memories.embedding` (reflection migration 0007): the rebuild
+    drops it before changing the column, creates it after, and refreshes it at the end, so it
+    holds the new vectors, at the new dimension, with its graph."""
+    for content in ("Runs every morning", "Reads at night"):
+        Memory.objects.create(
+            user_id=ALICE,
+            memory_type="trait",
+            content=content,
+            content_hash=content_md5(content),
+            trait_subtype="behavior",
+            trait_stage="established",
+            trait_confidence=0.8,
+        )
+    remember(["Alice likes jazz"])
+    assert memories_embed(memory_ids=list(Memory.objects.values_list("id", flat=True))) == 2
+    trait_view_refresh()
+    assert all(len(vector) == stored_dim for vector in view_embeddings().values())
+
+    switch_dimension(settings, NEW_DIM)
+    output = rebuild("--batch-size", "2")
+
+    assert "Done: 3 memories embedded by hashing-64" in output
+    expected = HashingEmbeddingProvider(NEW_DIM)
+    stored = view_embeddings()
+    assert set(stored) == {"Runs every morning", "Reads at night"}
+    for content, vector in stored.items():
+        np.testing.assert_allclose(vector, expected.embed([content])[0], atol=2e-3)
+    assert view_embedding_column() == (
+        f"halfvec({NEW_DIM})",
+        "CREATE INDEX idx_mv_trait_embedding ON public.mv_trait_decayed USING hnsw "
+        "(embedding halfvec_cosine_ops) WITH (m='24', ef_construction='128')",
+    )
+    # Believed traits still come from it.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM mv_trait_decayed WHERE user_id = %s AND decayed_confidence > 0.7",
+            [ALICE],
+        )
+        assert cursor.fetchone() == (2,)
+
+
 def test_an_interrupted_rebuild_resumes_where_it_stopped_and_recall_answers_meanwhile(
     stored_dim, settings, monkeypatch
 ):
@@ -217,6 +288,8 @@ def test_an_interrupted_rebuild_resumes_where_it_stopped_and_recall_answers_mean
     assert statuses() == {"ready": 10, "pending": 12}
     assert column_dimensions() == NEW_DIM
     assert hnsw_indexes() == {}  # phase 3 not reached
+    # The decay view is there, at the new dimension, without vectors until the rebuild ends.
+    assert view_embedding_column()[0] == f"halfvec({NEW_DIM})"
     assert column_comment() == {"model_id": "hashing-64", "dimensions": 64, "complete": False}
     # Recall answers: the vector side from the memories ready, the text side from the rest.
     tea = recall("green tea every morning")[0]

@@ -3,6 +3,7 @@ slots and forget requests; which turns carry no content; how a turn reads as an 
 LLM extractor's request and how its answer is read."""
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -17,6 +18,7 @@ from memories.extraction import (
 )
 from memories.forgetting.asks import asks_to_forget
 from memories.forgetting.topics import topic_read
+from memories.statements import USER, Statement, Subject, message_read
 from tests.fake_openai import FakeOpenAIHandler, serving
 
 
@@ -278,3 +280,188 @@ def test_llm_answer_that_is_not_the_structure_is_an_error(llm):
     FakeLLM.answer_items = ["not an object"]
     with pytest.raises(ExtractionError):
         llm.extract("I live in Lisbon.")
+
+
+# --- Subjects and statements -----------------------------------------------------------------
+
+
+def remembered(text: str) -> list[Extraction]:
+    return [e for e in RuleBasedExtractor().extract(text) if e.action == "remember"]
+
+
+def test_a_message_about_two_brothers_gives_one_fact_each_linked_to_its_subject():
+    facts = remembered(
+        "My brother Mike is a doctor in Chicago. My brother Mark is a lawyer in New York."
+    )
+    assert [(f.content, f.subject, f.slot) for f in facts] == [
+        (
+            "The user's brother Mike is a doctor in Chicago",
+            Subject("Mike", "brother", "person"),
+            None,
+        ),
+        (
+            "The user's brother Mark is a lawyer in New York",
+            Subject("Mark", "brother", "person"),
+            None,
+        ),
+    ]
+    mark = facts[1]
+    assert Statement(mark.subject, "job", "a lawyer", single=True) in mark.statements
+    assert not any(s.subject.name == "Mike" for s in mark.statements)
+
+
+def test_the_users_sentence_is_a_user_fact_beside_the_wifes():
+    facts = remembered("I bought a Tesla Model 3 for commuting. My wife drives a Toyota Camry.")
+    assert [(f.content, f.subject.role, f.slot) for f in facts] == [
+        ("The user bought a Tesla Model 3 for commuting", "", None),
+        ("The user's wife drives a Toyota Camry", "wife", None),
+    ]
+    assert [s.value for s in facts[0].statements] == ["Tesla Model 3"]
+    assert [s.value for s in facts[1].statements] == ["Toyota Camry"]
+
+
+def test_a_rule_fact_carries_the_value_it_states():
+    (fact,) = remembered("I moved to Austin last month.")
+    assert (fact.content, fact.slot, fact.subject) == (
+        "The user lives in Austin",
+        "profile:home_city",
+        USER,
+    )
+    assert [(s.attribute, s.value, s.single) for s in fact.statements] == [
+        ("lives in", "Austin", True)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Rust is now my favorite language.",
+            ("Rust is now the user's favorite language", "profile:favorite_language"),
+        ),
+        ("I'm no longer vegetarian.", ("The user is no longer vegetarian", "profile:diet")),
+        (
+            "I'm all settled in Denver now.",
+            ("The user is all settled in Denver now", "profile:home_city"),
+        ),
+        (
+            "I've officially started at Anthropic now.",
+            ("The user has officially started at Anthropic now", "profile:job"),
+        ),
+        (
+            "Actually I got a new phone number. It's 555-0202 now.",
+            ("The user got a new phone number. It's 555-0202 now", "profile:phone"),
+        ),
+        ("I speak Spanish fluently.", ("The user speaks Spanish fluently", None)),
+        ("我不再吃素了", ("用户不再吃素了", "profile:diet")),
+    ],
+)
+def test_a_value_no_rule_wrote_is_a_fact_of_its_own(text, expected):
+    (fact,) = remembered(text)
+    assert (fact.content, fact.slot) == expected
+    assert fact.statements and fact.subject == USER
+
+
+def test_an_end_said_before_the_new_value_keeps_no_slot():
+    facts = remembered("Finished Dune too! Just started '1984' by George Orwell today.")
+    assert [(f.content, f.slot) for f in facts] == [
+        ("The user finished Dune too", None),
+        ("The user just started '1984' by George Orwell today", "profile:reading"),
+    ]
+    assert facts[0].statements[0].ended
+
+
+def test_a_user_fact_repeating_a_rule_fact_is_written_once():
+    facts = remembered("I live in Denver. My brother Mark lives in Boston.")
+    assert [(f.content, f.slot) for f in facts] == [
+        ("The user lives in Denver", "profile:home_city"),
+        ("The user's brother Mark lives in Boston", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My brother Mike is a doctor in Chicago. My brother Mark is a lawyer in New York.",
+        "I have two cats. Whiskers is a tabby and is 3 years old. Mittens is a black cat and is "
+        "7 years old.",
+        "I speak Spanish fluently and I'm learning Mandarin. My wife speaks French fluently and "
+        "is learning Japanese.",
+        "Sadly, Max passed away last month. But we just adopted a new puppy — a labrador named "
+        "Luna.",
+        "I live in Shanghai with my wife and daughter. My name is Marcus and I work at Google.",
+        "I'm an engineer at Acme Corp in Berlin. My sister Anna is a nurse. She lives in Paris.",
+        "我哥哥马克是纽约的律师。我住在杭州，在阿里巴巴上班。",
+        "我养了一只柴犬叫芝麻，两岁。我老婆开丰田。",
+        "I moved to Austin and my wife Ana works at Dell.",
+        "Rust is now my favorite language. I'm no longer vegetarian. My dog's name is Rex.",
+    ],
+)
+def test_every_value_read_is_carried_by_exactly_one_fact(text):
+    carried = Counter(
+        (s.subject, s.attribute, s.value, s.ended) for e in remembered(text) for s in e.statements
+    )
+    read = Counter(
+        (s.subject, s.attribute, s.value, s.ended) for s in message_read(text).statements
+    )
+    assert carried == read and read
+    contents = [e.content for e in remembered(text)]
+    assert len(contents) == len(set(contents))
+
+
+def test_a_forget_request_is_not_read_for_values():
+    extractions = RuleBasedExtractor().extract(
+        "Please forget my address. My wife Ana works at Dell."
+    )
+    assert [e.action for e in extractions] == ["forget", "remember"]
+    assert extractions[1].subject == Subject("Ana", "wife", "person")
+
+
+def test_llm_prompt_asks_for_one_item_a_subject_with_statements(llm):
+    FakeLLM.answer_items = []
+    llm.extract("My brother Mark is a lawyer.")
+    prompt = FakeLLM.requests[0]["messages"][0]["content"]
+    assert '"subject": {"name"' in prompt and '"statements": [{"attribute"' in prompt
+    assert "two" in prompt and "The user's brother Mark is a" in prompt
+    assert '"ended"' in prompt and '"single"' in prompt
+
+
+def test_llm_subjects_and_statements_are_read_and_garbage_is_dropped(llm):
+    FakeLLM.answer_items = [
+        {
+            "action": "remember",
+            "content": "The user's brother Mark is a lawyer in New York",
+            "slot": "profile:job",  # another subject's fact holds no slot of the user's
+            "subject": {"name": "Mark", "role": "brother", "kind": "person"},
+            "statements": [
+                {"attribute": "Occupation", "value": "a lawyer", "single": True},
+                {"attribute": "based in", "value": "New York"},
+                {"attribute": "", "value": "x"},  # no attribute: dropped
+                {"attribute": "car"},  # no value, not ended: dropped
+                "not a statement",
+            ],
+        },
+        {
+            "action": "remember",
+            "content": "The user is no longer vegetarian",
+            "slot": "profile:diet",
+            "statements": [{"attribute": "diet", "value": "vegetarian", "ended": True}],
+        },
+        {
+            "action": "remember",
+            "content": "The user's cat Luna is 2",
+            "subject": {"name": "Luna", "role": "cat", "kind": "alien"},  # unknown kind
+            "statements": {"attribute": "age"},  # not a list
+        },
+        {"action": "remember", "content": "The user likes tea", "subject": "me"},  # not an object
+    ]
+    mark, diet, luna, tea = llm.extract("…")
+    assert (mark.subject, mark.slot) == (Subject("Mark", "brother", "person"), None)
+    assert [(s.attribute, s.value, s.single) for s in mark.statements] == [
+        ("job", "a lawyer", True),
+        ("lives in", "New York", True),
+    ]
+    assert (diet.subject, diet.slot) == (USER, "profile:diet")
+    assert diet.statements == (Statement(USER, "diet", "vegetarian", single=True, ended=True),)
+    assert (luna.subject, luna.statements) == (Subject("Luna", "cat", "person"), ())
+    assert tea.subject == USER

@@ -32,8 +32,11 @@ def say(agent, session: str, content: str, role: str = "user") -> dict:
     return response.json()["data"]
 
 
-def held() -> list[str]:
-    return sorted(Memory.objects.current().filter(user_id=USER).values_list("content", flat=True))
+def held(memory_type: str | None = None) -> list[str]:
+    current = Memory.objects.current().filter(user_id=USER)
+    if memory_type:
+        current = current.filter(memory_type=memory_type)
+    return sorted(current.values_list("content", flat=True))
 
 
 def messages() -> list[str]:
@@ -51,7 +54,9 @@ def test_that_points_back_to_the_turn_just_said(agent, session):
     answer = say(agent, session, "Actually, don't keep that.")
     (forget,) = answer["forget"]
     assert [m["erased"] for m in forget["memories"]] == ["whole"]
-    assert held() == ["User: My dog Biscuit loves the beach."]
+    # What stays is about the dog: the turn, and the fact about the dog it gave.
+    assert held("episodic") == ["User: My dog Biscuit loves the beach."]
+    assert held("fact") == ["The user's dog Biscuit loves the beach"]
     assert messages() == [
         "My dog Biscuit loves the beach.",
         "[forgotten]",
@@ -80,7 +85,8 @@ def test_a_request_and_its_restatement_make_one_request(agent, session):
 def test_a_turn_that_said_two_things_keeps_the_other(agent, session):
     say(agent, session, "I see a therapist every Tuesday for my anxiety. I also play chess.")
     say(agent, session, "Remove the part about my therapy sessions.")
-    (episode,) = Memory.objects.current().filter(user_id=USER)
+    (episode,) = Memory.objects.current().filter(user_id=USER, memory_type="episodic")
+    assert held("fact") == ["The user also plays chess"]
     assert episode.content == "User: I also play chess."
     assert episode.embedding_status == EmbeddingStatus.PENDING  # embedded again, without it
     assert messages()[0] == "[forgotten] I also play chess."
@@ -107,7 +113,12 @@ def test_chinese_requests_and_whose_it_is(agent, session):
     say(agent, session, "我自己上个月拔了智齿，现在还有点疼。")
     say(agent, session, "请把我的住址从你的记忆里清除掉。")
     say(agent, session, "把我的病情都忘掉。")
-    assert held() == ["用户：我姐姐下周要做手术。", "用户：我朋友小李的公司在中关村大街1号。"]
+    # Whose it is: the sister's surgery and the friend's office stay, turns and facts.
+    assert held("episodic") == [
+        "用户：我姐姐下周要做手术。",
+        "用户：我朋友小李的公司在中关村大街1号。",
+    ]
+    assert held("fact") == ["用户的姐姐下周要做手术", "用户的朋友小李的公司在中关村大街1号"]
 
 
 def test_chinese_topic_first_and_the_assistants_echo(agent, session):

@@ -176,9 +176,10 @@ def test_corrections_supersede_the_slots_value(agent, session, first, correction
     assert written(data["memories"])[0] == ("UPDATE", "fact", expected)
     assert facts() == [expected]
     assert Memory.objects.get(content=old).superseded_by == Memory.objects.get(content=expected).id
-    # The user's own words stay, as episodes.
-    assert len(episodes()) == 2
-    assert episodes()[1] in (f"User: {correction}", f"用户：{correction}")
+    # The user's own words stay, as episodes; one that stated the replaced value is no longer
+    # current (docs/graph.md), yet kept for time travel.
+    assert Memory.objects.filter(user_id="agent:alice", memory_type="episodic").count() == 2
+    assert episodes()[-1] in (f"User: {correction}", f"用户：{correction}")
 
 
 def test_a_change_of_one_detail_keeps_the_others(agent, session):

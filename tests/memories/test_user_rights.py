@@ -30,6 +30,8 @@ TABLES = [
     "reflection_cycles",
     "consistency_issues",
     "forget_requests",
+    "graph_edges",
+    "graph_nodes",
 ]
 
 
@@ -96,7 +98,10 @@ def test_export_holds_everything(agent):
     # Berlin and Austin (facts and the two turns as episodes), trait, episode + its new version
     assert len(data["memories"]) == 7
     assert {m["state"] for m in data["memories"]} == {"cold", "deleted"}
-    assert len(data["history"]) == 9
+    # ... and the Berlin turn, no longer current once the user moved (docs/graph.md)
+    assert len(data["history"]) == 10
+    # The graph: the user, Berlin and Austin; lives in Berlin (closed), lives in Austin.
+    assert len(data["entities"]) == 3 and len(data["edges"]) == 2
     assert len(data["evidence"]) == 1 and len(data["cycles"]) == 1
     assert len(data["sessions"]) == 1 and len(data["messages"]) == 2
     assert len(data["sources"]) == 4
@@ -118,7 +123,7 @@ def test_purge_removes_every_row_of_one_user_and_no_other(agent):
     }
     assert deleted == {
         "memories": 7,
-        "memory_history": 9,
+        "memory_history": 10,
         "memory_sources": 4,
         "memory_links": 1,
         "trait_evidence": 1,
@@ -127,6 +132,8 @@ def test_purge_removes_every_row_of_one_user_and_no_other(agent):
         "reflection_cycles": 1,
         "consistency_issues": 1,
         "forget_requests": 1,
+        "graph_edges": 2,
+        "graph_nodes": 3,
         "django_admin_log_redacted": 0,
     }
     assert not Memory.objects.filter(user_id="agent:1").exists()
@@ -134,7 +141,7 @@ def test_purge_removes_every_row_of_one_user_and_no_other(agent):
     for survivor in ("agent:10", "agent:2"):
         assert Memory.objects.filter(user_id=survivor).count() == 7
         ids = Memory.objects.filter(user_id=survivor).values_list("id", flat=True)
-        assert MemoryHistory.objects.filter(memory_id__in=ids).count() == 9
+        assert MemoryHistory.objects.filter(memory_id__in=ids).count() == 10
         assert MemorySource.objects.filter(memory_id__in=ids).count() == 4
         assert ConversationMessage.objects.filter(user_id=survivor).count() == 2
 

@@ -1,9 +1,12 @@
 """The write path's services (seed 001 TC-W01–W10, seed 002 §5.3–§5.5) and the audit log."""
 
 import hashlib
+import json
 import threading
 
+import numpy as np
 import pytest
+from django.conf import settings
 from django.db import connection, connections, transaction
 
 from core.access import SYSTEM, Caller
@@ -436,3 +439,134 @@ def test_the_services_refuse_text_postgresql_cannot_store_whoever_calls():
     assert error.value.field == "key"
     memory.refresh_from_db()
     assert (memory.version, memory.metadata) == (1, {})
+
+
+# --- Near duplicates by meaning (seed 002 §5.4; memories/services/dedup.py) -----------------
+
+DRINK = "The user's favourite drink is green tea"
+DRINK_AGAIN = "Green tea is what the user likes to drink best"
+PET = "The user has two cats called Miso and Tofu"
+
+
+def direction(*weights: float) -> list[float]:
+    """A unit vector of EMBEDDING_DIM dimensions with these first components."""
+    vector = np.zeros(settings.EMBEDDING_DIM)
+    vector[: len(weights)] = weights
+    return list(vector / np.linalg.norm(vector))
+
+
+# Cosine 0.99 with DRINK's; orthogonal to both.
+MEANINGS = {DRINK: direction(1.0), DRINK_AGAIN: direction(0.99, 0.141), PET: direction(0, 0, 1)}
+
+
+class MeaningProvider:
+    """Stands in for the model: the embeddings above, so the test says which texts mean the
+    same (their words differ: lexically they are far below DEDUP_SIMILARITY)."""
+
+    model_id = "meanings"
+
+    def __init__(self, dimensions: int) -> None:
+        self.dimensions = dimensions
+        self.embedded: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.embedded += texts
+        return np.asarray([MEANINGS[text] for text in texts], dtype=np.float32)
+
+
+@pytest.fixture
+def meanings(monkeypatch, settings) -> MeaningProvider:
+    provider = MeaningProvider(settings.EMBEDDING_DIM)
+    monkeypatch.setattr("memories.services.embedding_jobs.embedding_provider", lambda: provider)
+    return provider
+
+
+def test_the_words_alone_do_not_make_these_near_duplicates():
+    vectors = dedup.lexical_provider().embed([DRINK, DRINK_AGAIN])
+    assert float(vectors[0] @ vectors[1]) < settings.DEDUP_SIMILARITY  # 0.82
+
+
+def test_a_client_embedding_is_compared_by_meaning_inside_the_write():
+    first = add(DRINK, embedding=MEANINGS[DRINK]).memory
+    other = add(PET, embedding=MEANINGS[PET]).memory
+    result = add(DRINK_AGAIN, embedding=MEANINGS[DRINK_AGAIN])
+    assert (result.operation, result.superseded.id) == (Operation.UPDATE, first.id)
+    assert result.memory.version == 2
+    other.refresh_from_db()
+    assert other.expired_at is None
+    # Without an embedding, the write compares words only: an ADD (the worker will look).
+    assert add(DRINK, user_id="u2").operation == Operation.ADD
+    assert add(DRINK_AGAIN, user_id="u2").operation == Operation.ADD
+
+
+def test_client_embeddings_in_one_batch_are_compared_by_meaning():
+    results = memory_add_many(
+        items=[
+            MemoryInput(user_id="u1", content=text, memory_type="fact", embedding=MEANINGS[text])
+            for text in (DRINK, PET, DRINK_AGAIN)
+        ],
+        caller=SYSTEM,
+    )
+    assert [r.operation for r in results] == [Operation.ADD, Operation.ADD, Operation.UPDATE]
+    assert results[2].superseded.id == results[0].memory.id
+
+
+def test_the_worker_confirms_by_meaning_the_later_superseding_the_earlier(meanings):
+    first = add(DRINK, key="drink").memory
+    pet = add(PET).memory
+    second = add(DRINK_AGAIN)
+    assert second.operation == Operation.ADD  # the write cannot know the meaning yet
+    # Embedded in the order the tasks happen to run: the later first, finding nothing ready.
+    assert memories_embed(memory_ids=[second.memory.id]) == 1
+    assert Memory.objects.current().filter(user_id="u1").count() == 3
+    assert memories_embed(memory_ids=[first.id, pet.id]) == 2
+
+    rows = {row.id: row for row in Memory.objects.filter(user_id="u1")}
+    earlier, later = rows[first.id], rows[second.memory.id]
+    assert (earlier.superseded_by, earlier.expired_at is not None) == (later.id, True)
+    # The later is the next version and keeps the key the earlier held.
+    assert (later.expired_at, later.version, later.key) == (None, 2, "drink")
+    assert rows[pet.id].expired_at is None
+    assert history(earlier) == [("ADD", "test"), ("SUPERSEDE", "system")]
+    assert history(later) == [("ADD", "test"), ("UPDATE", "system")]  # the key moved
+    # Running the task again changes nothing.
+    assert memories_embed(memory_ids=[first.id, second.memory.id, pet.id]) == 0
+
+
+def test_the_worker_leaves_a_restatement_under_another_key_and_traits_alone(meanings):
+    keyed = add(DRINK, key="drink").memory
+    other_key = add(DRINK_AGAIN, key="beverage").memory
+    trait = add(DRINK, memory_type="trait").memory
+    trait_again = add(DRINK_AGAIN, memory_type="trait").memory
+    ids = [keyed.id, other_key.id, trait.id, trait_again.id]
+    assert memories_embed(memory_ids=ids) == 4
+    assert Memory.objects.current().filter(pk__in=ids).count() == 4
+
+
+def test_a_rebuild_and_the_hashing_provider_confirm_nothing(meanings, settings):
+    first, second = add(DRINK).memory, add(DRINK_AGAIN).memory
+    # A rebuild re-embeds memories written before: not confirmed.
+    memories_embed(memory_ids=[first.id, second.id], confirm_duplicates=False)
+    assert Memory.objects.current().filter(user_id="u1").count() == 2
+    # ... nor while one is unfinished (its reset left them pending), however they reach the
+    # worker (beat's requeue).
+    third = add(DRINK_AGAIN + ".").memory
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "COMMENT ON COLUMN memories.embedding IS %s",
+            [json.dumps({"model_id": "meanings", "dimensions": 1, "complete": False})],
+        )
+    MEANINGS[third.content] = MEANINGS[DRINK_AGAIN]
+    try:
+        assert memories_embed(memory_ids=[third.id]) == 1
+        assert Memory.objects.current().filter(user_id="u1").count() == 2  # third: lexical UPDATE
+        # The hashing provider's vectors are lexical, as the write compared already.
+        with connection.cursor() as cursor:
+            cursor.execute("COMMENT ON COLUMN memories.embedding IS NULL")
+        settings.EMBEDDING_PROVIDER = "hashing"
+        fourth = add(DRINK, user_id="u2").memory
+        fifth = add(DRINK_AGAIN, user_id="u2").memory
+        assert memories_embed(memory_ids=[fourth.id, fifth.id]) == 2
+        assert Memory.objects.current().filter(user_id="u2").count() == 2
+    finally:
+        del MEANINGS[third.content]

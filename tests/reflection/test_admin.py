@@ -169,7 +169,7 @@ def test_single_veto_dissolves_and_records_who_and_why(admin_client, admin_user)
     assert any("Vetoed 1 trait" in message for message in messages_of(response))
     trait.refresh_from_db()
     assert trait.trait_stage == "dissolved"
-    assert trait.invalid_at is not None
+    assert trait.expired_at is not None and trait.invalid_at is None
     assert trait.metadata["veto"]["by"] == f"staff:{admin_user.get_username()}"
     assert trait.metadata["veto"]["reason"] == "Wrong inference"
     change = MemoryHistory.objects.get(memory_id=trait.pk, event="STAGE_CHANGE")
@@ -208,7 +208,7 @@ def test_bulk_veto_asks_for_a_reason_then_dissolves_both(admin_client):
     assert done.status_code == 302
     for trait in (first, second):
         trait.refresh_from_db()
-        assert trait.trait_stage == "dissolved" and trait.invalid_at is not None
+        assert trait.trait_stage == "dissolved" and trait.expired_at is not None
         assert trait.metadata["veto"]["reason"] == "Duplicates"
     assert LogEntry.objects.count() == 2
 

@@ -238,10 +238,14 @@ def test_full_lifecycle_trend_to_core_and_dissolved():
     assert (trend.trait_stage, trend.trait_confidence) == ("candidate", pytest.approx(0.3))
     assert trend.trait_window_end is None and trend.trait_derived_from == "trend_promotion"
     lonely.refresh_from_db()
-    assert lonely.trait_stage == "dissolved" and lonely.invalid_at is not None
-    assert MemoryHistory.objects.filter(
-        memory_id=lonely.id, event="STAGE_CHANGE", actor="reflection"
-    ).exists()
+    # Dissolved and expired (seed 002 §5.2), not invalidated: both changes in the history.
+    assert lonely.trait_stage == "dissolved" and lonely.expired_at is not None
+    assert lonely.invalid_at is None
+    assert list(
+        MemoryHistory.objects.filter(memory_id=lonely.id, actor="reflection")
+        .order_by("created_at", "id")
+        .values_list("event", flat=True)
+    ) == ["STAGE_CHANGE", "DELETE"]
 
     runs.refresh_from_db()
     jogs.refresh_from_db()
@@ -496,7 +500,8 @@ def test_one_trait_lives_from_trend_to_core_and_is_dissolved(monkeypatch):
     )
     cycle = observe()
     assert cycle.traits_dissolved == 1
-    assert trait.trait_stage == "dissolved" and trait.invalid_at is not None
+    assert trait.trait_stage == "dissolved" and trait.expired_at is not None
+    assert trait.invalid_at is None
     stage_changes = MemoryHistory.objects.filter(memory_id=trait.id, event="STAGE_CHANGE")
     # trend→candidate, candidate→emerging, emerging→core, core→established, →dissolved
     assert stage_changes.count() == 5

@@ -7,9 +7,11 @@ import math
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
+from pgvector.django import CosineDistance
 
 from memories.models import (
     ConversationMessage,
@@ -38,6 +40,7 @@ from reflection.services.maintenance import (
     traits_dissolve_weak,
     trends_expire,
 )
+from reflection.services.traits import traits_after_forget
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -86,6 +89,16 @@ def stage_changes(memory: Memory) -> list[tuple[str, str]]:
     )
 
 
+def changes(memory: Memory) -> list[tuple[str, str]]:
+    """The history after the memory was added."""
+    return list(
+        MemoryHistory.objects.filter(memory_id=memory.id)
+        .exclude(event=HistoryEvent.ADD)
+        .order_by("created_at", "id")
+        .values_list("event", "actor")
+    )
+
+
 # --- Trends ----------------------------------------------------------------------------------
 
 
@@ -120,17 +133,34 @@ def test_a_promoted_trend_keeps_its_last_reinforcement():
     assert reload(trend).trait_last_reinforced == NOW - 5 * DAY
 
 
-def test_an_unreinforced_trend_at_its_window_end_is_dissolved():
+def test_an_unreinforced_trend_at_its_window_end_is_dissolved_and_expired():
     trend = make_trend(1, NOW - DAY)
     assert trends_expire(now=NOW) == TrendExpiry(promoted=0, dissolved=1)
     trait = reload(trend)
-    assert (trait.trait_stage, trait.invalid_at, trait.expired_at) == ("dissolved", NOW, None)
+    # Seed 002 §5.2: trait_stage = 'dissolved', expired_at = NOW(); not invalidated.
+    assert (trait.trait_stage, trait.expired_at, trait.invalid_at) == ("dissolved", NOW, None)
     assert trait.version == 2
     assert trait.metadata["dissolved"] == {
         "reason": "trend window ended without reinforcement",
         "at": NOW.isoformat(),
     }
-    assert stage_changes(trait) == [("STAGE_CHANGE", "reflection")]
+    # The stage change and the expiry, each in the history.
+    assert changes(trait) == [("STAGE_CHANGE", "reflection"), ("DELETE", "reflection")]
+    assert not Memory.objects.current().filter(pk=trait.pk).exists()
+
+
+def test_a_trait_dissolved_by_a_forget_is_expired_too():
+    fact = make_fact(content="I run every morning")
+    trait = make_trait(content="Runs every morning")
+    TraitEvidence.objects.create(
+        trait_id=trait.id, memory_id=fact.id, evidence_type="supporting", quality="B"
+    )
+    effect = traits_after_forget(user_id="u1", memory_ids=[fact.id])
+    assert effect.dissolved == [trait.id]
+    dissolved = reload(trait)
+    assert dissolved.trait_stage == "dissolved"
+    assert dissolved.expired_at is not None and dissolved.invalid_at is None
+    assert [event for event, _ in changes(dissolved)] == ["STAGE_CHANGE", "DELETE"]
 
 
 def test_a_trend_whose_window_has_not_ended_stays():
@@ -188,8 +218,15 @@ def weak_candidates() -> dict[str, Memory]:
         "spaced_800d": make_trait(
             trait_reinforcement_count=10, trait_last_reinforced=NOW - 800 * DAY
         ),
-        # No subtype: behavior's rate; never reinforced: decays from its creation.
+        # No subtype: seed 002 §5.1's ELSE rate, 0.003; never reinforced: decays from its
+        # creation. 500 days → 0.4·e^(−1.5) = 0.0893, above 0.05 (as a behavior: dissolved).
         "no_subtype_500d": make_trait(trait_subtype=None, created_at=NOW - 500 * DAY),
+        # An unknown subtype, the same: 1000 days → 0.4·e^(−3) = 0.0199.
+        "habit_1000d": make_trait(trait_subtype="habit", trait_last_reinforced=NOW - 1000 * DAY),
+        # ... 700 days → 0.4·e^(−2.1) = 0.0490 (0.4·e^(−3.5) = 0.0121 as a behavior).
+        "habit_700d": make_trait(trait_subtype="habit", trait_last_reinforced=NOW - 700 * DAY),
+        # ... 600 days → 0.4·e^(−1.8) = 0.0661: kept.
+        "habit_600d": make_trait(trait_subtype="habit", trait_last_reinforced=NOW - 600 * DAY),
         # Trends are left to their window, dissolved traits are done.
         "trend": make_trait(
             trait_stage="trend", trait_confidence=0.01, trait_last_reinforced=NOW - 1000 * DAY
@@ -200,26 +237,33 @@ def weak_candidates() -> dict[str, Memory]:
     }
 
 
-def test_traits_decayed_below_the_floor_are_dissolved():
+def test_traits_decayed_below_the_floor_are_dissolved_and_expired():
     traits = weak_candidates()
-    assert traits_dissolve_weak(now=NOW) == 3
+    assert traits_dissolve_weak(now=NOW) == 4
     stages = {name: reload(trait).trait_stage for name, trait in traits.items()}
     assert stages == {
         "behavior_400d": "emerging",
         "behavior_500d": "dissolved",
         "core_1000d": "dissolved",
         "spaced_800d": "emerging",
-        "no_subtype_500d": "dissolved",
+        "no_subtype_500d": "emerging",
+        "habit_1000d": "dissolved",
+        "habit_700d": "dissolved",
+        "habit_600d": "emerging",
         "trend": "trend",
         "dissolved": "dissolved",
     }
     core = reload(traits["core_1000d"])
-    assert (core.invalid_at, core.expired_at, core.version) == (NOW, None, 2)
+    assert (core.expired_at, core.invalid_at, core.version) == (NOW, None, 2)
     dissolved = core.metadata["dissolved"]
     assert (dissolved["reason"], dissolved["at"]) == ("decayed below 0.05", NOW.isoformat())
     assert dissolved["decayed_confidence"] == pytest.approx(0.1 * math.exp(-1), abs=1e-6)
-    assert stage_changes(core) == [("STAGE_CHANGE", "reflection")]
-    assert stage_changes(traits["behavior_400d"]) == []
+    assert changes(core) == [("STAGE_CHANGE", "reflection"), ("DELETE", "reflection")]
+    assert reload(traits["habit_700d"]).metadata["dissolved"][
+        "decayed_confidence"
+    ] == pytest.approx(0.4 * math.exp(-0.003 * 700), abs=1e-6)
+    assert changes(traits["behavior_400d"]) == []
+    assert reload(traits["behavior_400d"]).expired_at is None
 
 
 def test_dissolving_weak_traits_twice_changes_nothing_more():
@@ -235,7 +279,7 @@ def test_dissolving_weak_traits_twice_changes_nothing_more():
 def test_weak_traits_follow_the_configured_rules(trait_rules):
     traits = weak_candidates()
     trait_rules({"dissolve_below": 0.06})  # 0.0541 is now below the floor
-    assert traits_dissolve_weak(now=NOW, user_id="u1") == 5
+    assert traits_dissolve_weak(now=NOW, user_id="u1") == 6
     assert reload(traits["spaced_800d"]).metadata["dissolved"]["reason"] == "decayed below 0.06"
     trait_rules({"decay_base": {"behavior": 0.0001, "preference": 0.002, "core": 0.001}})
     slow = make_trait(trait_last_reinforced=NOW - 1000 * DAY)  # 0.4·e^(−0.1)
@@ -276,6 +320,55 @@ def test_the_refreshed_view_decays_with_the_rules():
     assert row.raw_confidence == pytest.approx(0.8, abs=1e-6)
 
 
+def test_the_view_decays_any_other_subtype_or_none_at_the_seeds_else_rate(trait_rules):
+    reinforced = timezone.now() - 100 * DAY
+    unknown = make_trait(
+        trait_subtype="habit", trait_confidence=0.8, trait_last_reinforced=reinforced
+    )
+    untyped = make_trait(trait_subtype=None, trait_confidence=0.8, trait_last_reinforced=reinforced)
+    assert trait_view_refresh() == 2
+    for trait in (unknown, untyped):
+        row = TraitDecayed.objects.get(pk=trait.pk)
+        days = (row.computed_at - reinforced).total_seconds() / 86400
+        # Seed 002 §5.1: CASE … ELSE 0.003.
+        assert row.decayed_confidence == pytest.approx(
+            row.raw_confidence * math.exp(-0.003 * days), rel=1e-6
+        )
+    trait_rules({"decay_default": 0.01})  # the rules' default reaches the view too
+    trait_view_refresh()
+    row = TraitDecayed.objects.get(pk=unknown.pk)
+    days = (row.computed_at - reinforced).total_seconds() / 86400
+    assert row.decayed_confidence == pytest.approx(
+        row.raw_confidence * math.exp(-0.01 * days), rel=1e-6
+    )
+
+
+def test_the_view_carries_the_embedding_with_the_seeds_graph(settings):
+    dimensions = settings.EMBEDDING_DIM
+    near, far = np.zeros(dimensions, dtype=np.float32), np.zeros(dimensions, dtype=np.float32)
+    near[0], far[1] = 1.0, 1.0
+    runs = make_trait(content="Runs every morning", embedding=near, embedding_status="ready")
+    reads = make_trait(content="Reads at night", embedding=far, embedding_status="ready")
+    waiting = make_trait(content="Not embedded yet")
+    assert trait_view_refresh() == 3
+    rows = {row.id: row for row in TraitDecayed.objects.all()}
+    assert np.allclose(rows[runs.pk].embedding, near)
+    assert rows[waiting.pk].embedding is None
+    # Traits by meaning, from the view.
+    query = near * 0.9 + far * 0.1
+    ranked = TraitDecayed.objects.exclude(embedding=None).order_by(
+        CosineDistance("embedding", query)
+    )
+    assert list(ranked.values_list("id", flat=True)) == [runs.pk, reads.pk]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_mv_trait_embedding'")
+        (definition,) = cursor.fetchone()
+    assert definition == (
+        "CREATE INDEX idx_mv_trait_embedding ON public.mv_trait_decayed USING hnsw "
+        "(embedding halfvec_cosine_ops) WITH (m='24', ef_construction='128')"
+    )
+
+
 def test_changed_decay_rates_reach_the_view(trait_rules):
     reinforced = timezone.now() - 100 * DAY
     trait = make_trait(trait_confidence=0.8, trait_last_reinforced=reinforced)
@@ -289,7 +382,12 @@ def test_changed_decay_rates_reach_the_view(trait_rules):
     assert after.decayed_confidence == pytest.approx(expected, rel=1e-6)
     assert after.decayed_confidence < before.decayed_confidence
     rates = {r.trait_subtype: (r.base_lambda, r.spacing) for r in TraitDecayRate.objects.all()}
-    assert rates == {"behavior": (0.01, 0.2), "preference": (0.002, 0.2), "core": (0.001, 0.2)}
+    assert rates == {
+        "behavior": (0.01, 0.2),
+        "preference": (0.002, 0.2),
+        "core": (0.001, 0.2),
+        "*": (0.003, 0.2),
+    }
 
 
 def test_the_rates_follow_the_rules_and_syncing_twice_writes_nothing(
@@ -298,14 +396,20 @@ def test_the_rates_follow_the_rules_and_syncing_twice_writes_nothing(
     def rates() -> dict[str, float]:
         return {r.trait_subtype: r.base_lambda for r in TraitDecayRate.objects.all()}
 
-    trait_rules({"decay_base": {"behavior": 0.004, "habit": 1.0}})
+    trait_rules({"decay_base": {"behavior": 0.004, "habit": 1.0}, "decay_default": 0.01})
     trait_decay_rates_sync()
-    assert rates() == {"behavior": 0.004, "preference": 0.002, "core": 0.001, "habit": 1.0}
+    assert rates() == {
+        "behavior": 0.004,
+        "preference": 0.002,
+        "core": 0.001,
+        "habit": 1.0,
+        "*": 0.01,  # any other subtype, or none
+    }
     with django_assert_num_queries(1):  # read, found as wanted, nothing written
         trait_decay_rates_sync()
     trait_rules({})  # a subtype the rules no longer name leaves the table
     trait_decay_rates_sync()
-    assert rates() == {"behavior": 0.005, "preference": 0.002, "core": 0.001}
+    assert rates() == {"behavior": 0.005, "preference": 0.002, "core": 0.001, "*": 0.003}
 
 
 # --- Consistency -----------------------------------------------------------------------------
@@ -372,6 +476,7 @@ def test_dangling_references_are_reported_then_resolved_never_repaired():
                 ("memories", str(fact_parent.id), str(fact.id), "u1"),
             ]
         ),
+        "graph_contradiction": [],  # tests/reflection/test_graph_consistency.py
     }
     sizes = {check: len(issues) for check, issues in expected.items()}
 

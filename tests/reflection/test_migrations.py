@@ -92,3 +92,100 @@ def test_forward_on_data_backward_and_forward_again():
                 " WHERE indexrelid = 'idx_memories_unreflected'::regclass"
             ).fetchone()
             assert valid == (True,)  # every partition's index built and attached
+
+
+# Migrations 0007 (the view carries the embedding; the ELSE decay rate) and 0008 (dissolved
+# traits expired), on data, backward to 0006's view exactly, and forward again.
+LIFECYCLE_TRAITS_SQL = """
+INSERT INTO memories (id, user_id, memory_type, content, importance, score, version,
+                      access_count, metadata, created_at, updated_at, embedding_status,
+                      trait_subtype, trait_stage, trait_confidence, trait_reinforcement_count,
+                      trait_contradiction_count, trait_last_reinforced, invalid_at)
+VALUES
+  ('00000000-0000-0000-0000-000000000001', 'u:1', 'trait', 'Dissolved by a veto', 0.5, 50, 2,
+   0, '{}', now() - interval '10 days', now() - interval '2 days', 'pending', 'behavior',
+   'dissolved', 0.8, 0, 0, NULL, now() - interval '2 days'),
+  ('00000000-0000-0000-0000-000000000002', 'u:1', 'trait', 'A V1 trait, dissolved', 0.5, 50, 1,
+   0, '{"trait_stage": "dissolved"}', now() - interval '10 days', NULL, 'pending', NULL, NULL,
+   NULL, 0, 0, NULL, NULL),
+  ('00000000-0000-0000-0000-000000000003', 'u:1', 'trait', 'Collects stamps', 0.5, 50, 1, 0,
+   '{}', now() - interval '200 days', NULL, 'pending', 'habit', 'established', 0.8, 0, 0,
+   now() - interval '100 days', NULL)
+"""
+
+
+def view_definition(conn: psycopg.Connection) -> dict:
+    return {
+        "view": conn.execute("SELECT pg_get_viewdef('mv_trait_decayed'::regclass)").fetchone(),
+        "columns": conn.execute(
+            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
+            " WHERE attrelid = 'mv_trait_decayed'::regclass AND attnum > 0 ORDER BY attnum"
+        ).fetchall(),
+        "indexes": conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes"
+            " WHERE tablename = 'mv_trait_decayed' ORDER BY 1"
+        ).fetchall(),
+    }
+
+
+def test_the_view_with_embeddings_and_expired_dissolved_traits_forward_and_back():
+    with scratch_database() as url:
+        result = migrate(url, "reflection", "0006")
+        assert result.returncode == 0, result.stderr
+        with psycopg.connect(url, autocommit=True) as conn:
+            before = view_definition(conn)
+            conn.execute(LIFECYCLE_TRAITS_SQL)
+            dimensions = conn.execute(
+                "SELECT atttypmod FROM pg_attribute"
+                " WHERE attrelid = 'memories'::regclass AND attname = 'embedding'"
+            ).fetchone()[0]
+
+        result = migrate(url)
+        assert result.returncode == 0, result.stderr
+        with psycopg.connect(url, autocommit=True) as conn:
+            after = view_definition(conn)
+            assert ("embedding", f"halfvec({dimensions})") in after["columns"]
+            assert set(after["columns"]) - {("embedding", f"halfvec({dimensions})")} == set(
+                before["columns"]
+            )  # every column kept
+            assert dict(after["indexes"]) == {
+                **dict(before["indexes"]),
+                "idx_mv_trait_embedding": (
+                    "CREATE INDEX idx_mv_trait_embedding ON public.mv_trait_decayed USING hnsw "
+                    "(embedding halfvec_cosine_ops) WITH (m='24', ef_construction='128')"
+                ),
+            }
+            # An unknown subtype decays at 0.003 (seed 002 §5.1's ELSE): 0.8 · e^(−0.3).
+            (decayed,) = conn.execute(
+                "SELECT decayed_confidence FROM mv_trait_decayed WHERE content = 'Collects stamps'"
+            ).fetchone()
+            assert decayed == pytest.approx(0.8 * 2.718281828**-0.3, rel=1e-3)
+            # Dissolved traits are expired: when they were dissolved, else their last change.
+            expired = conn.execute(
+                "SELECT content, expired_at = invalid_at, expired_at > now() - interval '1 hour'"
+                " FROM memories WHERE memory_type = 'trait' AND expired_at IS NOT NULL ORDER BY id"
+            ).fetchall()
+            assert expired == [
+                ("Dissolved by a veto", True, False),  # its invalid_at stays
+                ("A V1 trait, dissolved", None, True),
+            ]
+            assert conn.execute(
+                "SELECT base_lambda FROM trait_decay_rates WHERE trait_subtype = '*'"
+            ).fetchone() == (0.003,)
+
+        result = migrate(url, "reflection", "0006")
+        assert result.returncode == 0, result.stderr
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert view_definition(conn) == before  # 0002's view, exactly
+            assert conn.execute(
+                "SELECT count(*) FROM trait_decay_rates WHERE trait_subtype = '*'"
+            ).fetchone() == (0,)
+            # Backwards, the expiry stays (see migration 0008).
+            assert conn.execute(
+                "SELECT count(*) FROM memories WHERE expired_at IS NOT NULL"
+            ).fetchone() == (2,)
+
+        result = migrate(url)
+        assert result.returncode == 0, result.stderr
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert view_definition(conn) == after

@@ -61,7 +61,10 @@ def test_contradiction_factor_grows_with_pieces_up_to_the_maximum():
         ("behavior", 10, 100, 0.8 * math.exp(-0.25)),  # λ 0.005 / 2
         ("preference", 0, 100, 0.8 * math.exp(-0.2)),  # λ 0.002
         ("core", 0, 100, 0.8 * math.exp(-0.1)),  # λ 0.001
-        (None, 0, 100, 0.8 * math.exp(-0.5)),  # unknown: a behavior's
+        # Seed 002 §5.1's ELSE: any other subtype, or none, at λ 0.003.
+        (None, 0, 100, 0.8 * math.exp(-0.3)),
+        ("habit", 0, 100, 0.8 * math.exp(-0.3)),
+        ("habit", 10, 100, 0.8 * math.exp(-0.15)),  # λ 0.003 / 2
         ("behavior", 0, 0, 0.8),
     ],
 )

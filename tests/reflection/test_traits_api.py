@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.models import HistoryEvent, Memory, MemoryHistory
 from reflection.models import ReflectionCycle, TraitDecayRate, TraitEvidence
 from reflection.rules import lifecycle_rules
@@ -308,15 +309,17 @@ def test_staff_veto_dissolves_the_trait_and_audits_it_as_the_user(staff, agent):
     data = response.json()["data"]
     assert data["id"] == str(vetoed.id)
     assert data["trait"]["stage"] == "dissolved"
-    assert data["invalid_at"] is not None
+    assert data["expired_at"] is not None and data["invalid_at"] is None
     assert data["metadata"]["veto"]["reason"] == "Wrong"
     assert data["metadata"]["veto"]["by"] == "ops"
     assert data["version"] == vetoed.version + 1
     vetoed.refresh_from_db()
     assert vetoed.trait_stage == "dissolved"
-    assert MemoryHistory.objects.filter(
-        memory_id=vetoed.id, event=HistoryEvent.STAGE_CHANGE, actor="user"
-    ).exists()
+    assert list(
+        MemoryHistory.objects.filter(memory_id=vetoed.id, actor="user")
+        .order_by("created_at", "id")
+        .values_list("event", flat=True)
+    ) == [HistoryEvent.STAGE_CHANGE, HistoryEvent.DELETE]
     refresh_view()
     assert agent.get("/api/v1/users/a:1/traits/").json()["data"]["behavior"] == []
 
@@ -563,7 +566,70 @@ def test_prompt_context_headings_follow_the_users_language(agent):
 
 def test_prompt_context_of_a_user_with_nothing_is_empty(agent):
     data = agent.get("/api/v1/users/a:nobody/prompt-context/").json()["data"]
-    assert data == {"markdown": "", "language": "en", "tokens": 0, "trait_ids": [], "fact_ids": []}
+    assert data == {
+        "markdown": "",
+        "language": "en",
+        "tokens": 0,
+        "trait_ids": [],
+        "fact_ids": [],
+        "attributes": [],
+    }
+
+
+def test_prompt_context_holds_what_holds_now_of_the_user_and_those_around_them(agent):
+    said = timezone.now() - timedelta(days=30)
+    me = GraphNode.objects.create(user_id="a:1", kind=EntityKind.USER)
+    mark = GraphNode.objects.create(
+        user_id="a:1", kind=EntityKind.PERSON, name="Mark", role="brother"
+    )
+    austin = GraphEdge.objects.create(
+        user_id="a:1",
+        subject=me,
+        relation="lives_in",
+        object_value="Austin",
+        single=True,
+        valid_at=said - timedelta(days=30),
+        created_at=said - timedelta(days=30),
+    )
+    GraphEdge.objects.filter(pk=austin.pk).update(invalid_at=said, expired_at=said)
+    GraphEdge.objects.create(
+        user_id="a:1",
+        subject=me,
+        relation="lives_in",
+        object_value="Denver",
+        single=True,
+        valid_at=said,
+        created_at=said,
+    )
+    GraphEdge.objects.create(
+        user_id="a:1",
+        subject=mark,
+        relation="job",
+        object_value="lawyer",
+        single=True,
+        valid_at=said - timedelta(days=1),
+        created_at=said - timedelta(days=1),
+    )
+    fact("a:1", "The user likes green tea", importance=0.9)
+
+    data = agent.get("/api/v1/users/a:1/prompt-context/").json()["data"]
+
+    assert data["markdown"].splitlines() == [
+        "## About this user",
+        "",
+        "### What holds now",
+        "- the user, lives in: Denver",
+        "- Mark (the user's brother), job: lawyer",
+        "",
+        "### Key facts",
+        "- The user likes green tea",
+    ]
+    assert [(a["entity"], a["relation"], a["value"]) for a in data["attributes"]] == [
+        ("the user", "lives_in", "Denver"),
+        ("Mark (the user's brother)", "job", "lawyer"),
+    ]
+    tiny = agent.get("/api/v1/users/a:1/prompt-context/?max_tokens=50").json()["data"]
+    assert tiny["tokens"] <= 50
 
 
 @pytest.mark.parametrize("value", ["abc", "", "49", "8001", "1.5"])

@@ -1,0 +1,256 @@
+"""The question rules: recall's hits, read against the memory graph, so that what an agent gets
+is the asked subject's current value, or nothing when nothing is known (docs/graph.md).
+
+1. **Subject** (RECALL_SUBJECT_RULE): when the question is about an entity the graph knows
+   ("Mark", "the user's wife", "Whiskers", the user), a memory about other subjects does not
+   answer it: a fact about another entity, or an episode whose message gave facts about other
+   subjects too (those facts stand in for it). A name the graph does not hold ("Paris, Texas")
+   still rules out memories naming only a look-alike of it ("Paris", "Sarah" for "Sara").
+2. **Current value** (RECALL_CURRENT_RULE): when it asks for an attribute the graph holds for
+   that subject, the facts stating its value (as of the question's instant) come first, and no
+   other memory naming a value that no longer holds comes back.
+3. **Nothing known** (RECALL_EMPTY_RULE): a lookup ("What is the user's salary?", "How many
+   children…") that no held value and no hit answers gets no hits at all.
+"""
+
+import re
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Q
+
+from memories import statements
+from memories.graph.models import EntityKind, GraphEdge, GraphNode
+from memories.graph.selectors import edges_valid_q
+from memories.models import Memory, MemoryType
+from memories.predicates import as_of_q, current_q
+from memories.sentences import HAN
+from memories.statements import QuestionReading
+
+# Capitalised words (names) in Latin script, for the look-alike rule.
+NAME_WORD = re.compile(r"\b[A-Z][a-z]+\b")
+
+
+@dataclass
+class Asked:
+    """What a question asks, as the graph at its instant knows it."""
+
+    question: QuestionReading
+    entity: GraphNode | None = None  # the asked subject, when the graph holds it
+    unresolved_names: list[str] = field(default_factory=list)
+    answer_memory_ids: list[uuid.UUID] = field(default_factory=list)  # the held value's facts
+    past_values: list[str] = field(default_factory=list)  # values that no longer hold
+
+    @property
+    def held(self) -> bool:
+        return bool(self.answer_memory_ids)
+
+
+def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
+    question = statements.question_read(query)
+    result = Asked(question)
+    nodes = list(GraphNode.objects.filter(user_id=user_id))
+    if not nodes:
+        return result
+    by_name = {name: node for node in nodes for name in (node.name, *node.aliases) if name}
+    named = statements.names_in(query, list(by_name))
+    result.unresolved_names = [name for name in question.names if name not in named]
+    subject = question.subject
+    if named:
+        result.entity = by_name[max(named, key=len)]
+    elif subject.role:
+        result.entity = _by_role(nodes, role=subject.role, user_id=user_id, as_of=as_of)
+    elif subject.is_user:
+        result.entity = next((node for node in nodes if node.kind == EntityKind.USER), None)
+    if result.entity is not None:
+        for attribute in question.attributes:
+            _attribute_read(result, attribute=attribute, as_of=as_of)
+    if subject.role and question.attributes in ((), ("name",)):
+        # "the user's dog's name": the values are the user's dogs
+        _role_read(result, role=subject.role, user_id=user_id, as_of=as_of)
+    return result
+
+
+def _by_role(
+    nodes: list[GraphNode], *, role: str, user_id: str, as_of: datetime | None
+) -> GraphNode | None:
+    """The one entity holding `role` to the user at the instant (the user's current dog, not the
+    one who died), else the one entity of that role."""
+    holding = GraphEdge.objects.filter(
+        Q(relation=role) | Q(object_node__role=role),
+        edges_valid_q(as_of),
+        user_id=user_id,
+        object_node__isnull=False,
+    ).values_list("object_node_id", flat=True)
+    ids = set(holding)
+    of_role = [node for node in nodes if node.id in ids] or [
+        node for node in nodes if node.role == role
+    ]
+    return of_role[0] if len(of_role) == 1 else None
+
+
+def _visible(as_of: datetime | None) -> Q:
+    return current_q() if as_of is None else as_of_q(as_of)
+
+
+def _attribute_read(result: Asked, *, attribute: str, as_of: datetime | None) -> None:
+    edges = GraphEdge.objects.filter(subject=result.entity, relation=attribute).select_related(
+        "object_node"
+    )
+    _values_read(result, edges=edges, as_of=as_of)
+
+
+def _role_read(result: Asked, *, role: str, user_id: str, as_of: datetime | None) -> None:
+    edges = GraphEdge.objects.filter(
+        Q(relation=role) | Q(object_node__role=role), user_id=user_id, subject__kind=EntityKind.USER
+    ).select_related("object_node")
+    _values_read(result, edges=edges, as_of=as_of)
+
+
+def _values_read(result: Asked, *, edges, as_of: datetime | None) -> None:
+    holding = list(edges.filter(edges_valid_q(as_of)))
+    ended = edges.exclude(id__in=[edge.id for edge in holding])
+    if as_of is not None:
+        ended = ended.filter(valid_at__lte=as_of, created_at__lte=as_of)
+    memory_ids = {memory_id for edge in holding for memory_id in edge.memory_ids}
+    result.answer_memory_ids += list(
+        Memory.objects.filter(
+            _visible(as_of), id__in=memory_ids, memory_type=MemoryType.FACT
+        ).values_list("id", flat=True)
+    )
+    current = {_value(edge).casefold() for edge in holding}
+    result.past_values += [
+        value for edge in ended if (value := _value(edge)) and value.casefold() not in current
+    ]
+
+
+def _value(edge: GraphEdge) -> str:
+    return edge.object_node.name if edge.object_node_id else edge.object_value
+
+
+def _subjects(memory_ids: list[uuid.UUID]) -> dict[uuid.UUID, set[uuid.UUID]]:
+    """Each memory's subject entities: a fact's own; an episode's, those of the facts its
+    message gave."""
+    subjects: dict[uuid.UUID, set[uuid.UUID]] = defaultdict(set)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT m.id, m.subject_entity_id FROM memories m
+            WHERE m.id = ANY(%(ids)s) AND m.subject_entity_id IS NOT NULL
+            UNION
+            SELECT s.memory_id, f.subject_entity_id
+            FROM memory_sources s
+            JOIN memory_sources t ON t.conversation_id = s.conversation_id
+            JOIN memories f ON f.id = t.memory_id AND f.memory_type = 'fact'
+            WHERE s.memory_id = ANY(%(ids)s) AND f.subject_entity_id IS NOT NULL
+            """,
+            {"ids": memory_ids},
+        )
+        for memory_id, subject_id in cursor.fetchall():
+            subjects[memory_id].add(subject_id)
+    return subjects
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance, for short names."""
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        row = [i]
+        for j, y in enumerate(b, 1):
+            row.append(min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = row
+    return previous[-1]
+
+
+def _names_lookalike(text: str, name: str) -> bool:
+    """`text` names something easily taken for `name` but not `name` itself: the first word of a
+    longer name alone ("Paris" for "Paris, Texas"), or a name a letter or two away ("Sarah")."""
+    if statements.names_in(text, [name]):
+        return False
+    words = re.findall(r"\w+", name)
+    if len(words) > 1:
+        return words[0] in NAME_WORD.findall(text)
+    near = (
+        word
+        for word in NAME_WORD.findall(text)
+        if word != name and word[0] == name[0] and min(len(word), len(name)) >= 3
+    )
+    # A letter apart ("Sara", "Sarah"; "Jon", "John"); two for long names ("Marco", "Marcus").
+    return any(
+        _edits(word.lower(), name.lower()) <= (2 if min(len(word), len(name)) >= 5 else 1)
+        for word in near
+    )
+
+
+# Words asking for one detail of something: answerable only by a memory stating it.
+DETAIL_WORDS = frozenset(
+    {
+        *("name", "title", "brand", "make", "model", "colour", "color", "price", "cost"),
+        *("salary", "pay", "income", "age", "number"),
+        *("名字", "名称", "品牌", "型号", "颜色", "价格", "工资", "收入", "年龄", "岁数", "号码"),
+    }
+)
+
+
+def asks_detail(question: QuestionReading) -> bool:
+    """A lookup the question rules may answer with nothing: a held attribute ("Where does the
+    user live?"), a count ("How many children…"), or one detail of a thing ("the title of the
+    book", "the brand of the guitar"). Open questions ("What race is the user training for?",
+    "Why…") are left to the relevance floors."""
+    return bool(question.attributes or question.count or DETAIL_WORDS.intersection(question.focus))
+
+
+def mentions(text: str, value: str) -> bool:
+    """Whether `text` names `value`: as whole words, any case, in Latin script; anywhere in Han."""
+    if HAN.search(value):
+        return value in text
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.I) is not None
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """Recall's hits under the question rules: those kept, in order, and the facts stating the
+    asked value that recall did not find (they go first)."""
+
+    memory_ids: list[uuid.UUID]
+    answers: list[Memory]
+
+
+def ruling(*, asked: Asked, memories: list[Memory], as_of: datetime | None) -> Ruling:
+    question = asked.question
+    kept = list(memories)
+    if settings.RECALL_SUBJECT_RULE:
+        # Only an entity the question names ("Mark", "the user's wife"): a question about the
+        # user ("Which colleague is picky about coffee?") may be answered by others' facts.
+        if asked.entity is not None and asked.entity.kind != EntityKind.USER:
+            subjects = _subjects([memory.id for memory in kept])
+            allowed = {asked.entity.id}
+            kept = [memory for memory in kept if subjects.get(memory.id, allowed) <= allowed]
+        for name in asked.unresolved_names:
+            kept = [memory for memory in kept if not _names_lookalike(memory.content, name)]
+    answer_ids = set(asked.answer_memory_ids)
+    if settings.RECALL_CURRENT_RULE:
+        kept = [
+            memory
+            for memory in kept
+            if memory.id in answer_ids
+            or not any(mentions(memory.content, value) for value in asked.past_values)
+        ]
+        found = {memory.id for memory in kept}
+        missing = [memory_id for memory_id in asked.answer_memory_ids if memory_id not in found]
+        answers = list(Memory.objects.filter(_visible(as_of), id__in=missing))
+        kept.sort(key=lambda memory: memory.id not in answer_ids)  # stable: hits' order kept
+    else:
+        answers = []
+    if (
+        settings.RECALL_EMPTY_RULE
+        and asks_detail(question)
+        and not asked.held
+        and not any(statements.answers_focus(question, memory.content) for memory in kept)
+    ):
+        return Ruling([], [])
+    return Ruling([memory.id for memory in kept], answers)

@@ -1,0 +1,219 @@
+"""Writes to the memory graph: what a message states, recorded as entities and bi-temporal edges
+(docs/graph.md). Runs inside the message's write transaction, under its memory-write locks.
+
+A new value of a single-valued attribute closes the current edge at the time it was said
+(seed 002 §5.3: `invalid_at` = the new value's `valid_at`, `expired_at` = when it was
+recorded) and the memories that stated the closed value leave current recall: those it came
+from, and those of the user that name the closed value and were written while it held (the
+episode "Austin is great! How are you settling in?"). Time travel still finds them.
+"""
+
+import re
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import F, Q
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+from memories.graph.models import EntityKind, GraphEdge, GraphNode
+from memories.models import Memory
+from memories.predicates import current_q
+from memories.sentences import HAN
+from memories.services.writes import SCORE_FLAGS_CLEARED
+from memories.statements import Statement, Subject
+
+# A closed value this short ("3", "NY") names too much to find memories by: only the memories it
+# came from leave recall.
+MENTION_MIN_CHARS = 3
+
+
+@dataclass
+class GraphChange:
+    """What recording a message's statements did."""
+
+    nodes: set[uuid.UUID] = field(default_factory=set)
+    opened: list[GraphEdge] = field(default_factory=list)
+    closed: list[GraphEdge] = field(default_factory=list)
+    reinforced: list[GraphEdge] = field(default_factory=list)
+    stale_memory_ids: set[uuid.UUID] = field(default_factory=set)
+
+
+def user_node(*, user_id: str, at: datetime | None = None) -> GraphNode:
+    made = {"created_at": at} if at is not None else {}
+    node, _ = GraphNode.objects.get_or_create(user_id=user_id, kind=EntityKind.USER, defaults=made)
+    return node
+
+
+def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -> GraphNode:
+    """The node for `subject`: the user's own; a named entity by its name or an alias (any
+    case), else the unnamed one of its role, which the name now names ("my wife", then "my
+    wife Ana"); a role alone finds the unnamed node of that role, else the one named entity of
+    that role. Made when none is found, as known from `at` (an imported message's time)."""
+    made = {"created_at": at} if at is not None else {}
+    if subject.is_user:
+        return user_node(user_id=user_id, at=at)
+    nodes = GraphNode.objects.filter(user_id=user_id).exclude(kind=EntityKind.USER)
+    if subject.name:
+        named = (
+            nodes.annotate(lowered=Lower("name"))
+            .filter(Q(lowered=subject.name.lower()) | Q(aliases__contains=[subject.name]))
+            .first()
+        )
+        if named is not None:
+            if subject.role and not named.role:
+                GraphNode.objects.filter(pk=named.pk).update(role=subject.role)
+            return named
+        if subject.role:
+            unnamed = nodes.filter(name="", role=subject.role).first()
+            if unnamed is not None:
+                unnamed.name = subject.name
+                unnamed.save(update_fields=["name"])
+                return unnamed
+        return GraphNode.objects.create(
+            user_id=user_id, kind=subject.kind, name=subject.name, role=subject.role, **made
+        )
+    unnamed = nodes.filter(name="", role=subject.role).first()
+    if unnamed is not None:
+        return unnamed
+    of_role = list(nodes.filter(role=subject.role)[:2])
+    if len(of_role) == 1:
+        return of_role[0]
+    return GraphNode.objects.create(user_id=user_id, kind=subject.kind, role=subject.role, **made)
+
+
+def _same_value(edge: GraphEdge, *, node: GraphNode | None, value: str) -> bool:
+    if node is not None:
+        return edge.object_node_id == node.id
+    return edge.object_value.casefold() == value.casefold()
+
+
+def graph_statements_record(
+    *,
+    user_id: str,
+    statements: Sequence[tuple[Statement, Sequence[uuid.UUID]]],
+    at: datetime,
+    actor: str,
+) -> GraphChange:
+    """Record each statement (with the memories that state it) as said at `at`: a value
+    already current gains the memories; a new one opens an edge, closing the current value of
+    a single-valued attribute; an ended one closes its edge. Then the memories stating closed
+    values leave current recall (`invalid_at` = `at`)."""
+    change = GraphChange()
+    for statement, memory_ids in statements:
+        subject = entity_node(user_id=user_id, subject=statement.subject, at=at)
+        change.nodes.add(subject.id)
+        node = (
+            entity_node(user_id=user_id, subject=statement.value_entity, at=at)
+            if statement.value_entity is not None
+            else None
+        )
+        if node is not None:
+            change.nodes.add(node.id)
+        value = "" if node is not None else statement.value.strip()
+        if node is None and not value:
+            continue
+        current = list(
+            GraphEdge.objects.filter(
+                current_q(), subject=subject, relation=statement.attribute
+            ).order_by("valid_at", "id")
+        )
+        same = [edge for edge in current if _same_value(edge, node=node, value=value)]
+        if statement.ended:
+            # "No longer vegetarian": the value named; a single value's end may name none; an
+            # entity's end ("Max passed away") ends it under whichever relation it was held.
+            ending = same or (current if statement.single and not value and not node else [])
+            if node is not None and not ending:
+                ending = list(
+                    GraphEdge.objects.filter(current_q(), subject=subject, object_node=node)
+                )
+            change.closed += _closed(ending, at=at)
+            continue
+        if same:
+            for edge in same:
+                edge.memory_ids = sorted({*edge.memory_ids, *memory_ids})
+                edge.save(update_fields=["memory_ids"])
+            change.reinforced += same
+            continue
+        invalid_at = None
+        if statement.single:
+            # Resolved by time: values said before `at` end at it; one said after it (an import
+            # out of order) ends the new one. The same instant cannot tell them apart: both stay
+            # current for the consistency check to report.
+            change.closed += _closed([e for e in current if e.valid_at < at], at=at)
+            later = [e.valid_at for e in current if e.valid_at > at]
+            invalid_at = min(later) if later else None
+        change.opened.append(
+            GraphEdge.objects.create(
+                user_id=user_id,
+                subject=subject,
+                relation=statement.attribute,
+                object_node=node,
+                object_value=value,
+                single=statement.single,
+                valid_at=at,
+                invalid_at=invalid_at,
+                created_at=at,
+                memory_ids=sorted(set(memory_ids)),
+                actor=actor,
+            )
+        )
+    stating = {memory_id for _, memory_ids in statements for memory_id in memory_ids}
+    change.stale_memory_ids = _stale_memories_closed(
+        user_id=user_id, closed=change.closed, at=at, keep=stating
+    )
+    return change
+
+
+def _closed(edges: Iterable[GraphEdge], *, at: datetime) -> list[GraphEdge]:
+    closed = []
+    for edge in edges:
+        edge.invalid_at = max(at, edge.valid_at)
+        edge.expired_at = at
+        edge.save(update_fields=["invalid_at", "expired_at"])
+        closed.append(edge)
+    return closed
+
+
+def value_mentioned(value: str) -> str:
+    """A PostgreSQL regular expression finding `value` in a memory's text: as a whole word
+    (case-insensitive) in Latin script, anywhere in Han."""
+    escaped = re.sub(r"([\\.^$|?*+()\[\]{}-])", r"\\\1", value)
+    return escaped if HAN.search(value) else rf"\m{escaped}\M"
+
+
+def _stale_memories_closed(
+    *, user_id: str, closed: list[GraphEdge], at: datetime, keep: set[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Take out of current recall the memories stating a closed value: the edge's own, and the
+    user's memories written while the value held that name it. `keep`: the memories stating
+    this message's values, which may name the old one ("I moved from Austin to Denver")."""
+    stale: set[uuid.UUID] = set()
+    if not closed:
+        return stale
+    named = Q()
+    for edge in closed:
+        stale.update(edge.memory_ids)
+        value = edge.object_value or (edge.object_node.name if edge.object_node else "")
+        if len(value) >= MENTION_MIN_CHARS:
+            named |= Q(
+                content__iregex=value_mentioned(value),
+                created_at__gte=edge.valid_at,
+                created_at__lt=at,
+            )
+    candidates = Memory.objects.filter(current_q(), user_id=user_id)
+    found = set(candidates.filter(named).values_list("id", flat=True)) if named else set()
+    stale = (stale | found) - keep
+    # Invalidated, not expired: each stays its memory's latest version, no longer true.
+    Memory.objects.filter(current_q(), user_id=user_id, id__in=stale).update(
+        invalid_at=at, updated_at=timezone.now(), version=F("version") + 1, **SCORE_FLAGS_CLEARED
+    )
+    return stale
+
+
+def memories_subject_set(*, subjects: dict[uuid.UUID, uuid.UUID]) -> None:
+    """Name each fact's subject entity (memory id → node id), the seed's `subject_entity_id`."""
+    for memory_id, node_id in subjects.items():
+        Memory.objects.filter(pk=memory_id).update(subject_entity_id=node_id)

@@ -1,0 +1,49 @@
+"""Who and what a message or a question is about: subjects, and the attribute values said of
+them (docs/graph.md).
+
+A message names subjects (the user; people, pets, places, organisations and things, by name
+or by their relation to the user: "my brother Mark", "my wife", "Whiskers") and states values
+of their attributes ("Mark" · job · "lawyer"; the user · lives in · "Denver"). The memory
+graph (memories/graph/) keeps them as entities and edges; recall reads a question the same
+way to know whose value is asked for.
+
+Attributes are an open vocabulary: `attribute_key` normalises a phrase ("favourite programming
+language", "favorite language" → "favorite language"; "home city", "lives in" → "lives in").
+
+- `message_read(text)`: the subjects, one fact a subject, and the values a user message
+  states (memories/statements/message.py, english*.py, chinese.py).
+- `question_read(text)`: whose value a recall query asks for, which attribute, the words
+  naming what is asked (questions.py).
+- `names_in(text, names)` and `answers_focus(question, text)`: for recall, which entities a
+  memory names and whether it says anything about what is asked.
+"""
+
+from memories.statements.keys import attribute_key, relation_attribute, single_valued
+from memories.statements.message import message_read
+from memories.statements.model import (
+    USER,
+    EntityKind,
+    MessageReading,
+    QuestionReading,
+    Statement,
+    Subject,
+    SubjectFact,
+)
+from memories.statements.questions import answers_focus, names_in, question_read
+
+__all__ = [
+    "USER",
+    "EntityKind",
+    "MessageReading",
+    "QuestionReading",
+    "Statement",
+    "Subject",
+    "SubjectFact",
+    "answers_focus",
+    "attribute_key",
+    "message_read",
+    "names_in",
+    "question_read",
+    "relation_attribute",
+    "single_valued",
+]

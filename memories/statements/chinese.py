@@ -1,0 +1,580 @@
+"""Chinese clauses: who each is about ("我", "我哥哥马克", "她", "咪咪") and the values it states
+("住在纽约", "在成都上班", "是纽约的律师", "今年三岁", "换了新手机号，是…", "不再吃素了")."""
+
+import re
+from collections.abc import Callable
+
+from memories.statements.keys import attribute_key, relation_attribute
+from memories.statements.model import USER, Subject
+from memories.statements.reading import Clause, Context, Subjects
+from memories.statements.words import (
+    HAN,
+    ZH_CAR_MAKES,
+    ZH_JOBS,
+    ZH_NAME_STOP,
+    ZH_NOT_NAMES,
+    ZH_NUMBER,
+    ZH_PERSON_ROLES,
+    ZH_SPECIES,
+    ZH_SURNAMES,
+    alternation,
+)
+
+ZH_ROLE = alternation(ZH_PERSON_ROLES)
+ZH_PET = alternation(ZH_SPECIES)
+ZH_MODS = r"(?:另一个|另外一个|另一位|另外一位|一个|一位|最好的|好|新|亲|两个)?"
+STOP = re.escape(ZH_NAME_STOP)
+# A name said right after a role ("我哥哥马克是…"): two or three characters before a verb or
+# particle, or a Latin name.
+ZH_NAME = rf"(?:[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|(?:(?![{STOP}])[{HAN}]){{2,3}}?(?=[{STOP}]|$))"
+# A name after 叫 ("叫咪咪"): up to the clause's end.
+CALLED = rf"(?:[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|[{HAN}]{{1,4}}?)"
+ZA = (
+    r"(?:现在|目前|已经|也|还|都|一直|刚|刚刚|刚才|终于|正式|如今|最近|其实|就|才|又|早就|已|仍然"
+    r"|依然|还是|正在)*"
+)
+ZV = r"[^，,。；;！!？?\s]+?"
+ZE = r"(?=[了啦呢吧啊呀哦嘛]*(?:[，,。；;！!？?\s]|$))"
+NUM = r"\+?\d[\d\s-]{5,}\d"
+# A place: up to a particle or a word that starts saying something else ("搬到长沙离大女儿近").
+PLACE_V = r"[^，,。；;！!？?\s的离附旁那这和跟去来住]+?"
+PLACE_END = r"(?=[了啦呢吧啊呀哦嘛]*(?:[，,。；;！!？?\s的离附旁那这和跟去来住]|$))"
+FUTURE = re.compile(
+    r"下(?:个)?(?:月|周|星期|礼拜)|明天|明年|后天|将要|将会|打算|准备|计划|快要|就要|要搬|马上要"
+    r"|即将|想要|希望|如果|要是|等我|的话"
+)
+PAST = re.compile(r"(?:以前|之前|曾经|原来|过去|当年)")
+
+LEAD = re.compile(
+    r"^(?:(?:但是|但|不过|而且|然后|所以|因为|其实|对了|另外|还有|哦|啊|嗯|唉|哎|可惜|遗憾的是"
+    r"|好消息是|告诉你|跟你说|说起来|话说|总之|反正|后来|之后|结果|现在|目前|最近|今天|昨天"
+    r"|前天|上周|上个月|去年|今年|刚才|终于)[，,、\s]*)+"
+)
+ROLE_START = re.compile(
+    rf"^(?:(?:我们家|我家|咱家|我们|我|用户)(?:的)?)?{ZH_MODS}(?P<role>(?>{ZH_ROLE}|{ZH_PET}))"
+    rf"(?P<name>{ZH_NAME})?(?P<poss>的)?"
+)
+USER_START = re.compile(r"^(?:我们|咱们|我|用户)(?P<poss>的)?")
+# A name opening a clause: a surname and a given name ("张婷跳槽去了腾讯"), 小/老/阿 and one
+# character ("老王是…"), or a doubled character ("朵朵六岁了").
+NAME_START = re.compile(
+    rf"^(?!(?:{ZH_NOT_NAMES}))(?P<name>[{ZH_SURNAMES}][{HAN}]{{1,2}}?|[小老阿][{HAN}]|([{HAN}])\2)"
+    r"(?P<poss>的)?(?=是|在|跳槽|去了|住|搬|做|当|开|有|叫|喜欢|会|也|都|已经|刚|现在|最近|今年"
+    r"|毕业|离职|辞职|结婚|生了|养了|其实|还|又|从|不|被|说|负责|升职|调|换|买|学|考|读|每天|平时)"
+)
+# The start of a clause that leaves out its subject, "I": a verb, an adverb, a time.
+IMPLICIT_START = re.compile(
+    r"^(?:住|在|搬|养|开|买|是|做|当|会|学|刚|最近|现在|目前|已经|还|也|一直|今年|每天|平时|周末"
+    r"|正在|终于|从|不再|换了|辞职|离职|退休|跳槽|入职|加入|家里|家住|准备|打算|读|看|追|玩|听"
+    r"|早就|又|刚刚|之前|以前|去年|今天|昨天|上周|上个月|下班|上班)"
+)
+PRONOUN_START = re.compile(r"^(?P<p>他们|她们|它们|他|她|它)(?P<poss>的)?")
+LATIN_START = re.compile(rf"^(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?)(?P<poss>的)?(?=[{HAN}])")
+
+INTRODUCTIONS = tuple(
+    re.compile(p)
+    for p in (
+        rf"(?:我们家|我家|咱家|我们|我)(?:的)?{ZH_MODS}(?P<role>(?>{ZH_ROLE}|{ZH_PET}))(?P<name>{ZH_NAME})",
+        rf"(?P<role>{ZH_ROLE}|{ZH_PET})[，,]?(?:的名字)?(?:叫做|名叫|名字叫|名字是|叫)"
+        rf"(?P<name>{CALLED}){ZE}",
+        rf"(?P<name>{CALLED})是我(?:的)?(?:{ZH_MODS})(?P<role>{ZH_ROLE}|{ZH_PET}){ZE}",
+        rf"我(?:的)?(?P<role>{ZH_ROLE})(?:是|叫)(?P<name>[A-Z][a-zA-Z]+|[{HAN}]{{2,3}}){ZE}",
+    )
+)
+JOB_RE = re.compile(rf"(?:{ZH_JOBS})")
+
+
+def role_of(word: str) -> tuple[str, str, str]:
+    if word in ZH_PERSON_ROLES:
+        return (*ZH_PERSON_ROLES[word], "person")
+    return ZH_SPECIES.get(word, word), "", "pet"
+
+
+def introduce(sentence: str, subjects: Subjects) -> None:
+    for pattern in INTRODUCTIONS:
+        for m in pattern.finditer(sentence):
+            name = m["name"]
+            if subjects.known(name) or JOB_RE.search(name) or name in ("什么", "谁", "啥"):
+                continue
+            role, gender, kind = role_of(m["role"])
+            subjects.person(name, role, kind, gender=gender, said=m["role"])
+
+
+def mention(clause: Clause, subjects: Subjects) -> str:
+    text = clause.text
+    lead = LEAD.match(text)
+    start = lead.end() if lead else 0
+    t = text[start:]
+    if m := ROLE_START.match(t):
+        role, gender, kind = role_of(m["role"])
+        name = m["name"] or ""
+        if name and subjects.known(name) is None and JOB_RE.search(name):
+            name = ""
+        subject = subjects.person(name, role, kind, gender=gender, said=m["role"])
+        end = m.end() if name else m.end("role")
+        clause.possessive = bool(m["poss"]) and bool(name)
+        if not name and t[end : end + 1] == "的":
+            clause.possessive = True
+            end += 1
+        return _said(clause, subject, start, start + end, subjects)
+    if m := USER_START.match(t):
+        clause.possessive = bool(m["poss"])
+        return _said(clause, USER, start, start + m.end(), subjects)
+    if (m := NAME_START.match(t)) and subjects.known(m["name"]) is None:
+        clause.possessive = bool(m["poss"])
+        clause.pronoun = clause.unknown = True
+        return _said(clause, Subject(m["name"], "", "person"), start, start + m.end(), subjects)
+    if m := PRONOUN_START.match(t):
+        clause.pronoun = True
+        clause.possessive = bool(m["poss"])
+        return _said(clause, subjects.resolve(m["p"]), start, start + m.end(), subjects)
+    for name, subject in subjects.named.items():
+        if t.startswith(name):
+            end = len(name)
+            if t[end : end + 1] == "的":
+                clause.possessive = True
+                end += 1
+            clause.pronoun = True
+            return _said(clause, subject, start, start + end, subjects)
+    if m := LATIN_START.match(t):
+        clause.possessive = bool(m["poss"])
+        subject = subjects.known(m["name"]) or Subject(m["name"], "", "person")
+        clause.pronoun = True
+        clause.unknown = subjects.known(m["name"]) is None
+        return _said(clause, subject, start, start + m.end(), subjects)
+    clause.mention = (start, start)
+    return t
+
+
+def _said(clause: Clause, subject, start: int, end: int, subjects: Subjects) -> str:
+    clause.subject = subject
+    clause.mention = (start, end)
+    if subject is not None and not clause.unknown:
+        subjects.add(subject)
+    return clause.text[end:]
+
+
+ZH_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+
+
+def number(text: str) -> str:
+    """A number, in digits: "三" → "3", "十二" → "12", "二十五" → "25"."""
+    if text.isdigit():
+        return text
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return str(
+            (ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (ZH_DIGITS.get(ones, 0) if ones else 0)
+        )
+    return str(ZH_DIGITS.get(text, text))
+
+
+# --- Handlers --------------------------------------------------------------------------------
+
+
+def _entity(ctx: Context, value: str, kind: str):
+    if kind == "place":
+        ctx.subjects.places.add(value)
+    return ctx.subjects.known(value) or ctx.subjects.person(value, "", kind)
+
+
+def lives(ctx: Context, m, rest: str) -> bool:
+    ended = bool(m.groupdict().get("neg")) or PAST.search(rest[: m.start()]) is not None
+    value = m["v"]
+    if re.search(r"\d+号", m.string[m.start("v") :]):
+        ctx.say("address", m.string[m.start("v") :].split("，")[0], ended=ended)
+        return True
+    ctx.say("lives in", value, ended=ended, entity=_entity(ctx, value, "place"))
+    return True
+
+
+def works(ctx: Context, m, rest: str) -> bool:
+    ended = bool(m.groupdict().get("neg")) or PAST.search(rest[: m.start()]) is not None
+    org = m["v"]
+    ctx.say("works at", org, ended=ended, entity=_entity(ctx, org, "organisation"))
+    if m.groupdict().get("job"):
+        ctx.say("job", m["job"], ended=ended)
+    return True
+
+
+def job(ctx: Context, m, rest: str) -> bool:
+    before = rest[max(0, m.start() - 3) : m.start()]
+    if before.endswith("不") and not before.endswith("不再"):
+        return True
+    ended = before.endswith("不再") or PAST.search(rest[: m.start()]) is not None
+    ctx.say("job", m["job"], ended=ended)
+    if m.groupdict().get("place") and not ended:
+        ctx.say("lives in", m["place"], entity=_entity(ctx, m["place"], "place"))
+    return True
+
+
+def quit_job(ctx: Context, m, rest: str) -> bool:
+    org = m.groupdict().get("v") or ""
+    ctx.say("works at", org, ended=True, entity=_entity(ctx, org, "organisation") if org else None)
+    return True
+
+
+def left(ctx: Context, m, rest: str) -> bool:
+    value = m["v"]
+    if value in ctx.subjects.places:
+        ctx.say("lives in", value, ended=True)
+    else:
+        ctx.say("works at", value, ended=True)
+    return True
+
+
+def age(ctx: Context, m, rest: str) -> bool:
+    ctx.say("age", number(m["n"]))
+    return True
+
+
+def pending(ctx: Context, m, rest: str) -> bool:
+    if m.groupdict().get("v"):
+        ctx.say(m["attr"], m["v"])
+    else:
+        ctx.subjects.pending = (ctx.subject, attribute_key(m["attr"]), ctx.clause)
+    return True
+
+
+QUESTION_WORDS = re.compile(r"什么|哪|谁|多少|几|吗$")
+
+
+def say(
+    key: str, group: str = "v", *, ended: bool = False
+) -> Callable[[Context, re.Match[str], str], bool]:
+    def handler(ctx: Context, m, rest: str) -> bool:
+        if QUESTION_WORDS.search(m[group]):
+            return True
+        ctx.say(key, m[group], ended=ended)
+        return True
+
+    return handler
+
+
+def car(ctx: Context, m, rest: str) -> bool:
+    value = m["v"]
+    if not re.search(rf"{ZH_CAR_MAKES}|车|[A-Z]", value) or re.search(r"年|月|天|次|了", value):
+        return False
+    ctx.say("car", re.sub(r"^(?:一辆|辆|台|一台|的是)", "", value))
+    return True
+
+
+ACTS = {"读": "reading", "看": "reading", "追": "watching", "玩": "playing", "听": "listening to"}
+
+
+def _act(m) -> str:
+    act = m["act"]
+    if act == "看":  # a book when said so, else a show
+        return "reading" if re.search(r"书|小说|读", m.string) else "watching"
+    return ACTS.get(act, "reading")
+
+
+def doing(ctx: Context, m, rest: str) -> bool:
+    ctx.say(_act(m), m["v"])
+    return True
+
+
+def done(ctx: Context, m, rest: str) -> bool:
+    ctx.say(_act(m), m["v"], ended=True)
+    return True
+
+
+def speaks(ctx: Context, m, rest: str) -> bool:
+    for language in re.split(r"和|、|跟|与|以及|,|，", m["v"]):
+        if language:
+            ctx.say("speaks", language)
+    return True
+
+
+def learning(ctx: Context, m, rest: str) -> bool:
+    ctx.say("learning", m["v"])
+    return True
+
+
+def pet(ctx: Context, m, rest: str) -> bool:
+    species, _, _ = role_of(m["sp"])
+    count = m.groupdict().get("n")
+    name = m.groupdict().get("name")
+    if count and number(count) not in ("1",) and not name:
+        ctx.say(f"number of {species}s", number(count))
+        return True
+    subject = (ctx.subjects.known(name) if name else None) or ctx.subjects.person(
+        name or "", species, "pet"
+    )
+    ctx.subjects.add(subject)
+    ctx.clause.introduced = subject
+    if subject.name:  # named here or in the clause after ("养了一只柯基，叫豆豆")
+        ctx.relate(subject)
+    else:
+        ctx.say("pet", species, entity=subject)
+    if m["sp"] not in ("狗", "小狗", "狗狗", "狗子", "猫", "小猫", "猫咪", "宠物"):
+        ctx.say("breed", m["sp"], subject=subject)
+    return True
+
+
+def relative(ctx: Context, m, rest: str) -> bool:
+    role, gender, _ = role_of(m["role"])
+    count = m.groupdict().get("n")
+    if count and number(count) != "1":
+        word = {"child": "children"}.get(role, role + "s")
+        ctx.say(f"number of {word}", number(count))
+        return True
+    subject = ctx.subjects.person("", role, "person", gender=gender)
+    ctx.subjects.add(subject)
+    ctx.say(role, role, subject=USER, entity=subject)
+    return True
+
+
+def gone(ctx: Context, m, rest: str) -> bool:
+    subject = ctx.clause.subject
+    if subject is None or subject.is_user:
+        return False
+    key = "pet" if subject.kind == "pet" else relation_attribute(subject.role)
+    ctx.say(key, subject.name or subject.role, subject=USER, ended=True, entity=subject)
+    ctx.subjects.related.add(subject)
+    return True
+
+
+def called(ctx: Context, m, rest: str) -> bool:
+    """The user's name ("叫小明") — or, after "养了一只柯基，", the dog's, known already."""
+    named = ctx.subjects.known(m["v"])
+    if named is not None:
+        ctx.clause.subject = named  # its name, known already
+        return True
+    ctx.say("name", m["v"])
+    return True
+
+
+def favorite(ctx: Context, m, rest: str) -> bool:
+    ctx.say("最喜欢的" + m["attr"], m["v"])
+    return True
+
+
+def likes(ctx: Context, m, rest: str) -> bool:
+    value = m["v"]
+    if value in ("它", "他", "她", "这个", "那个"):
+        return False
+    ctx.say("dislikes" if m["verb"] in ("不喜欢", "讨厌") else "likes", value)
+    return True
+
+
+SECRET = re.compile(r"密码|口令|验证码|卡号|身份证|护照|银行卡|账号|PIN|pin|\[redacted")
+
+
+def possessed(ctx: Context, m, rest: str) -> bool:
+    attr = m["attr"]
+    if attr in ZH_PERSON_ROLES or attr in ZH_SPECIES:
+        return False
+    if SECRET.search(attr) or SECRET.search(m["v"]) or QUESTION_WORDS.search(m["v"]):
+        return True  # said, and kept by no one; or asked
+    value = re.sub(r"^(?:一辆|一台|一个|一只|一部|一位|辆|台|部)", "", m["v"])
+    key = attribute_key(attr)
+    if key == "phone" and not re.search(r"\d{3}", value):
+        return False
+    ctx.say(key, value)
+    if ctx.subjects.pending and ctx.subjects.pending[:2] == (ctx.subject, key):
+        ctx.subjects.pending = None
+    return True
+
+
+LANGUAGE = rf"(?:[{HAN}]{{1,4}}?(?:语|文)|普通话|粤语|[A-Z][a-z]+)"
+
+Handler = Callable[[Context, re.Match[str], str], bool]
+PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
+    (re.compile(p), h)
+    for p, h in (
+        # Ends first: "不再吃素了", "辞职了", "去世了"
+        (
+            r"(?:不再|不)(?:吃素|是素食(?:主义)?者)了?|不吃素了|(?:开始|又开始|重新)吃肉",
+            lambda c, m, r: bool(c.say("diet", "吃素", ended=True)) or True,
+        ),
+        (r"(?:去世了?|过世了?|死了|离世了?|不在了|走丢了|丢了)", gone),
+        (rf"(?:从|在)(?P<v>{ZV})(?:辞职|离职)", quit_job),
+        (r"辞职|离职|辞工|被裁(?:员)?|被辞退|被开除|失业了|不干了|裸辞", quit_job),
+        (r"退休了?", lambda c, m, r: bool(c.say("job", "退休")) or True),
+        (r"离婚了?", lambda c, m, r: bool(c.say("relationship status", "离婚")) or True),
+        (r"结婚了|成家了", lambda c, m, r: bool(c.say("relationship status", "已婚")) or True),
+        (rf"离开了?(?P<v>{ZV}){ZE}", left),
+        (
+            rf"搬离了?(?P<v>{ZV}){ZE}",
+            lambda c, m, r: bool(c.say("lives in", m["v"], ended=True)) or True,
+        ),
+        # Living, working, studying somewhere
+        (
+            rf"(?P<neg>不再|不)?(?:住在|定居在?|生活在|居住在|搬到了?|搬去了?|搬回了?|落户(?:在|到)?)(?P<v>{PLACE_V}){PLACE_END}",
+            lives,
+        ),
+        (r"在(?P<v>[^，,。；在]+?)(?:住|生活|定居|安家)(?!过)", lives),
+        (
+            rf"在(?P<v>[^，,。；在]+?)(?:做|当|担任|任)(?P<job>[^，,。；\s]*?(?:{ZH_JOBS}|师|员))",
+            works,
+        ),
+        (
+            r"(?P<neg>不再|不)?在(?P<v>[^，,。；在]+?)(?:工作|上班|任职|实习|打工|供职)(?![过室台服])",
+            works,
+        ),
+        (rf"(?:入职|加入|跳槽到|跳槽去)了?(?P<v>{ZV}){ZE}", works),
+        (r"去(?P<v>[^，,。；]+?)(?:上班|工作)了", works),
+        (
+            r"在(?P<v>[^，,。；在]+?)(?:读书|上学|念书|读大学|读研|读博|上大学|读高中|上高中|读本科)",
+            say("school"),
+        ),
+        # A job, and where: "是纽约的律师"
+        (
+            rf"是(?:一名|一个|一位|个|名|位)?(?:(?P<place>[^，,。的是]{{1,6}}?)的)?(?P<job>[^，,。；的\s是]*?(?:{ZH_JOBS})){ZE}",
+            job,
+        ),
+        (
+            rf"(?:当|做|成为|成了|升(?:职)?(?:为|成了?))了?(?:一名|一个)?(?P<job>[^，,。；\s]*?(?:{ZH_JOBS})){ZE}",
+            job,
+        ),
+        (r"(?:从事|做)(?P<job>[^，,。；]+?)(?:工作|行业)", job),
+        # Age
+        (rf"(?:今年|已经|快|才|刚满|满)?(?P<n>{ZH_NUMBER})(?:周)?岁", age),
+        # Phone and email: a new one, said now or in the next clause
+        (
+            rf"换了?(?:个|一个)?新(?:的)?(?P<attr>手机号码?|手机号|手机|电话号码?|电话|号码|邮箱|地址|车)(?:[，,：:]?\s*(?:是|为)?(?P<v>{NUM}|[\w.+-]+@[\w.-]+))?",
+            pending,
+        ),
+        (rf"(?:手机|电话)(?:号码?|号)?(?:是|为|换成了?|改成了?|变成了?)(?P<v>{NUM})", say("phone")),
+        (r"邮箱(?:地址)?(?:是|为|换成了?|改成了?)(?P<v>[\w.+-]+@[\w.-]+\w)", say("email")),
+        # Car
+        (
+            rf"(?:卖了|卖掉了)(?:我的)?(?P<v>{ZV}车)",
+            lambda c, m, r: bool(c.say("car", m["v"], ended=True)) or True,
+        ),
+        (rf"把(?:[^，,。]+?)换成了?(?:一辆|一台|辆|台)?(?P<v>{ZV}){ZE}", car),
+        (rf"开(?:的是|着|一辆|辆|了一辆)?(?P<v>{ZV}){ZE}", car),
+        (rf"买了(?:一辆|辆|台|一台)?(?P<v>{ZV}){ZE}", car),
+        # Diet
+        (
+            r"吃素|是素食(?:主义)?者|只吃素|是纯素(?:食)?者?",
+            lambda c, m, r: bool(c.say("diet", "吃素")) or True,
+        ),
+        # Favorites
+        (
+            rf"最(?:喜欢|爱|喜爱)的(?P<attr>[^，,。是]{{1,8}}?)(?:现在)?(?:是|变成了?|换成了?)(?P<v>{ZV}){ZE}",
+            favorite,
+        ),
+        # Reading, watching, playing
+        (r"(?P<act>读|看|追|玩|听)完了?《(?P<v>[^》]+)》", done),
+        (r"《(?P<v>[^》]+)》(?:早就?|已经|都|终于)?(?P<act>读|看|追|玩|听)完了?", done),
+        (r"(?:在|正在|开始|刚开始)(?P<act>读|看|追|玩|听)(?:的是|了)?《(?P<v>[^》]+)》", doing),
+        # Languages
+        (rf"会(?:说|讲)(?P<v>{LANGUAGE}(?:(?:和|、|跟|与)?{LANGUAGE})*)", speaks),
+        (rf"(?:说|讲)(?:一口)?(?:流利的)?(?P<v>{LANGUAGE})", speaks),
+        (rf"(?:在|正在|开始)学(?:习)?(?P<v>{ZV}){ZE}", learning),
+        # Pets and relatives
+        (
+            rf"(?:养了?|有|领养了?|收养了?|捡了)(?:(?P<n>{ZH_NUMBER})?(?:只|条|个|头))?(?:[^，,。]{{0,6}}?的)?(?P<sp>{ZH_PET})(?:[，,]?(?:叫|名叫|名字叫)(?P<name>{CALLED}){ZE})?",
+            pet,
+        ),
+        (rf"有(?:(?P<n>{ZH_NUMBER})(?:个|位))?(?P<role>{ZH_ROLE}){ZE}", relative),
+        # Commute
+        (
+            r"(?P<v>坐地铁|坐公交|骑车|骑自行车|开车|走路|步行|打车|坐火车|坐班车)(?:去)?上班",
+            say("commute"),
+        ),
+        # Likes, allergies, household, name
+        (
+            r"^(?:很|非常|特别|最|也|还|真的|超)*(?P<verb>不喜欢|喜欢|喜爱|爱|讨厌|偏好)(?P<v>[^，,。；;！!？?]+)",
+            likes,
+        ),
+        (r"对(?P<v>[^，,。；;]+?)过敏", say("allergy")),
+        (rf"(?:和|跟|与)(?P<v>[^，,。住]+?)(?:一起)?{ZA}住", say("lives with")),
+        (rf"^叫(?P<v>{ZV}){ZE}", called),
+    )
+]
+
+POSSESSED = re.compile(
+    rf"^(?P<attr>[^，,。是为叫]{{1,10}}?)(?:现在|目前)?(?:是|为|叫|换成了?|改成了?|变成了?)(?P<v>{ZV}){ZE}"
+)
+CHANGED = re.compile(
+    rf"^(?P<attr>[{HAN}]{{1,6}}?)(?:换成了?|改成了?|变成了?|改为|换为)(?P<v>{ZV}){ZE}"
+)
+INVERSION = re.compile(
+    r"^(?P<v>[^，,。是]+?)(?:现在)?(?:是|成了|成为了?)(?:我们|我)(?:现在)?(?:(?P<attr>最(?:喜欢|爱)的[^，,。]+)"
+    r"|的(?P<attr2>[^，,。的]{1,6}))$"
+)
+RESOLVE = re.compile(
+    rf"^(?:新的?(?:号码?|邮箱|地址|号)?|号码|新号码)?(?:是|为)(?P<v>{NUM}|[\w.+-]+@[\w.-]+\w|{ZV}){ZE}"
+)
+
+
+def generic(ctx: Context, rest: str) -> bool:
+    clause = ctx.clause
+    if clause.possessive and (m := POSSESSED.match(rest)):
+        return possessed(ctx, m, rest)
+    if clause.subject is not None and (m := CHANGED.match(re.sub(rf"^{ZA}", "", rest))):
+        return possessed(ctx, m, rest)
+    return False
+
+
+def inversion(clause: Clause, subjects: Subjects, ctx: Context) -> bool:
+    m = INVERSION.match(LEAD.sub("", clause.text))
+    if m is None:
+        return False
+    value, attr = m["v"], m["attr"] or m["attr2"]
+    if (
+        SECRET.search(value)
+        or SECRET.search(attr)
+        or JOB_RE.search(attr)
+        or re.fullmatch(r"[A-Z]{2,5}", attr)
+    ):
+        return False  # "另一个Leon是我们的PM": a colleague, not the user's attribute
+    named = subjects.known(value)
+    if named is not None:
+        clause.subject = named
+        ctx.relate(named)
+        return True
+    if attr in ZH_PERSON_ROLES or attr in ZH_SPECIES:
+        return False
+    clause.subject = USER
+    subjects.add(USER)
+    ctx.say(attr, value)
+    return True
+
+
+def resolve(clause: Clause, subjects: Subjects, ctx: Context, rest: str) -> bool:
+    """The new value said after a new one was announced: "我换了新手机号，是138…"."""
+    if subjects.pending is None:
+        return False
+    m = RESOLVE.match(re.sub(rf"^{ZA}", "", rest))
+    if m is None:
+        return False
+    subject, key, asked = subjects.pending
+    if key == "phone" and not re.search(r"\d{3}", m["v"]):
+        return False
+    clause.subject = subject
+    clause.asked_in = asked
+    ctx.say(key, m["v"], subject=subject)
+    subjects.pending = None
+    return True
+
+
+def future(text: str) -> bool:
+    return FUTURE.search(text) is not None
+
+
+QUESTION = re.compile(r"什么|哪(?:里|儿|个|家|所)|谁|多少|几[个岁只位]|[吗呢]$")
+
+
+def question(text: str) -> bool:
+    """A clause that asks ("我的狗叫什么名字"), question mark or not."""
+    return QUESTION.search(text) is not None
+
+
+# The handlers that read a past ("以前住在…") as a value that ended; others skip it.
+READS_PAST = frozenset({lives, works, job})

@@ -1,0 +1,507 @@
+"""A recall query read: whose value it asks for, which attribute, the words naming what is
+asked; which entity names a text mentions; and whether a memory says anything about what is
+asked (recall answers nothing when no memory does)."""
+
+import re
+from functools import lru_cache
+
+from memories.statements.english import ANIMAL, ANIMALS, MODS, NAMEWORD, PLURAL_ROLE, REGION, ROLE
+from memories.statements.english import role_of as english_role
+from memories.statements.keys import attribute_key, noun_key, singular
+from memories.statements.model import USER, QuestionReading, Subject
+from memories.statements.words import (
+    CONCEPTS,
+    HAN,
+    NUMBER_WORDS,
+    ZH_PERSON_ROLES,
+    ZH_SPECIES,
+    alternation,
+    word_set,
+)
+
+I = re.I  # noqa: E741
+HAN_RE = re.compile(f"[{HAN}]")
+PARENTHESES = re.compile(r"\s*[(（][^()（）]*[)）]")
+
+# --- English ---------------------------------------------------------------------------------
+
+COUNT = re.compile(r"^\s*how\s+(?:many|much|old|long|often|tall|far|big)\b|\bnumber\s+of\b", I)
+ROLE_SUBJECT = re.compile(
+    rf"\b(?:the\s+)?user's\s+(?P<mods>{MODS})(?P<role>{ROLE}|{PLURAL_ROLE}|{ANIMAL}|{ANIMALS})"
+    rf"(?:'s?)?(?:\s+(?P<name>(?-i:{NAMEWORD}))(?:'s)?)?(?![\w-])",
+    I,
+)
+QUESTION_WORDS = word_set(
+    """What Why How Where When Who Whom Whose Which Is Are Was Were Does Do Did Can Could
+    Should Would Will Has Have Had Tell Describe List Name Give Remind"""
+)
+NAMES = re.compile(rf"(?-i:{NAMEWORD}(?:\s+{NAMEWORD})*(?:,\s*(?:{REGION})\b)?)")
+NOT_SUBJECT_BEFORE = re.compile(
+    r"(?:\b(?:to|in|at|from|for|with|about|near|of|visit|visited|into|on|and|than|like)\s+)$", I
+)
+LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, I), key)
+    for p, key in (
+        (
+            r"\bwhere\s+(?:does|do|did)\s+.+?\s+(?:live|stay|reside)\b|\bwhere\s+(?:is|are)\s+.+?\s+"
+            r"(?:living|based|located|staying)\b|\bwhat\s+(?:city|town|country|state)\s+(?:does|do|is"
+            r"|are)\b.*\b(?:live|in|based|living)\b|\bwhere\s+.+?\s+(?:lives|moved)\b",
+            "lives in",
+        ),
+        (
+            r"\bwhere\s+(?:does|do|did)\s+.+?\s+work\b|\bwho\s+(?:does|do)\s+.+?\s+work\s+for\b|\bwhat"
+            r"\s+(?:company|firm|organi[sz]ation|employer)\b|\bemployer\b|\bwhere\s+(?:is|are)\s+.+?\s+"
+            r"(?:working|employed)\b",
+            "works at",
+        ),
+        (
+            r"\bwhat\s+(?:does|do)\s+.+?\s+do(?:\s+for\s+(?:work|a\s+living))?(?:\s|$)|\bwhat\s+is\s+.+?"
+            r"(?:job|occupation|profession|career)\b|\bwhat\s+(?:does|do)\s+.+?\s+work\s+as\b|\bwhat"
+            r"\s+kind\s+of\s+work\b|\bwhat\s+(?:job|profession|occupation)\b",
+            "job",
+        ),
+        (r"\bhow\s+old\b|\bwhat\s+age\b|\bage\s+of\b|'s\s+age\b", "age"),
+        (
+            r"\bwhat\s+(?:kind\s+of\s+|type\s+of\s+|make\s+of\s+|brand\s+of\s+|model\s+of\s+)?(?:car"
+            r"|vehicle)\b|\bwhat\s+(?:does|do)\s+.+?\s+drive\b",
+            "car",
+        ),
+        (r"\bphone\b|\bcell\s+number\b|\bmobile\s+number\b", "phone"),
+        (r"\be-?mail\b", "email"),
+        (
+            r"\bwhat\s+(?:language|languages)\s+(?:is|are|does|do)\s+.+?\s+(?:learning|learn|studying"
+            r"|study)\b|\bwhat\s+is\s+.+?\s+learning\b",
+            "learning",
+        ),
+        (
+            r"\bwhat\s+(?:language|languages)\s+(?:does|do|can)\s+.+?\s+speak\b|\blanguages?\s+(?:does"
+            r"|do|can)\s+.+?\s+speak\b",
+            "speaks",
+        ),
+        (
+            r"\bwhat\s+(?:book|novel)\b.*\breading\b|\bwhat\s+is\s+.+?\s+(?:currently\s+)?reading\b"
+            r"|\bcurrent\s+book\b",
+            "reading",
+        ),
+        (
+            r"\bwhat\s+(?:show|series|movie|film)\b.*\bwatching\b|\bwhat\s+is\s+.+?\s+watching\b",
+            "watching",
+        ),
+        (r"\bwhat\s+game\b.*\bplaying\b", "playing"),
+        (
+            r"\b(?:is|are)\s+.+?\s+(?:still\s+)?(?:a\s+)?(?:vegetarian|vegan|pescatarian|keto)\b"
+            r"|\bdiet\b|\beats?\s+meat\b",
+            "diet",
+        ),
+        (
+            r"\bwho\s+is\s+.+?(?:manager|boss|supervisor)\b|\bwho\s+does\s+.+?\s+report\s+to\b",
+            "manager",
+        ),
+        (
+            r"\bwhich\s+(?:university|college|school)\b|\bwhere\s+did\s+.+?\s+(?:study|go\s+to"
+            r"\s+(?:school|college|university))\b|\bwhat\s+(?:school|university|college)\b",
+            "school",
+        ),
+        (r"\bhow\s+(?:does|do)\s+.+?\s+(?:get\s+to\s+work|commute)\b|\bcommute\b", "commute"),
+        (r"\bname\b|\bwhat\s+(?:is|are)\s+.+?\s+called\b|\bwho\s+is\s+the\s+user's\s+\w+$", "name"),
+        (r"\bbirthday\b|\bwhen\s+was\s+.+?\s+born\b", "birthday"),
+        (r"\baddress\b", "address"),
+        (r"\bsalary\b|\bhow\s+much\s+(?:does|do)\s+.+?\s+(?:make|earn)\b|\bincome\b", "salary"),
+        (r"\bwhere\s+is\s+.+?\s+from\b|\bhometown\b|\bwhere\s+did\s+.+?\s+grow\s+up\b", "hometown"),
+    )
+)
+WHAT_IS = re.compile(r"^(?:what|what's|which)\s+(?:is|are|was|were)?\s*(?P<np>.+)$", I)
+AUX = r"(?:does|do|did|is|are|was|were|has|have|had|can|will|would|should)"
+WHAT_NP = re.compile(
+    rf"^(?:what|which)\s+(?P<np>(?:(?!{AUX}\b)[a-z-]+\s+){{0,4}}?(?!{AUX}\b)[a-z-]+)\s+{AUX}\s+",
+    I,
+)
+WHO_IS_ROLE = re.compile(r"^who\s+(?:is|are|was)\s+(?:the\s+)?user's\s+", I)
+HOW_MANY = re.compile(r"^how\s+(?:many|much)\s+(?P<np>[a-z-]+(?:\s+[a-z-]+)?)", I)
+IS_DIET = re.compile(
+    r"^(?:is|are)\s+.+?\s+(?:still\s+)?(?:a\s+)?(?P<d>vegetarian|vegan|pescatarian|keto)\b", I
+)
+NOT_LOOKUP = re.compile(
+    r"^(?:why|how\s+come|tell\s+me|describe|does|do|did|has|have|can|could|should|would|will"
+    r"|was|were)\b",
+    I,
+)
+RELATIVE = re.compile(
+    r"\s+(?:the\s+user|he|she|they|that|which|who|whom|(?-i:[A-Z][a-z]+))\b.*$|\s+(?:does|do|did"
+    r"|is|was|has)\b.*$",
+    I,
+)
+DETERMINERS = re.compile(r"^(?:(?:the|a|an|his|her|their|its|the\s+user's|user's)\s+)+", I)
+LIGHT = frozenset({"kind", "type", "sort", "thing", "things", "one", "ones", "exact", "specific"})
+GENERIC_HEADS = frozenset(
+    {
+        "number",
+        "type",
+        "size",
+        "date",
+        "code",
+        "level",
+        "status",
+        "day",
+        "time",
+        "year",
+        "id",
+        "group",
+    }
+)
+VERBISH_END = re.compile(r"\s+(?:called|named|like|about)$", I)
+
+
+def _focus_of(np: str) -> list[str]:
+    """The words of a noun phrase that name what is asked: "brand of guitar" → brand,
+    guitar; "favorite programming language" → favorite, language; "social security number"
+    stays whole (its head says little alone)."""
+    np = RELATIVE.sub("", np.strip())
+    np = VERBISH_END.sub("", np)
+    words: list[str] = []
+    for part in re.split(r"\s+of\s+", np):
+        part = DETERMINERS.sub("", part.strip().lower())
+        part = part.split("'s ")[-1]
+        tokens = [t for t in part.split() if t not in LIGHT]
+        if not tokens:
+            continue
+        if tokens[0] in ("favorite", "favourite", "fav") and len(tokens) > 1:
+            words += ["favorite", tokens[-1]]
+        elif tokens[-1] in GENERIC_HEADS and len(tokens) > 1:
+            words.append(" ".join(tokens))
+        else:
+            words.append(tokens[-1])
+    return words
+
+
+def _english(text: str) -> QuestionReading:
+    count = COUNT.search(text) is not None
+    subject = USER
+    names: list[str] = []
+    for m in NAMES.finditer(text):
+        name = m.group()
+        if m.start() == 0 and name.split()[0] in QUESTION_WORDS:
+            name = name.split(None, 1)[1] if " " in name else ""
+        if not name or name in QUESTION_WORDS:
+            continue
+        names.append(name)
+        if subject is USER and NOT_SUBJECT_BEFORE.search(text[: m.start()]) is None:
+            subject = Subject(name, "", "person")
+    if m := ROLE_SUBJECT.search(text):
+        role, _, kind = english_role(m["role"])
+        name = m["name"] or (subject.name if not subject.is_user else "")
+        subject = Subject(name, role, kind)  # type: ignore[arg-type]
+    found: list[tuple[int, str]] = []
+    for pattern, key in LOOKUPS:
+        if m := pattern.search(text):
+            found.append((m.start(), key))
+    if m := re.search(
+        r"\bfavou?rite\s+(?P<x>[a-z][\w\s-]*?)(?=\s+(?:of|does|is|do|did|for)\b|$)", text, I
+    ):
+        found.append((m.start(), "favorite " + noun_key(m["x"])))
+    if not found and (
+        m := re.search(r"\bwhat\s+(?:is|are)\s+(?:.*?'s\s+)(?P<attr>[a-z][\w\s-]*?)$", text, I)
+    ):
+        found.append((m.start(), attribute_key(m["attr"])))
+    focus: list[str] = []
+    if (m := HOW_MANY.match(text)) or (m := WHAT_NP.match(text)):
+        focus += _focus_of(m["np"])
+    elif m := WHAT_IS.match(text):
+        np = m["np"]
+        if ROLE_SUBJECT.search(np) or re.search(r"'s\s", np) or re.match(r"the\s+\w", np, I):
+            focus += _focus_of(np)
+    elif m := IS_DIET.match(text):
+        focus.append(m["d"].lower())
+    focus = [
+        f
+        for f in focus
+        if f not in ("user", subject.role, subject.name.lower(), "name") or f == "name"
+    ]
+    if not subject.is_user and subject.role and subject.role in focus:
+        focus.remove(subject.role)
+    attributes = _ordered(found)
+    if WHO_IS_ROLE.match(text) and not subject.is_user:
+        attributes = ("name",)  # "Who is the user's manager?": the manager, by name
+    if NOT_LOOKUP.match(text) and not IS_DIET.match(text):
+        attributes = ()
+    return QuestionReading(
+        subject=subject,
+        names=tuple(dict.fromkeys(names)),
+        attribute=attributes[0] if len(attributes) == 1 else None,
+        focus=tuple(dict.fromkeys(focus)),
+        count=count,
+        attributes=attributes,
+    )
+
+
+def _ordered(found: list[tuple[int, str]]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(key for _, key in sorted(found, key=lambda pair: pair[0])))
+
+
+# --- Chinese ---------------------------------------------------------------------------------
+
+ZH_ROLE_SUBJECT = re.compile(rf"用户的?(?P<role>{alternation([*ZH_PERSON_ROLES, *ZH_SPECIES])})")
+ZH_NAME_SUBJECT = re.compile(
+    rf"^(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|[{HAN}]{{1,4}}?)(?=是|在|住|做|的|今年|多大|几"
+    r"|开|有|叫|喜欢|会|去|现在|目前|最|养|平时|一般|还|都|为什么|怎么|从事|干)"
+)
+ZH_NOT_NAMES = frozenset(
+    ("用户", "他", "她", "它", "谁", "什么", "哪", "哪里", "为什么", "怎么", "他们", "她们")
+)
+ZH_COUNT = re.compile(r"多少|几|多大|多久|多长时间|多高")
+ZH_LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), key)
+    for p, key in (
+        (r"住在哪|住哪|在哪(?:里|儿)?住|住在什么地方|哪个城市|住在什么城市", "lives in"),
+        (r"在哪(?:里|儿|家公司)?(?:工作|上班)|在什么公司|哪家公司|为谁工作|公司是", "works at"),
+        (r"是做什么的|是干什么的|做什么工作|干什么工作|从事什么|职业|什么工作|是干嘛的", "job"),
+        (r"几岁|多大|年龄|多少岁", "age"),
+        (r"开什么车|什么车|开的是什么|车是什么", "car"),
+        (r"手机|电话|号码", "phone"),
+        (r"邮箱|邮件", "email"),
+        (r"(?:说|讲)什么语言|会什么语言|会说什么|会讲什么", "speaks"),
+        (r"在学什么|学什么语言|在学哪", "learning"),
+        (r"在读什么|在看什么书|读什么书|在读哪", "reading"),
+        (r"在追什么|在看什么剧", "watching"),
+        (r"吃素|素食|饮食", "diet"),
+        (r"(?:老板|上司|领导|主管)是谁", "manager"),
+        (r"哪个大学|什么学校|哪所|哪个学校", "school"),
+        (r"叫什么|名字", "name"),
+        (r"生日", "birthday"),
+        (r"地址|住址", "address"),
+        (r"工资|薪水|收入|月薪|年薪|挣多少|赚多少", "salary"),
+    )
+)
+ZH_FAVORITE = re.compile(
+    rf"最(?:喜欢|爱)的?(?:是)?(?:什么|哪个|哪种)?(?P<x>[{HAN}A-Za-z]{{1,6}}?)(?:是|$|呢|？)"
+)
+ZH_GENERIC = re.compile(rf"的(?P<attr>[{HAN}]{{1,6}}?)是(?:什么|多少|哪|谁)")
+ZH_FOCUS = re.compile(rf"(?P<f>[{HAN}]{{1,6}}?)(?:是什么|是多少|是哪|叫什么|有多少|是谁)")
+ZH_WHAT = re.compile(
+    rf"什么(?P<f>[{HAN}]{{1,6}}?)(?=$|[？?呢吗了]|的[{HAN}])|几(?:个|只|位|辆|本)(?P<g>[{HAN}]{{1,3}})"
+)
+
+
+def _chinese(text: str) -> QuestionReading:
+    count = ZH_COUNT.search(text) is not None
+    subject = USER
+    names: list[str] = []
+    if (
+        (m := ZH_NAME_SUBJECT.match(text))
+        and m["name"] not in ZH_NOT_NAMES
+        and not m["name"].startswith("用户")
+    ):
+        subject = Subject(m["name"], "", "person")
+        names.append(m["name"])
+    names += [n for n in re.findall(r"[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*", text) if n not in names]
+    if m := ZH_ROLE_SUBJECT.search(text):
+        word = m["role"]
+        if word in ZH_PERSON_ROLES:
+            subject = Subject("", ZH_PERSON_ROLES[word][0], "person")
+        else:
+            subject = Subject("", ZH_SPECIES[word], "pet")
+    found = [(m.start(), key) for pattern, key in ZH_LOOKUPS if (m := pattern.search(text))]
+    if m := ZH_FAVORITE.search(text):
+        found.append((m.start(), attribute_key("最喜欢的" + m["x"])))
+    if not found and (m := ZH_GENERIC.search(text)):
+        found.append((m.start(), attribute_key(m["attr"])))
+    focus: list[str] = []
+    for m in ZH_FOCUS.finditer(text):
+        word = re.sub(r"^.*的", "", m["f"])
+        if (
+            word
+            and word not in ZH_NOT_NAMES
+            and not word.startswith("用户")
+            and word != subject.name
+        ):
+            focus.append(word)
+    for m in ZH_WHAT.finditer(text):
+        for word in re.split("的", m["f"] or m["g"] or ""):
+            if word and word not in focus:
+                focus.append(word)
+    if m := ZH_ROLE_SUBJECT.search(text):
+        focus = [f for f in focus if f != m["role"]]
+    attributes = _ordered(found)
+    if re.match(r"^(?:为什么|说说|讲讲|介绍一下|告诉我)", text) or re.search(r"吗$", text):
+        attributes = tuple(a for a in attributes if a == "diet")
+    return QuestionReading(
+        subject=subject,
+        names=tuple(dict.fromkeys(names)),
+        attribute=attributes[0] if len(attributes) == 1 else None,
+        focus=tuple(dict.fromkeys(focus)),
+        count=count,
+        attributes=attributes,
+    )
+
+
+def question_read(text: str) -> QuestionReading:
+    """What a recall query asks: about whom (the user unless another is named: "Mark", "the
+    user's wife", "用户的妻子"), which attribute when it is a lookup ("What car does…" → car;
+    not for "Why…", "Tell me about…", "Does the user like…"), the words naming what is asked
+    (`focus`: "brand of guitar" → brand, guitar) and whether a number answers it."""
+    text = PARENTHESES.sub("", text.replace("’", "'")).strip().rstrip("?？.!。！ ")
+    if HAN_RE.search(text):
+        return _chinese(text)
+    return _english(text)
+
+
+# --- Names in a text -------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=2048)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    body = r"\s+".join(re.escape(part) for part in name.split())
+    if HAN_RE.search(name):
+        return re.compile(body)
+    return re.compile(rf"(?<![A-Za-z0-9À-ÿ]){body}(?![A-Za-z0-9À-ÿ])")
+
+
+def names_in(text: str, names) -> set[str]:
+    """Which of `names` the text mentions: longest first and without overlap, whole words
+    for Latin script ("Sara" is not in "Sarah"; "Paris, Texas" where written counts as that
+    place, its "Paris" not as "Paris" too), anywhere for Chinese."""
+    found: set[str] = set()
+    taken: list[tuple[int, int]] = []
+    for name in sorted({n.strip() for n in names if n and n.strip()}, key=len, reverse=True):
+        for m in _name_pattern(name).finditer(text):
+            if all(m.end() <= start or m.start() >= end for start, end in taken):
+                taken.append(m.span())
+                found.add(name)
+    return found
+
+
+# --- Whether a text says something about what is asked ---------------------------------------
+
+IRREGULAR_STEMS = {
+    "children": "child", "kids": "kid", "people": "person", "men": "man", "women": "woman",
+    "wives": "wife", "knives": "knife", "mice": "mouse", "feet": "foot", "teeth": "tooth",
+    "bought": "buy", "drove": "driv", "driven": "driv", "spoke": "speak", "spoken": "speak",
+    "paid": "pay", "earned": "earn", "read": "read", "made": "mak", "born": "born",
+}  # fmt: skip
+LATIN_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+
+
+def stem(word: str) -> str:
+    """A rough English stem, the same for a word's common forms: "drive", "drives",
+    "driving" → "driv"; "children" → "child"."""
+    word = word.lower()
+    if word.endswith("'s"):
+        word = word[:-2]
+    if word in IRREGULAR_STEMS:
+        return IRREGULAR_STEMS[word]
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if len(word) > 5 and word.endswith("ing"):
+        word = word[:-3]
+    elif len(word) > 4 and word.endswith("ed"):
+        word = word[:-2]
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def _group_terms(group: frozenset[str]) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
+    """A concept's words as (stems of single Latin words, Latin phrases, substrings)."""
+    stems, phrases, substrings = set(), [], []
+    for term in group:
+        term = term.lower()
+        if HAN_RE.search(term) or not re.fullmatch(r"[a-z0-9' -]+", term):
+            substrings.append(term)
+        elif " " in term:
+            phrases.append(term)
+        else:
+            stems.add(stem(term))
+    return frozenset(stems), tuple(phrases), tuple(substrings)
+
+
+GROUPS = tuple(_group_terms(group) for group in CONCEPTS)
+GROUPS_OF: dict[str, list[int]] = {}
+for _index, _group in enumerate(CONCEPTS):
+    for _term in _group:
+        _key = _term.lower() if HAN_RE.search(_term) or " " in _term else stem(_term)
+        GROUPS_OF.setdefault(_key, []).append(_index)
+
+QUOTE = re.compile(r"'[^'\s][^']*'|\"[^\"]+\"|“[^”]+”|‘[^’]+’|《[^》]+》")
+PROPER_NAME = re.compile(r"(?<![.!?:→]\s)(?<!^)\b(?!(?:I|User|Assistant|The|My)\b)[A-Z][a-z]+")
+NUMBER_WORD = re.compile(
+    rf"\d|\b(?:{alternation(w for w in NUMBER_WORDS if w not in ('a', 'an', 'both'))}|dozen|hundred"
+    r"|thousand)\b|[一二两三四五六七八九十百千万几]+(?:个|只|位|岁|年|条|辆|本|次|口|名|月|天|周|块|元|万|千|百|套)"
+    r"|[零一二两三四五六七八九十]岁",
+    I,
+)
+
+
+class _Text:
+    """A memory's text, read once for many focus words."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lower = text.lower()
+        self.stems = {stem(w) for w in LATIN_WORD.findall(self.lower)}
+
+    def has_term(self, term: str) -> bool:
+        term = term.lower()
+        if HAN_RE.search(term) or not re.fullmatch(r"[a-z0-9' -]+", term):
+            return term in self.lower
+        if " " in term:
+            words = r"\s+".join(re.escape(w) for w in term.split())
+            return re.search(rf"\b{words}(?:s|es)?\b", self.lower) is not None
+        return stem(term) in self.stems
+
+    def has_group(self, index: int) -> bool:
+        stems, phrases, substrings = GROUPS[index]
+        return (
+            not stems.isdisjoint(self.stems)
+            or any(self.has_term(p) for p in phrases)
+            or any(s in self.lower for s in substrings)
+        )
+
+
+def _groups(word: str) -> list[int]:
+    word = word.lower()
+    key = word if HAN_RE.search(word) or " " in word else stem(word)
+    groups = list(GROUPS_OF.get(key, ()))
+    if not groups and " " not in word and not HAN_RE.search(word):
+        groups = list(GROUPS_OF.get(stem(singular(word)), ()))
+    return groups
+
+
+def _says(word: str, text: _Text) -> bool:
+    if text.has_term(word):
+        return True
+    groups = _groups(word)
+    if any(text.has_group(g) for g in groups):
+        return True
+    lower = word.lower()
+    if lower in ("name", "名字", "brand", "make", "model", "牌子", "品牌") and PROPER_NAME.search(
+        text.text
+    ):
+        return True  # a name said is the name (or the brand) asked for
+    if lower in ("title", "book", "书名", "书") and QUOTE.search(text.text):
+        return True
+    if " " in lower and not groups:  # "social security number": every word said
+        return all(_says(part, text) for part in lower.split())
+    return False
+
+
+def answers_focus(question: QuestionReading, text: str) -> bool:
+    """Whether a memory's text says something about every focus word of the question, and,
+    when the question counts, states a number.
+
+    Recall uses this to decide when it answers nothing: no memory saying anything about what
+    is asked means the thing was never said. So it is strict about the asked thing — a
+    memory about a guitar does not answer the guitar's brand, one about kids does not say how
+    many — yet generous about wording: stems and plurals ("children", "child"), and a compact
+    bilingual table of words with the same meaning (car, vehicle, drives, Toyota, 车, 丰田;
+    salary, pay, earns, 工资, 收入; children, kids, 孩子), a proper name for "name", a quoted
+    title for "title" or "book"."""
+    if not question.focus and not question.count:
+        return True
+    said = _Text(text)
+    if question.count and NUMBER_WORD.search(text) is None:
+        return False
+    return all(_says(word, said) for word in question.focus)

@@ -1,0 +1,171 @@
+"""The memory graph's writes and time travel (memories/graph/services.py, selectors.py): a new
+value of a single-valued attribute closes the old edge when it was said, the memories that
+stated the old value leave current recall, and `as_of` reads the graph as it was."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import IntegrityError, ProgrammingError, transaction
+
+from core.access import SYSTEM
+from memories.graph.models import EntityKind, GraphEdge, GraphNode
+from memories.graph.selectors import current_attributes, edges_valid_q
+from memories.graph.services import entity_node, graph_statements_record
+from memories.models import Memory
+from memories.services import MemoryInput, memory_add
+from memories.statements import USER, Statement, Subject
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2025, 3, 1, 9, tzinfo=UTC)
+DAY = timedelta(days=1)
+USER_ID = "graph:ana"
+MARK = Subject(name="Mark", role="brother", kind="person")
+
+
+def memory(content: str, at: datetime, memory_type: str = "fact") -> Memory:
+    item = MemoryInput(
+        user_id=USER_ID, content=content, memory_type=memory_type, valid_at=at, recorded_at=at
+    )
+    return memory_add(item=item, caller=SYSTEM).memory
+
+
+def say(statement: Statement, at: datetime, *memories: Memory):
+    return graph_statements_record(
+        user_id=USER_ID,
+        statements=[(statement, [m.id for m in memories])],
+        at=at,
+        actor="test",
+    )
+
+
+def lives_in(city: str, *, ended: bool = False) -> Statement:
+    return Statement(USER, "lives in", city, single=True, ended=ended)
+
+
+def values(instant: datetime | None, relation: str = "lives in") -> list[str]:
+    edges = GraphEdge.objects.filter(edges_valid_q(instant), user_id=USER_ID, relation=relation)
+    return sorted(edge.object_value or edge.object_node.name for edge in edges)
+
+
+def is_current(m: Memory) -> bool:
+    return Memory.objects.current().filter(pk=m.pk).exists()
+
+
+def test_a_new_value_closes_the_old_edge_when_it_was_said_and_time_travel_reads_both():
+    austin = memory("The user lives in Austin", T0)
+    say(lives_in("Austin"), T0, austin)
+    denver = memory("The user lives in Denver", T0 + 10 * DAY)
+    change = say(lives_in("Denver"), T0 + 10 * DAY, denver)
+
+    old = GraphEdge.objects.get(object_value="Austin")
+    assert (old.invalid_at, old.expired_at) == (T0 + 10 * DAY, T0 + 10 * DAY)
+    assert [edge.object_value for edge in change.closed] == ["Austin"]
+    assert values(None) == ["Denver"]
+    assert values(T0 + DAY) == ["Austin"]
+    assert values(T0 - DAY) == []
+    # The fact that stated Austin is no longer current, but as of then it was.
+    assert not is_current(austin) and is_current(denver)
+    austin.refresh_from_db()
+    assert austin.invalid_at == T0 + 10 * DAY and austin.expired_at is None
+    assert Memory.objects.as_of(T0 + DAY).filter(pk=austin.pk).exists()
+
+
+def test_memories_naming_the_closed_value_while_it_held_leave_recall_the_new_statement_stays():
+    say(lives_in("Austin"), T0, memory("The user lives in Austin", T0))
+    chat = memory(
+        "Assistant: Austin is great! → User: The weather is perfect.", T0 + DAY, "episodic"
+    )
+    unrelated = memory("User: I found a nice apartment downtown.", T0 + DAY, "episodic")
+    earlier = memory("User: I visited Austin once as a kid.", T0 - DAY, "episodic")
+    moved = memory("User: We left Austin for Denver.", T0 + 5 * DAY, "episodic")
+    change = say(lives_in("Denver"), T0 + 5 * DAY, moved)
+
+    assert chat.id in change.stale_memory_ids
+    assert not is_current(chat)
+    assert is_current(unrelated)  # names no old value
+    assert is_current(earlier)  # said before Austin held
+    assert is_current(moved)  # states the new value
+
+
+def test_the_same_value_again_adds_its_memories_to_the_edge_and_opens_nothing():
+    first, again = memory("The user lives in Lisbon", T0), memory("Still in Lisbon", T0 + DAY)
+    say(lives_in("Lisbon"), T0, first)
+    change = say(lives_in("lisbon"), T0 + DAY, again)
+    assert change.opened == [] and len(change.reinforced) == 1
+    edge = GraphEdge.objects.get()
+    assert set(edge.memory_ids) == {first.id, again.id} and edge.valid_at == T0
+
+
+def test_many_valued_relations_stay_many_and_an_end_closes_only_its_value():
+    def pet(name: str, *, ended: bool = False) -> Statement:
+        luna = Subject(name=name, role="dog", kind="pet")
+        return Statement(USER, "dog", name, single=False, ended=ended, value_entity=luna)
+
+    say(pet("Max"), T0, memory("The user has a dog named Max", T0))
+    say(pet("Luna"), T0 + DAY, memory("The user adopted a puppy named Luna", T0 + DAY))
+    assert values(None, "dog") == ["Luna", "Max"]
+    say(pet("Max", ended=True), T0 + 2 * DAY, memory("Max passed away", T0 + 2 * DAY))
+    assert values(None, "dog") == ["Luna"]
+    assert values(T0 + DAY, "dog") == ["Luna", "Max"]
+    assert GraphNode.objects.filter(user_id=USER_ID, kind=EntityKind.PET).count() == 2
+
+
+def test_an_end_without_a_successor_closes_a_single_value():
+    say(
+        Statement(USER, "diet", "vegetarian", single=True), T0, memory("The user is vegetarian", T0)
+    )
+    say(
+        Statement(USER, "diet", "vegetarian", single=True, ended=True),
+        T0 + DAY,
+        memory("The user is no longer vegetarian", T0 + DAY),
+    )
+    assert values(None, "diet") == [] and values(T0, "diet") == ["vegetarian"]
+
+
+def test_a_value_said_out_of_order_ends_where_the_later_one_begins():
+    say(lives_in("Oslo"), T0 + 5 * DAY, memory("The user lives in Oslo", T0 + 5 * DAY))
+    say(lives_in("Bergen"), T0, memory("The user lives in Bergen", T0))
+    assert values(None) == ["Oslo"]
+    assert values(T0 + DAY) == ["Bergen"]
+
+
+def test_two_values_said_at_the_same_instant_both_stay_current_for_review():
+    say(lives_in("Rome"), T0, memory("The user lives in Rome", T0))
+    say(lives_in("Milan"), T0, memory("The user lives in Milan", T0))
+    assert values(None) == ["Milan", "Rome"]
+
+
+def test_entities_are_found_by_name_in_any_case_or_named_after_their_role():
+    wife = entity_node(user_id=USER_ID, subject=Subject(role="wife", kind="person"))
+    named = entity_node(user_id=USER_ID, subject=Subject(name="Ana", role="wife", kind="person"))
+    assert named.pk == wife.pk and named.name == "Ana"
+    assert entity_node(user_id=USER_ID, subject=Subject(name="ana", kind="person")).pk == wife.pk
+    assert entity_node(user_id=USER_ID, subject=Subject(role="wife", kind="person")).pk == wife.pk
+    assert entity_node(user_id=USER_ID, subject=USER).kind == EntityKind.USER
+    assert GraphNode.objects.filter(user_id=USER_ID).count() == 2
+    # Another end user's world is another graph.
+    other = entity_node(user_id="graph:bob", subject=Subject(name="Ana", kind="person"))
+    assert other.pk != wife.pk
+
+
+def test_an_edge_is_history_its_value_cannot_be_rewritten_nor_the_row_deleted():
+    say(Statement(MARK, "job", "lawyer", single=True), T0, memory("Mark is a lawyer", T0))
+    edge = GraphEdge.objects.get(relation="job")
+    with pytest.raises(ProgrammingError, match="Cannot update rows"), transaction.atomic():
+        GraphEdge.objects.filter(pk=edge.pk).update(object_value="doctor")
+    with pytest.raises(ProgrammingError, match="Cannot delete rows"), transaction.atomic():
+        GraphEdge.objects.filter(pk=edge.pk).delete()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        GraphEdge.objects.filter(pk=edge.pk).update(invalid_at=T0 - DAY)  # before it held
+    GraphEdge.objects.filter(pk=edge.pk).update(invalid_at=T0 + DAY, expired_at=T0 + DAY)
+
+
+def test_current_attributes_name_the_entity_and_its_value_most_recent_first():
+    say(Statement(MARK, "job", "lawyer", single=True), T0, memory("Mark is a lawyer", T0))
+    say(lives_in("Denver"), T0 + DAY, memory("The user lives in Denver", T0 + DAY))
+    assert [(a.entity, a.relation, a.value) for a in current_attributes(user_id=USER_ID)] == [
+        ("the user", "lives in", "Denver"),
+        ("Mark (the user's brother)", "job", "lawyer"),
+    ]
+    assert [a.value for a in current_attributes(user_id=USER_ID, as_of=T0)] == ["lawyer"]

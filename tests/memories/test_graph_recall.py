@@ -1,0 +1,120 @@
+"""Recall under the question rules, end to end: a conversation through the sessions API fills
+the memory graph, and POST /api/v1/recall/ (and MCP, and the seed's /search) answers the current
+value, the asked subject's, or nothing (docs/graph.md)."""
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.test import override_settings
+
+from memories.graph.models import GraphEdge, GraphNode
+from memories.models import Memory
+from memories.services import memories_embed
+from neuromem_site.mcp.tools import TOOLS, tool_call
+
+pytestmark = pytest.mark.django_db
+
+USER = "agent:dana"
+T0 = datetime(2025, 1, 6, 9, tzinfo=UTC)
+
+
+@pytest.fixture
+def clients(make_client):
+    return make_client("agent", ["agent:"])
+
+
+@pytest.fixture
+def agent(clients):
+    return clients[0]
+
+
+def converse(agent, *sessions: list[str], start: datetime = T0) -> None:
+    """Each session's turns ("A: …" the assistant's, else the user's), a week apart, two
+    minutes between turns; then the embeddings, as the worker makes them."""
+    for week, turns in enumerate(sessions):
+        response = agent.post("/api/v1/sessions/", {"user_id": USER}, format="json")
+        session = response.json()["data"]["id"]
+        for n, turn in enumerate(turns):
+            role, content = ("assistant", turn[3:]) if turn.startswith("A: ") else ("user", turn)
+            sent_at = start + timedelta(weeks=week, minutes=2 * n)
+            response = agent.post(
+                f"/api/v1/sessions/{session}/messages/",
+                {"role": role, "content": content, "sent_at": sent_at.isoformat()},
+                format="json",
+            )
+            assert response.status_code == 201, response.json()
+    memories_embed(memory_ids=list(Memory.objects.values_list("id", flat=True)))
+
+
+def recall(agent, query: str, **body) -> list[str]:
+    response = agent.post(
+        "/api/v1/recall/", {"user_id": USER, "query": query, "limit": 5, **body}, format="json"
+    )
+    assert response.status_code == 200, response.json()
+    return [hit["content"] for hit in response.json()["data"]["merged"]]
+
+
+def said(hits: list[str], word: str) -> bool:
+    return any(word.lower() in hit.lower() for hit in hits)
+
+
+def test_a_change_of_address_is_answered_with_the_new_city_and_as_of_before_with_the_old(agent):
+    converse(
+        agent,
+        ["A: Where are you based?", "I live in Austin, right by the river."],
+        ["A: How was your week?", "Busy! We moved to Denver on Saturday, boxes everywhere."],
+    )
+    now = recall(agent, "Where does the user live?")
+    assert said(now[:1], "Denver") and not said(now, "Austin")
+    before = recall(agent, "Where does the user live?", as_of=(T0 + timedelta(days=3)).isoformat())
+    assert said(before[:1], "Austin") and not said(before, "Denver")
+    edges = GraphEdge.objects.filter(user_id=USER, relation="lives in").order_by("valid_at")
+    assert [(str(e.object_node or e.object_value), e.invalid_at is None) for e in edges] == [
+        ("Austin", False),
+        ("Denver", True),
+    ]
+
+
+def test_a_message_about_two_brothers_gives_one_fact_each_and_recall_keeps_them_apart(agent):
+    converse(
+        agent, ["My brother Mike is a doctor in Chicago. My brother Mark is a lawyer in Boston."]
+    )
+    mark = GraphNode.objects.get(user_id=USER, name="Mark")
+    facts = Memory.objects.current().filter(user_id=USER, subject_entity_id=mark.id)
+    assert [fact.content for fact in facts] and all("Mike" not in f.content for f in facts)
+    hits = recall(agent, "What does Mark do for a living?")
+    assert said(hits, "lawyer") and not said(hits, "doctor") and not said(hits, "Chicago")
+    hits = recall(agent, "What is Mike's job?")
+    assert said(hits, "doctor") and not said(hits, "lawyer")
+
+
+def test_what_was_never_said_is_answered_with_nothing_over_rest_mcp_and_the_seed_route(
+    agent, clients
+):
+    converse(
+        agent,
+        ["I'm a backend engineer at a small robotics startup.", "A: Nice!", "Mostly Python."],
+    )
+    assert recall(agent, "What is the user's salary?") == []
+    assert recall(agent, "What does the user do for work?") != []
+    seed = agent.get("/search", {"user_id": USER, "q": "What is the user's salary?"})
+    assert seed.status_code == 200 and seed.json()["data"] == []
+    answer = tool_call(
+        tool=TOOLS["memory_recall"],
+        caller=lambda: clients[1].caller,
+        arguments={"user_id": USER, "query": "What is the user's salary?"},
+    )
+    assert answer.ok and json.loads(answer.text)["merged"] == []
+
+
+def test_a_chinese_change_of_city_answers_the_new_one(agent):
+    converse(agent, ["我住在杭州，离西湖很近。"], ["告诉你个消息，我们家上个月搬到成都了。"])
+    hits = recall(agent, "用户现在住在哪里？")
+    assert said(hits[:1], "成都") and not said(hits, "杭州")
+
+
+@override_settings(RECALL_SUBJECT_RULE=False, RECALL_CURRENT_RULE=False, RECALL_EMPTY_RULE=False)
+def test_without_the_rules_recall_is_what_it_was(agent):
+    converse(agent, ["I'm a backend engineer at a small robotics startup."])
+    assert recall(agent, "What is the user's salary?") != []

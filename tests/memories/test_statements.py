@@ -1,0 +1,741 @@
+"""Reading messages into subjects, statements and one fact a subject; reading questions;
+names in texts; whether a text answers a question's focus. English, Chinese and mixed.
+
+The issue's public examples come first; then, group by group, phrasings the rules were not
+written from; last, a held-out group written after the rules were done, kept whole (its
+misses are xfail, so the file measures the rules honestly)."""
+
+import pytest
+
+from memories.statements import (
+    USER,
+    Statement,
+    Subject,
+    answers_focus,
+    attribute_key,
+    message_read,
+    names_in,
+    question_read,
+    single_valued,
+)
+
+MAX_AND_LUNA = (
+    "Sadly, Max passed away last month. But we just adopted a new puppy — a labrador named Luna."
+)
+
+
+def who(subject: Subject) -> str:
+    return "user" if subject.is_user else subject.name or subject.role
+
+
+def said(text: str) -> set[tuple]:
+    """The message's statements as (who, attribute, value) — with "ended" last when the value
+    ended."""
+    return {
+        (who(s.subject), s.attribute, s.value, *(("ended",) if s.ended else ()))
+        for s in message_read(text).statements
+    }
+
+
+def facts(text: str) -> dict[str, str]:
+    return {who(f.subject): f.content for f in message_read(text).facts}
+
+
+# --- The issue's public examples -------------------------------------------------------------
+
+
+def test_two_brothers_are_two_subjects_each_with_its_fact():
+    reading = message_read(
+        "My brother Mike is a doctor in Chicago. My brother Mark is a lawyer in New York."
+    )
+    mike, mark = Subject("Mike", "brother", "person"), Subject("Mark", "brother", "person")
+    assert [s for s in reading.subjects if s.kind != "place"] == [USER, mike, mark]
+    assert facts(
+        "My brother Mike is a doctor in Chicago. My brother Mark is a lawyer in New York."
+    ) == {
+        "Mike": "The user's brother Mike is a doctor in Chicago",
+        "Mark": "The user's brother Mark is a lawyer in New York",
+    }
+    assert Statement(USER, "brother", "Mark", single=False, value_entity=mark) in reading.statements
+    assert {
+        ("Mark", "job", "a lawyer"),
+        ("Mark", "lives in", "New York"),
+        ("Mike", "job", "a doctor"),
+        ("Mike", "lives in", "Chicago"),
+    } <= said("My brother Mike is a doctor in Chicago. My brother Mark is a lawyer in New York.")
+
+
+def test_the_users_car_and_the_wifes_are_two_facts():
+    text = "I bought a Tesla Model 3 for commuting. My wife drives a Toyota Camry."
+    assert facts(text) == {
+        "user": "The user bought a Tesla Model 3 for commuting",
+        "wife": "The user's wife drives a Toyota Camry",
+    }
+    assert said(text) == {("user", "car", "Tesla Model 3"), ("wife", "car", "Toyota Camry")}
+    assert all(s.single for s in message_read(text).statements)
+
+
+def test_sarah_and_sara_are_different_friends():
+    first = message_read(
+        "My friend Sarah is a software engineer at Google. She lives in Mountain View."
+    )
+    assert facts(
+        "My friend Sarah is a software engineer at Google. She lives in Mountain View."
+    ) == {
+        "Sarah": "The user's friend Sarah is a software engineer at Google. She lives in "
+        "Mountain View"
+    }
+    assert {("Sarah", "works at", "Google"), ("Sarah", "lives in", "Mountain View")} <= {
+        (who(s.subject), s.attribute, s.value) for s in first.statements
+    }
+    second = said(
+        "Yeah she loves it. Oh, and my other friend Sara (with no H) is a graphic designer at "
+        "Apple in Cupertino."
+    )
+    assert {("Sara", "job", "a graphic designer"), ("Sara", "works at", "Apple")} <= second
+    assert not any(w == "Sarah" for w, *_ in second)
+
+
+def test_two_cats_by_name_with_their_ages():
+    text = (
+        "I have two cats. Whiskers is a tabby and is 3 years old. Mittens is a black cat and is "
+        "7 years old."
+    )
+    reading = message_read(text)
+    whiskers = Subject("Whiskers", "cat", "pet")
+    assert whiskers in reading.subjects
+    assert {("Whiskers", "age", "3"), ("Mittens", "age", "7"), ("user", "pet", "Whiskers")} <= said(
+        text
+    )
+    assert "3 years old" in facts(text)["Whiskers"] and "7" not in facts(text)["Whiskers"]
+
+
+def test_languages_of_the_user_and_of_the_wife():
+    text = (
+        "I speak Spanish fluently and I'm learning Mandarin. My wife speaks French fluently and "
+        "is learning Japanese."
+    )
+    assert said(text) == {
+        ("user", "speaks", "Spanish"),
+        ("user", "learning", "Mandarin"),
+        ("wife", "speaks", "French"),
+        ("wife", "learning", "Japanese"),
+    }
+    assert not any(s.single for s in message_read(text).statements)
+
+
+def test_paris_and_paris_texas_are_two_places():
+    assert (
+        Subject("Paris, Texas", "", "place")
+        in message_read("Then I went to Paris, Texas in September for a work conference.").subjects
+    )
+    assert (
+        Subject("Paris", "", "place")
+        in message_read("I went to Paris in June for vacation. It was beautiful.").subjects
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I just moved to Austin, Texas. Love it here!", {("user", "lives in", "Austin, Texas")}),
+        (
+            "I'm all settled in Denver now. The move went smoothly.",
+            {("user", "lives in", "Denver")},
+        ),
+        (
+            "I work as a data analyst at Google.",
+            {("user", "job", "a data analyst"), ("user", "works at", "Google")},
+        ),
+        (
+            "I've officially started at Anthropic now. First week went great.",
+            {("user", "works at", "Anthropic")},
+        ),
+        (
+            "My favorite programming language is Java. Been using it for years.",
+            {("user", "favorite language", "Java")},
+        ),
+        (
+            "I've been learning Rust for the past 6 months and I have to say, Rust is now my "
+            "favorite language. The memory safety and performance are amazing.",
+            {("user", "favorite language", "Rust"), ("user", "learning", "Rust")},
+        ),
+        ("I'm vegetarian. Have been for about 5 years.", {("user", "diet", "vegetarian")}),
+        (
+            "I've started eating fish and chicken again. I'm no longer vegetarian.",
+            {("user", "diet", "vegetarian", "ended")},
+        ),
+        (
+            "I'm reading 'The Great Gatsby' right now. About halfway through.",
+            {("user", "reading", "The Great Gatsby")},
+        ),
+        (
+            "It's good but I finished it last week. Now I'm reading 'Dune' by Frank Herbert.",
+            {("user", "reading", "Dune")},
+        ),
+        (
+            "Finished Dune too! Just started '1984' by George Orwell today.",
+            {("user", "reading", "Dune", "ended"), ("user", "reading", "1984")},
+        ),
+        ("My phone number is 555-0101.", {("user", "phone", "555-0101")}),
+        (
+            "Actually I got a new phone number. It's 555-0202 now. Please update it.",
+            {("user", "phone", "555-0202")},
+        ),
+        (
+            "I have a golden retriever named Max.",
+            {("user", "pet", "Max"), ("Max", "breed", "golden retriever")},
+        ),
+        (
+            MAX_AND_LUNA,
+            {
+                ("user", "pet", "Max", "ended"),
+                ("user", "pet", "Luna"),
+                ("Luna", "breed", "labrador"),
+            },
+        ),
+        (
+            "My daughter just turned 5 and we had a birthday party for her.",
+            {("daughter", "age", "5")},
+        ),
+        # Futures and plans state no current value
+        (
+            "Actually, I have some news. I got a job offer in Denver and I'm moving there next "
+            "week.",
+            set(),
+        ),
+        (
+            "Big update — I just accepted a position at Anthropic as a research scientist! "
+            "Starting next month.",
+            set(),
+        ),
+        ("Thanks! I already found a place in Denver. Moving day is Saturday.", set()),
+        ("I just finished reading a really good book.", set()),
+        ("I cook dinner for my family every night.", set()),
+    ],
+)
+def test_benchmark_turns(text, expected):
+    assert said(text) == expected
+
+
+def test_luna_replaces_max_as_the_dog():
+    reading = message_read(MAX_AND_LUNA)
+    luna = Subject("Luna", "dog", "pet")
+    assert Statement(USER, "pet", "Luna", single=False, value_entity=luna) in reading.statements
+    assert facts(MAX_AND_LUNA)["Max"] == "The user's pet Max passed away last month"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "我哥哥马克是纽约的律师。",
+            {("马克", "job", "律师"), ("马克", "lives in", "纽约"), ("user", "brother", "马克")},
+        ),
+        ("我不再吃素了", {("user", "diet", "吃素", "ended")}),
+        ("我辞职了", {("user", "works at", "", "ended")}),
+        ("我现在在成都上班", {("user", "works at", "成都")}),
+        ("我换了新手机号，是13800001111", {("user", "phone", "13800001111")}),
+        ("我老婆开丰田，我开特斯拉。", {("wife", "car", "丰田"), ("user", "car", "特斯拉")}),
+    ],
+)
+def test_chinese_examples(text, expected):
+    assert said(text) == expected
+
+
+def test_chinese_fact_is_retold_about_the_user():
+    assert facts("我哥哥马克是纽约的律师。") == {"马克": "用户的哥哥马克是纽约的律师"}
+
+
+# --- Changes in other words (not the rules' examples) -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("We relocated to Lisbon in March.", {("user", "lives in", "Lisbon")}),
+        ("I've been living in Toronto since 2019.", {("user", "lives in", "Toronto")}),
+        ("These days I'm based in Berlin.", {("user", "lives in", "Berlin")}),
+        ("I call Melbourne home these days.", {("user", "lives in", "Melbourne")}),
+        ("I no longer live in Boston.", {("user", "lives in", "Boston", "ended")}),
+        ("I moved from Chicago to Portland last year.", {("user", "lives in", "Portland")}),
+        ("My wife and I live in Oslo.", {("user", "lives in", "Oslo")}),
+        ("I'm originally from Ohio.", {("user", "hometown", "Ohio")}),
+        ("I work for the city council.", {("user", "works at", "the city council")}),
+        (
+            "I recently joined Stripe as a product designer.",
+            {("user", "works at", "Stripe"), ("user", "job", "a product designer")},
+        ),
+        ("I got laid off from Meta last week.", {("user", "works at", "Meta", "ended")}),
+        ("I quit my job.", {("user", "works at", "", "ended")}),
+        ("I'm no longer a teacher.", {("user", "job", "a teacher", "ended")}),
+        ("I got promoted to senior engineer.", {("user", "job", "senior engineer")}),
+        ("I turned forty last week.", {("user", "age", "40")}),
+        ("You can reach me at 415-555-0199.", {("user", "phone", "415-555-0199")}),
+        ("I switched to a new email: jo@example.org", {("user", "email", "jo@example.org")}),
+        ("New number: 020 7946 0958", {("user", "phone", "020 7946 0958")}),
+        ("I sold my Honda Civic.", {("user", "car", "Honda Civic", "ended")}),
+        ("I went vegan in January.", {("user", "diet", "vegan")}),
+        ("I'm not vegetarian anymore.", {("user", "diet", "vegetarian", "ended")}),
+        ("Currently reading 'Project Hail Mary'.", {("user", "reading", "Project Hail Mary")}),
+        (
+            "I just finished 'Klara and the Sun'.",
+            {("user", "reading", "Klara and the Sun", "ended")},
+        ),
+        (
+            "I'm fluent in Portuguese and Italian.",
+            {("user", "speaks", "Portuguese"), ("user", "speaks", "Italian")},
+        ),
+        ("Blue is my favorite color.", {("user", "favorite color", "Blue")}),
+        ("My favourite film is Spirited Away.", {("user", "favorite movie", "Spirited Away")}),
+        ("My home city is Denver.", {("user", "lives in", "Denver")}),
+        ("My employer is Acme Corp.", {("user", "works at", "Acme Corp")}),
+        ("My blood type is O negative.", {("user", "blood type", "O negative")}),
+        ("My shoe size is 10.", {("user", "shoe size", "10")}),
+        ("Favorite band: Radiohead", {("user", "favorite band", "Radiohead")}),
+        (
+            "My hobbies are climbing and chess.",
+            {("user", "hobby", "climbing"), ("user", "hobby", "chess")},
+        ),
+        ("I'm moving to Tokyo in two weeks.", set()),
+        ("I might switch to a Mac next year.", set()),
+        ("My job is stressful.", set()),
+        ("My back is killing me.", set()),
+        ("Do you think I should move to Denver?", set()),
+    ],
+)
+def test_the_users_values_in_other_words(text, expected):
+    assert said(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My sister lives in Madrid.", {("sister", "lives in", "Madrid")}),
+        (
+            "My husband is a pilot for Delta.",
+            {("husband", "job", "a pilot"), ("husband", "works at", "Delta")},
+        ),
+        ("My son is 12.", {("son", "age", "12")}),
+        ("My husband just bought a Ford F-150.", {("husband", "car", "Ford F-150")}),
+        ("My daughter is learning Korean.", {("daughter", "learning", "Korean")}),
+        ("My wife's birthday is March 3.", {("wife", "birthday", "March 3")}),
+        (
+            "My older sister Emma is an architect in Boston.",
+            {
+                ("user", "sister", "Emma"),
+                ("Emma", "job", "an architect"),
+                ("Emma", "lives in", "Boston"),
+            },
+        ),
+        ("I have a brother named Tom.", {("user", "brother", "Tom")}),
+        ("Jake is my best friend.", {("user", "friend", "Jake")}),
+        ("My boss is Priya Shah.", {("user", "manager", "Priya Shah")}),
+        ("I report to Dana.", {("user", "manager", "Dana")}),
+        ("We have three kids.", {("user", "number of children", "3")}),
+        (
+            "We have a beagle called Biscuit.",
+            {("user", "pet", "Biscuit"), ("Biscuit", "breed", "beagle")},
+        ),
+        ("My cat Luna is 2.", {("user", "pet", "Luna"), ("Luna", "age", "2")}),
+        ("Our dog, Rex, died in May.", {("user", "pet", "Rex", "ended")}),
+        ("I adopted two kittens.", {("user", "number of cats", "2")}),
+        (
+            "My brother Tom lives in Leeds. He works at the BBC.",
+            {
+                ("user", "brother", "Tom"),
+                ("Tom", "lives in", "Leeds"),
+                ("Tom", "works at", "the BBC"),
+            },
+        ),
+        (
+            "I met my friend Ana yesterday. She is a dentist.",
+            {("user", "friend", "Ana"), ("Ana", "job", "a dentist")},
+        ),
+    ],
+)
+def test_other_subjects_values_in_other_words(text, expected):
+    assert said(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我姐姐在上海当老师。", {("sister", "works at", "上海"), ("sister", "job", "老师")}),
+        ("我搬到深圳了。", {("user", "lives in", "深圳")}),
+        ("我儿子今年八岁。", {("son", "age", "8")}),
+        ("我会说英语和日语。", {("user", "speaks", "英语"), ("user", "speaks", "日语")}),
+        ("我在学西班牙语。", {("user", "learning", "西班牙语")}),
+        ("我养了一只柯基，叫豆豆。", {("user", "pet", "豆豆"), ("豆豆", "breed", "柯基")}),
+        ("我老公是医生。", {("husband", "job", "医生")}),
+        ("我的邮箱换成了li@example.cn", {("user", "email", "li@example.cn")}),
+        ("我现在不住在北京了。", {("user", "lives in", "北京", "ended")}),
+        ("我离职了，现在在字节跳动上班。", {("user", "works at", "字节跳动")}),
+        ("我最喜欢的颜色是蓝色。", {("user", "favorite color", "蓝色")}),
+        ("我朋友小李是设计师。", {("user", "friend", "小李"), ("小李", "job", "设计师")}),
+        ("我家的狗去世了。", {("user", "pet", "dog", "ended")}),
+        ("我下个月要搬到杭州。", set()),
+        # Mixed: English names and words in Chinese, Chinese places in English
+        ("我哥哥Mark在Google工作。", {("user", "brother", "Mark"), ("Mark", "works at", "Google")}),
+        ("I live in 杭州 now.", {("user", "lives in", "杭州")}),
+        ("我最喜欢的language是Rust", {("user", "favorite language", "Rust")}),
+    ],
+)
+def test_chinese_and_mixed_in_other_words(text, expected):
+    assert said(text) == expected
+
+
+def test_he_and_she_are_the_last_named_person_of_their_gender():
+    text = "My sister Anna and my brother Ben visited. She is a nurse. He is a chef."
+    assert {("Anna", "job", "a nurse"), ("Ben", "job", "a chef")} <= said(text)
+
+
+def test_a_pronoun_with_no_one_to_stand_for_states_nothing():
+    assert said("She lives in Paris.") == set()
+
+
+def test_the_users_own_clauses_are_retold_for_the_extractor():
+    reading = message_read("Rust is now my favorite language. I'm no longer vegetarian.")
+    assert [f.content for f in reading.user_clauses] == [
+        "Rust is now the user's favorite language",
+        "The user is no longer vegetarian",
+    ]
+    assert reading.facts == ()  # only the user: the episode keeps the words
+
+
+def test_single_and_many_valued_attributes():
+    assert all(
+        single_valued(a)
+        for a in ("lives in", "works at", "job", "phone", "email", "manager", "partner", "diet",
+                  "car", "reading", "commute", "age", "favorite language")
+    )  # fmt: skip
+    assert not any(
+        single_valued(a)
+        for a in ("child", "pet", "brother", "friend", "speaks", "learning", "hobby")
+    )
+    assert not single_valued("favorite band", plural=True)
+
+
+# --- Attribute keys --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("phrases", "key"),
+    [
+        (
+            (
+                "favourite programming language",
+                "favorite language",
+                "最喜欢的编程语言",
+                "favorite languages",
+            ),
+            "favorite language",
+        ),
+        (("home city", "city", "lives in", "based in", "住在", "居住地"), "lives in"),
+        (("employer", "company", "works at", "公司", "工作单位"), "works at"),
+        (("job", "occupation", "profession", "role", "职业", "工作"), "job"),
+        (
+            (
+                "mobile",
+                "cell",
+                "phone number",
+                "home phone number",
+                "手机",
+                "电话号码",
+                "new number",
+            ),
+            "phone",
+        ),
+        (("favorite films", "favourite movie", "最喜欢的电影"), "favorite movie"),
+        (("my hobbies", "爱好"), "hobby"),
+        (("kids", "children", "孩子"), "child"),
+        (("salary", "income", "工资", "薪水"), "salary"),
+        (("email address", "邮箱"), "email"),
+        (("blood type",), "blood type"),
+        (("social security number",), "social security number"),
+        (("最喜欢的相声演员",), "favorite actor"),
+        (("血型",), "血型"),
+    ],
+)
+def test_attribute_phrases_normalise_by_meaning(phrases, key):
+    assert {attribute_key(p) for p in phrases} == {key}
+
+
+# --- Questions -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "attribute", "focus", "count", "names"),
+    [
+        ("What does Mark do and where does he live?", ("Mark", ""), None, (), False, ("Mark",)),
+        ("What car does the user's wife drive?", ("", "wife"), "car", ("car",), False, ()),
+        ("What is the user's dog's name?", ("", "dog"), "name", ("name",), False, ()),
+        ("How old is Whiskers?", ("Whiskers", ""), "age", (), True, ("Whiskers",)),
+        ("Why did the user go to Paris, Texas?", ("", ""), None, (), False, ("Paris, Texas",)),
+        ("What is the user's salary?", ("", ""), "salary", ("salary",), False, ()),
+        ("What brand of guitar does the user own?", ("", ""), None, ("brand", "guitar"), False, ()),
+        (
+            "What is the title of the book the user read?",
+            ("", ""),
+            None,
+            ("title", "book"),
+            False,
+            (),
+        ),
+        ("How many children does the user have?", ("", ""), None, ("children",), True, ()),
+        ("马克是做什么的？", ("马克", ""), "job", (), False, ("马克",)),
+        ("用户的妻子开什么车？", ("", "wife"), "car", ("车",), False, ()),
+        ("用户的工资是多少？", ("", ""), "salary", ("工资",), True, ()),
+        # Not the examples
+        ("Where does Tom work?", ("Tom", ""), "works at", (), False, ("Tom",)),
+        ("What's the user's email?", ("", ""), "email", ("email",), False, ()),
+        ("How many pets does the user have?", ("", ""), None, ("pets",), True, ()),
+        ("What is Emma's job?", ("Emma", ""), "job", ("job",), False, ("Emma",)),
+        ("Who is the user's manager?", ("", "manager"), "name", (), False, ()),
+        (
+            "What is the user's favorite programming language?",
+            ("", ""),
+            "favorite language",
+            ("favorite", "language"),
+            False,
+            (),
+        ),
+        ("Tell me about the user's relationship with Alex.", ("", ""), None, (), False, ("Alex",)),
+        ("Does the user like sushi?", ("", ""), None, (), False, ()),
+        ("用户住在哪里？", ("", ""), "lives in", (), False, ()),
+        ("用户有几个孩子？", ("", ""), None, ("孩子",), True, ()),
+        ("用户的狗叫什么名字？", ("", "dog"), "name", ("名字",), False, ()),
+        ("用户最喜欢的颜色是什么？", ("", ""), "favorite color", ("颜色",), False, ()),
+        ("Sarah在哪里工作？", ("Sarah", ""), "works at", (), False, ("Sarah",)),
+    ],
+)
+def test_questions(question, subject, attribute, focus, count, names):
+    q = question_read(question)
+    assert (q.subject.name, q.subject.role) == subject
+    assert (q.attribute, q.focus, q.count, q.names) == (attribute, focus, count, names)
+
+
+def test_a_two_part_question_lists_both_attributes():
+    assert question_read("What does Mark do and where does he live?").attributes == (
+        "job",
+        "lives in",
+    )
+
+
+# --- Names in a text -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "names", "found"),
+    [
+        ("Then I went to Paris, Texas in September", ["Paris", "Paris, Texas"], {"Paris, Texas"}),
+        ("Paris in June; later Paris, Texas", ["Paris", "Paris, Texas"], {"Paris", "Paris, Texas"}),
+        ("My friend Sarah is a designer", ["Sara"], set()),
+        ("Sara and Sarah", ["Sara", "Sarah"], {"Sara", "Sarah"}),
+        ("Mark's car is red", ["Mark"], {"Mark"}),
+        ("我哥哥马克是律师", ["马克"], {"马克"}),
+        ("我哥哥Mark是律师", ["Mark"], {"Mark"}),
+        ("New\nYork is big", ["New York"], {"New York"}),
+        ("Marketing is hard", ["Mark"], set()),
+    ],
+)
+def test_names_in(text, names, found):
+    assert names_in(text, names) == found
+
+
+# --- Whether a memory answers the question's focus -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "answers"),
+    [
+        ("What is the user's salary?", "I'm a software engineer working at a startup.", False),
+        ("What is the user's salary?", "I earn about 120k per year.", True),
+        ("What is the user's salary?", "我的工资是一万五。", True),
+        (
+            "What brand of guitar does the user own?",
+            "I've been learning guitar for about 3 months now.",
+            False,
+        ),
+        ("What brand of guitar does the user own?", "My guitar is a Fender Stratocaster.", True),
+        (
+            "How many children does the user have?",
+            "Pasta with a homemade tomato sauce. The kids loved it.",
+            False,
+        ),
+        ("How many children does the user have?", "We have two kids.", True),
+        ("How many children does the user have?", "我有两个孩子。", True),
+        (
+            "What is the title of the book the user read?",
+            "I just finished reading a really good book.",
+            False,
+        ),
+        (
+            "What is the title of the book the user read?",
+            "I'm reading 'Dune' by Frank Herbert.",
+            True,
+        ),
+        ("What car does the user's wife drive?", "My wife drives a Toyota Camry.", True),
+        ("What car does the user drive?", "The food in Tokyo was incredible.", False),
+        ("What car does the user drive?", "我开特斯拉。", True),
+        ("用户的妻子开什么车？", "我老婆开丰田。", True),
+        ("用户的妻子开什么车？", "我老婆是老师。", False),
+        ("How old is Whiskers?", "Whiskers is a tabby.", False),
+        ("How old is Whiskers?", "Whiskers is 3 years old.", True),
+        ("What is the user's son's name?", "My daughter just turned 5.", False),
+        ("What is the user's son's name?", "My son Leo started school.", True),
+        (
+            "What language is the user's wife learning?",
+            "My wife speaks French and is learning Japanese.",
+            True,
+        ),
+        (
+            "What book is the user currently reading?",
+            "Just started '1984' by George Orwell today.",
+            True,
+        ),
+        ("What is the user's phone number?", "It's 555-0202 now, my new number.", True),
+    ],
+)
+def test_answers_focus(question, text, answers):
+    assert answers_focus(question_read(question), text) is answers
+
+
+# --- Held out: written after the rules were done, never tuned for --------------------------
+# A miss stays here as xfail(strict=False) with why, so the file measures the rules honestly.
+
+
+def missed(reason: str):
+    return pytest.mark.xfail(reason=reason, strict=False)
+
+
+HELD_OUT = [
+    # English
+    (
+        "My daughter Chloe started at Westfield Elementary this fall.",
+        {("user", "daughter", "Chloe"), ("Chloe", "school", "Westfield Elementary")},
+    ),
+    (
+        "We finally left Seattle — we live in Tacoma now.",
+        {("user", "lives in", "Seattle", "ended"), ("user", "lives in", "Tacoma")},
+    ),
+    ("I switched teams and now report to Priya Nair.", {("user", "manager", "Priya Nair")}),
+    (
+        "My husband Tom drives a Volvo XC60.",
+        {("user", "partner", "Tom"), ("Tom", "car", "Volvo XC60")},
+    ),
+    (
+        "I'm 29 and I work as a nurse in Leeds.",
+        {("user", "age", "29"), ("user", "job", "a nurse"), ("user", "lives in", "Leeds")},
+    ),
+    (
+        "Our cat Pumpkin is a Maine Coon.",
+        {("user", "pet", "Pumpkin"), ("Pumpkin", "breed", "maine coon")},
+    ),
+    (
+        "My mom lives in Phoenix and my dad lives in Tucson.",
+        {("mother", "lives in", "Phoenix"), ("father", "lives in", "Tucson")},
+    ),
+    ("I've been a vegan since last spring.", {("user", "diet", "vegan")}),
+    ("Favourite author: Ursula K. Le Guin", {("user", "favorite author", "Ursula K. Le Guin")}),
+    (
+        "I no longer work at Deloitte; I'm freelancing now.",
+        {("user", "works at", "Deloitte", "ended")},
+    ),
+    (
+        "My best friend Omar just moved to Dubai.",
+        {("user", "friend", "Omar"), ("Omar", "lives in", "Dubai")},
+    ),
+    ("Luna is two now and still chews everything.", {("Luna", "age", "2")}),
+    ("I'm learning to play the violin.", {("user", "learning", "play the violin")}),
+    ("My phone died so I got a new number: 07700 900123.", {("user", "phone", "07700 900123")}),
+    (
+        "I sold the Prius and bought a Kia EV6.",
+        {("user", "car", "Prius", "ended"), ("user", "car", "Kia EV6")},
+    ),
+    (
+        "My son Ben is allergic to shellfish.",
+        {("user", "son", "Ben"), ("Ben", "allergy", "shellfish")},
+    ),
+    ("I'm currently watching Succession.", {("user", "watching", "Succession")}),
+    # Chinese
+    ("我老公在腾讯做产品经理。", {("husband", "works at", "腾讯"), ("husband", "job", "产品经理")}),
+    ("我女儿今年上小学一年级，六岁。", {("daughter", "age", "6")}),
+    ("我已经不在百度工作了。", {("user", "works at", "百度", "ended")}),
+    ("我的车换成了一辆理想L7。", {("user", "car", "理想L7")}),
+    ("我弟弟叫小明，是一名厨师。", {("user", "brother", "小明"), ("小明", "job", "厨师")}),
+    ("我们家的狗叫旺财，是一只金毛。", {("user", "pet", "旺财"), ("旺财", "breed", "金毛")}),
+    (
+        "我现在住在苏州，以前住在上海。",
+        {("user", "lives in", "苏州"), ("user", "lives in", "上海", "ended")},
+    ),
+    ("我最喜欢的歌手是周杰伦。", {("user", "favorite singer", "周杰伦")}),
+    ("我妈妈是退休教师。", {("mother", "job", "退休教师")}),
+    ("我开始学日语了。", {("user", "learning", "日语")}),
+    ("我同事王磊下个月要调去上海。", {("user", "colleague", "王磊")}),
+    # Mixed
+    (
+        "我在Shopify做backend engineer。",
+        {("user", "works at", "Shopify"), ("user", "job", "backend engineer")},
+    ),
+    ("My wife 在北京工作。", {("wife", "works at", "北京")}),
+    ("I moved to 深圳 last month.", {("user", "lives in", "深圳")}),
+    ("我的favorite band是Coldplay。", {("user", "favorite band", "Coldplay")}),
+]
+# First run, after the rules were done: 19 of 32 messages read right, 6 of 6 questions.
+# Four misses were general bugs, fixed after that run (so no longer held out): a value running
+# on into "and" ("sold the Prius and…"), the measure word in "换成了一辆…", a name after a role
+# running on into "下个月", a Han place after "moved to". The rest stay misses:
+HELD_OUT_MISSES: dict[str, str] = {
+    "My daughter Chloe started at Westfield Elementary this fall.": (
+        "'started at X' is read as a job; a school name is not told from an employer"
+    ),
+    "We finally left Seattle — we live in Tacoma now.": (
+        "'left X' of an unknown name is read as leaving an employer (no gazetteer)"
+    ),
+    "I've been a vegan since last spring.": "'have been' + diet is no pattern ('am/is/are' only)",
+    "Favourite author: Ursula K. Le Guin": "the sentence splitter cuts at 'K. '",
+    "我们家的狗叫旺财，是一只金毛。": "'是一只<breed>' in a clause after the name is no pattern",
+    "我妈妈是退休教师。": "'退休' is read as retired before '教师' is read as the job",
+    "我在Shopify做backend engineer。": "an English job title in Chinese is not a job word",
+    "My wife 在北京工作。": "an English subject before a Chinese predicate is not read",
+    "我的favorite band是Coldplay。": "an English attribute inside '我的…是…' is not read",
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(text, expected, marks=missed(HELD_OUT_MISSES[text]))
+        if text in HELD_OUT_MISSES
+        else (text, expected)
+        for text, expected in HELD_OUT
+    ],
+)
+def test_held_out_messages(text, expected):
+    assert said(text) == expected
+
+
+HELD_OUT_QUESTIONS = [
+    ("Where does the user's sister live?", ("", "sister"), "lives in"),
+    ("What is Tom's car?", ("Tom", ""), "car"),
+    ("用户的儿子几岁？", ("", "son"), "age"),
+    ("Which languages does the user speak?", ("", ""), "speaks"),
+    ("Who is the user's best friend?", ("", "friend"), "name"),
+    ("用户在哪家公司上班？", ("", ""), "works at"),
+]
+HELD_OUT_QUESTION_MISSES: dict[str, str] = {}
+
+
+@pytest.mark.parametrize(
+    ("question", "subject", "attribute"),
+    [
+        pytest.param(*case, marks=missed(HELD_OUT_QUESTION_MISSES[case[0]]))
+        if case[0] in HELD_OUT_QUESTION_MISSES
+        else case
+        for case in HELD_OUT_QUESTIONS
+    ],
+)
+def test_held_out_questions(question, subject, attribute):
+    q = question_read(question)
+    assert ((q.subject.name, q.subject.role), q.attribute) == (subject, attribute)
