@@ -224,14 +224,7 @@ def _english(text: str) -> QuestionReading:
         attributes = ("name",)  # "Who is the user's manager?": the manager, by name
     if NOT_LOOKUP.match(text) and not IS_DIET.match(text):
         attributes = ()
-    return QuestionReading(
-        subject=subject,
-        names=tuple(dict.fromkeys(names)),
-        attribute=attributes[0] if len(attributes) == 1 else None,
-        focus=tuple(dict.fromkeys(focus)),
-        count=count,
-        attributes=attributes,
-    )
+    return _reading(subject, names, focus, count, attributes)
 
 
 def _ordered(found: list[tuple[int, str]]) -> tuple[str, ...]:
@@ -324,14 +317,7 @@ def _chinese(text: str) -> QuestionReading:
     attributes = _ordered(found)
     if re.match(r"^(?:为什么|说说|讲讲|介绍一下|告诉我)", text) or re.search(r"吗$", text):
         attributes = tuple(a for a in attributes if a == "diet")
-    return QuestionReading(
-        subject=subject,
-        names=tuple(dict.fromkeys(names)),
-        attribute=attributes[0] if len(attributes) == 1 else None,
-        focus=tuple(dict.fromkeys(focus)),
-        count=count,
-        attributes=attributes,
-    )
+    return _reading(subject, names, focus, count, attributes)
 
 
 def question_read(text: str) -> QuestionReading:
@@ -505,3 +491,17 @@ def answers_focus(question: QuestionReading, text: str) -> bool:
     if question.count and NUMBER_WORD.search(text) is None:
         return False
     return all(_says(word, said) for word in question.focus)
+
+
+def _reading(
+    subject: Subject, names: list[str], focus: list[str], count: bool, attributes: tuple[str, ...]
+) -> QuestionReading:
+    """The reading, each list once per word in its order; `attribute` only when one is asked."""
+    return QuestionReading(
+        subject=subject,
+        names=tuple(dict.fromkeys(names)),
+        attribute=attributes[0] if len(attributes) == 1 else None,
+        focus=tuple(dict.fromkeys(focus)),
+        count=count,
+        attributes=attributes,
+    )
