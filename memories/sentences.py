@@ -1,4 +1,5 @@
-"""How text is read into sentences, English and Chinese, for extraction and for forgetting."""
+"""How text is read into sentences, English and Chinese, for extraction and for forgetting; and
+whether a text names a value (the memory graph's closed values, in recall and in forgetting)."""
 
 import re
 from collections.abc import Iterator
@@ -44,3 +45,13 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     if text[start:].strip():
         spans.append((start, len(text)))
     return spans
+
+
+def mentions(text: str, value: str) -> bool:
+    """Whether `text` names `value`: as whole words, any case, in Latin script; anywhere in Han
+    (memories.graph.services.value_mentioned is its SQL twin). An empty value names nothing."""
+    if not value.strip():
+        return False
+    if HAN.search(value):
+        return value.casefold() in text.casefold()
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, flags=re.IGNORECASE) is not None

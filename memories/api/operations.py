@@ -298,11 +298,6 @@ def user_export_result(*, caller: Caller, user_id: str) -> dict:
     }
 
 
-# The order of a user's entities, in the REST list's pages and in MCP's answer alike: as they
-# became known. A cursor page stays put while entities are added (they come last).
-ENTITY_ORDERING = ("created_at", "id")
-
-
 def entity_detail_data(*, caller: Caller, data: Mapping[str, Any]) -> dict:
     """The entity `data` names (user_id, entity_id; validated), with its edges as known at
     `as_of`."""
@@ -324,4 +319,4 @@ def user_entities_result(*, caller: Caller, params: Mapping[str, Any]) -> Any:
     if data.get("entity_id") is not None:
         return entity_detail_data(caller=caller, data=data)
     nodes = entities_list(caller=caller, user_id=data["user_id"], as_of=data.get("as_of"))
-    return EntityOutput(nodes.order_by(*ENTITY_ORDERING)[: data["limit"]], many=True).data
+    return EntityOutput(nodes[: data["limit"]], many=True).data

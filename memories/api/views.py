@@ -18,7 +18,6 @@ from rest_framework.views import APIView
 
 from core.errors import DomainError
 from memories.api.operations import (
-    ENTITY_ORDERING,
     entity_get_result,
     forget_outcome_data,
     memory_add_result,
@@ -71,7 +70,7 @@ from memories.api.serializers.users import (
     SessionCreateInput,
     SessionOutput,
 )
-from memories.graph.selectors import entities_list
+from memories.graph.selectors import ENTITY_ORDERING, entities_list
 from memories.ingest import session_end, session_get, session_message_add, session_open
 from memories.links import link_view
 from memories.models import ForgetVia, Memory

@@ -28,7 +28,7 @@ from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.graph.selectors import edges_valid_q
 from memories.models import Memory, MemoryType
 from memories.predicates import as_of_q, current_q
-from memories.sentences import HAN
+from memories.sentences import mentions
 from memories.statements import QuestionReading
 
 # Capitalised words (names) in Latin script, for the look-alike rule.
@@ -122,14 +122,10 @@ def _values_read(result: Asked, *, edges, as_of: datetime | None) -> None:
             _visible(as_of), id__in=memory_ids, memory_type=MemoryType.FACT
         ).values_list("id", flat=True)
     )
-    current = {_value(edge).casefold() for edge in holding}
+    current = {edge.value.casefold() for edge in holding}
     result.past_values += [
-        value for edge in ended if (value := _value(edge)) and value.casefold() not in current
+        value for edge in ended if (value := edge.value) and value.casefold() not in current
     ]
-
-
-def _value(edge: GraphEdge) -> str:
-    return edge.object_node.name if edge.object_node_id else edge.object_value
 
 
 def _subjects(memory_ids: list[uuid.UUID]) -> dict[uuid.UUID, set[uuid.UUID]]:
@@ -202,13 +198,6 @@ def asks_detail(question: QuestionReading) -> bool:
     book", "the brand of the guitar"). Open questions ("What race is the user training for?",
     "Why…") are left to the relevance floors."""
     return bool(question.attributes or question.count or DETAIL_WORDS.intersection(question.focus))
-
-
-def mentions(text: str, value: str) -> bool:
-    """Whether `text` names `value`: as whole words, any case, in Latin script; anywhere in Han."""
-    if HAN.search(value):
-        return value in text
-    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.I) is not None
 
 
 @dataclass(frozen=True)

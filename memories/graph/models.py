@@ -155,3 +155,8 @@ class GraphEdge(models.Model):
     def __str__(self) -> str:
         target = self.object_value or str(self.object_node_id)
         return f"{self.subject_id} {self.relation} {target}"
+
+    @property
+    def value(self) -> str:
+        """What the edge says its subject has: the value, or the other entity's name."""
+        return self.object_node.name if self.object_node_id else self.object_value

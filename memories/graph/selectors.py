@@ -5,11 +5,11 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Case, Q, QuerySet, Value, When
+from django.db.models import Q, QuerySet
 
 from core.access import Caller, user_access_check
 from core.errors import NotFound
-from memories.graph.models import EntityKind, GraphEdge, GraphNode
+from memories.graph.models import GraphEdge, GraphNode
 from memories.predicates import current_q, valid_as_of_q
 
 
@@ -34,16 +34,20 @@ def _unended(edge: GraphEdge) -> GraphEdge:
     return edge
 
 
+# The order of a user's entities, in the REST list's pages and in MCP's answer alike: as they
+# became known. A cursor page stays put while entities are added (they come last).
+ENTITY_ORDERING = ("created_at", "id")
+
+
 def entities_list(
     *, caller: Caller, user_id: str, as_of: datetime | None = None
 ) -> QuerySet[GraphNode]:
-    """The user's entities (known at `as_of`), the user first, then by kind and name."""
+    """The user's entities (known at `as_of`), in ENTITY_ORDERING."""
     user_access_check(caller=caller, user_id=user_id, write=False)
     nodes = GraphNode.objects.filter(user_id=user_id)
     if as_of is not None:
         nodes = nodes.filter(created_at__lte=as_of)
-    user_first = Case(When(kind=EntityKind.USER, then=Value(0)), default=Value(1))
-    return nodes.order_by(user_first, "kind", "name", "role", "id")
+    return nodes.order_by(*ENTITY_ORDERING)
 
 
 def entity_get(*, caller: Caller, user_id: str, entity_id: uuid.UUID) -> GraphNode:

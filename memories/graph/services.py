@@ -113,12 +113,12 @@ def graph_statements_record(
         if node is not None:
             change.nodes.add(node.id)
         value = "" if node is not None else statement.value.strip()
-        if node is None and not value:
-            continue
+        if node is None and not value and not statement.ended:
+            continue  # nothing said: only an end may name no value ("I quit my job")
         current = list(
-            GraphEdge.objects.filter(
-                current_q(), subject=subject, relation=statement.attribute
-            ).order_by("valid_at", "id")
+            GraphEdge.objects.filter(current_q(), subject=subject, relation=statement.attribute)
+            .select_related("object_node")
+            .order_by("valid_at", "id")
         )
         same = [edge for edge in current if _same_value(edge, node=node, value=value)]
         if statement.ended:
@@ -127,7 +127,9 @@ def graph_statements_record(
             ending = same or (current if statement.single and not value and not node else [])
             if node is not None and not ending:
                 ending = list(
-                    GraphEdge.objects.filter(current_q(), subject=subject, object_node=node)
+                    GraphEdge.objects.filter(
+                        current_q(), subject=subject, object_node=node
+                    ).select_related("object_node")
                 )
             change.closed += _closed(ending, at=at)
             continue
@@ -196,7 +198,7 @@ def _stale_memories_closed(
     named = Q()
     for edge in closed:
         stale.update(edge.memory_ids)
-        value = edge.object_value or (edge.object_node.name if edge.object_node else "")
+        value = edge.value
         if len(value) >= MENTION_MIN_CHARS:
             named |= Q(
                 content__iregex=value_mentioned(value),

@@ -21,7 +21,6 @@ meanwhile:
 - a ForgetRequest records who asked, when, by which path, and the ids: never the topic.
 """
 
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,7 +50,7 @@ from memories.models import (
     MemoryLink,
     MemoryType,
 )
-from memories.sentences import HAN
+from memories.sentences import mentions
 from memories.services.dedup import with_lexical_vectors
 from memories.services.embedding_jobs import embeddings_schedule
 from memories.services.rows import content_md5
@@ -251,12 +250,13 @@ def graph_forget(*, user_id: str, whole: list[uuid.UUID], part: Mapping[uuid.UUI
     for edge in GraphEdge.objects.filter(
         user_id=user_id, memory_ids__overlap=erased
     ).select_related("object_node"):
-        value = edge_value(edge)
+        # An unnamed entity is said by its role ("my wife").
+        value = edge.value or (edge.object_node.role if edge.object_node_id else "")
         kept = [
             memory_id
             for memory_id in edge.memory_ids
             if memory_id not in forgotten
-            and (memory_id not in part or says(part[memory_id], value))
+            and (memory_id not in part or mentions(part[memory_id], value))
         ]
         if not kept:
             gone.append(edge.pk)
@@ -273,21 +273,3 @@ def graph_forget(*, user_id: str, whole: list[uuid.UUID], part: Mapping[uuid.UUI
         GraphNode.objects.filter(pk__in=touched).exclude(kind=EntityKind.USER).exclude(
             Exists(linked)
         ).exclude(Exists(named)).delete()
-
-
-def edge_value(edge: GraphEdge) -> str:
-    """What an edge says its subject has: the value, or the other entity's name (its role when
-    it has none)."""
-    if edge.object_node is None:
-        return edge.object_value
-    return edge.object_node.name or edge.object_node.role
-
-
-def says(content: str, value: str) -> bool:
-    """Whether `content` still names `value`: as a whole word (any case) in Latin script,
-    anywhere in Han (memories.graph.services.value_mentioned, in Python)."""
-    if not value.strip():
-        return False
-    if HAN.search(value):
-        return value.casefold() in content.casefold()
-    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", content, flags=re.IGNORECASE) is not None

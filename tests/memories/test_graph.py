@@ -123,6 +123,12 @@ def test_an_end_without_a_successor_closes_a_single_value():
     assert values(None, "diet") == [] and values(T0, "diet") == ["vegetarian"]
 
 
+def test_an_end_naming_no_value_closes_whatever_single_value_held():
+    say(Statement(USER, "job", "baker", single=True), T0, memory("The user is a baker", T0))
+    say(Statement(USER, "job", "", single=True, ended=True), T0 + DAY, memory("I quit", T0 + DAY))
+    assert values(None, "job") == [] and values(T0, "job") == ["baker"]
+
+
 def test_a_value_said_out_of_order_ends_where_the_later_one_begins():
     say(lives_in("Oslo"), T0 + 5 * DAY, memory("The user lives in Oslo", T0 + 5 * DAY))
     say(lives_in("Bergen"), T0, memory("The user lives in Bergen", T0))
