@@ -11,8 +11,9 @@ Compared by words and by meaning, each where it can be had without slowing the w
 - **Inside the write, by meaning, when the client sends `embedding`**: the same query also
   compares it with the stored memories' embeddings (`embedding_status = 'ready'`), cosine
   above DEDUP_MEANING_SIMILARITY; within a batch, items that both carry one are compared too.
-- **After the write, by meaning, in the worker** (`duplicates_by_meaning`, which
-  `memories_embed` calls once it has stored a batch's vectors): the write cannot know a
+- **After the write, by meaning, in the worker** (`near_duplicates_by_meaning`, through
+  writes.`duplicates_by_meaning_supersede`, which `memories_embed` calls once it has stored a
+  batch's vectors): the write cannot know a
   memory's meaning without embedding it, and a model costs milliseconds a text, which would cap
   the ingest burst (≥ 1,000 memories/s, bench/ingest.py) far below its rate. So the write
   answers ADD, and the worker, once the memory has its embedding, looks for a current memory of

@@ -5,18 +5,12 @@ memory (memories/services/dedup.py), and beat hands back those left pending too 
 import uuid
 from datetime import timedelta
 
-from django.conf import settings
-from django.db import transaction
-from django.db.models import F
-from django.db.models.functions import Coalesce, Greatest
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from core.access import SYSTEM
-from core.db.actor import audit_actor
 from core.jobs import enqueue_on_commit
 from memories.embeddings import embedding_provider
 from memories.models import EmbeddingStatus, Memory
-from memories.services.dedup import near_duplicates_by_meaning
 from memories.vectors import halfvecs, vector_cursor
 
 EMBED_TASK_SIZE = 100
@@ -64,55 +58,11 @@ def memories_embed(*, memory_ids: list[uuid.UUID], confirm_duplicates: bool = Tr
         )
         ready = [memory_id for (memory_id,) in cursor.fetchall()]
     if confirm_duplicates:
+        # Imported here: writes imports rows, which imports this module.
+        from memories.services.writes import duplicates_by_meaning_supersede
+
         duplicates_by_meaning_supersede(memory_ids=ready)
     return len(ready)
-
-
-def duplicates_by_meaning_supersede(*, memory_ids: list[uuid.UUID]) -> int:
-    """The write path's UPDATE by meaning, for memories the worker has just embedded
-    (memories/services/dedup.py says why here): of each such memory and its near duplicate by
-    meaning, the later (by `created_at`) supersedes the earlier, as `memory_add_many` does —
-    the earlier gets `expired_at` and `superseded_by`, its links move to the later, which
-    carries the next version and, when it has none, the earlier one's key (a restatement
-    under another key is another memory: left alone). Under the same per-user locks as
-    writes, on the rows as they are once locked; the audit log's actor is `system`. Not with
-    the `hashing` provider (its vectors are lexical, as the write compared already), nor
-    while an embeddings rebuild is unfinished (what it left pending was written before).
-    Answers how many were superseded."""
-    # Imported here: writes imports rows, which imports this module; embedding_rebuild
-    # imports this module.
-    from memories.services import writes
-    from memories.services.embedding_rebuild import embeddings_rebuild_unfinished
-
-    if not memory_ids or settings.EMBEDDING_PROVIDER == "hashing":
-        return 0
-    pairs = near_duplicates_by_meaning(memory_ids)
-    if not pairs or embeddings_rebuild_unfinished():
-        return 0
-    ids = {memory_id for pair in pairs for memory_id in pair}
-    superseded = 0
-    with transaction.atomic(), audit_actor(SYSTEM.name):
-        writes.lock_memory_writes(
-            set(Memory.objects.filter(pk__in=ids).values_list("user_id", "memory_type"))
-        )
-        rows = Memory.objects.current().in_bulk(ids)  # as they are now, locked
-        for pair in pairs:
-            if not all(memory_id in rows for memory_id in pair):
-                continue  # superseded meanwhile, here or by a write
-            earlier, later = sorted((rows[i] for i in pair), key=lambda m: (m.created_at, m.id))
-            key = later.key if later.key is not None else earlier.key
-            if earlier.key is not None and key != earlier.key:
-                continue  # another key: another memory
-            writes._supersede(earlier, successor=later)
-            if later.key != key:
-                writes.lock_keys({(later.user_id, key)})
-            Memory.objects.filter(pk=later.pk).update(
-                key=key, version=Greatest(F("version"), earlier.version + 1)
-            )
-            later.key, later.version = key, max(later.version, earlier.version + 1)
-            del rows[earlier.id]
-            superseded += 1
-    return superseded
 
 
 def memories_embedding_failed(*, memory_ids: list[uuid.UUID]) -> None:
