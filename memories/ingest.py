@@ -29,7 +29,6 @@ from memories.forgetting.plan import Asking
 from memories.forgetting.topics import topic_read
 from memories.graph.services import (
     GraphChange,
-    entity_node,
     graph_statements_record,
     memories_subject_set,
 )
@@ -230,10 +229,16 @@ def statements_record(
         for extraction, result in remembered
         for statement in extraction.statements
     ]
-    change = graph_statements_record(user_id=user_id, statements=stated, at=at, actor=caller.name)
+    change = graph_statements_record(
+        user_id=user_id,
+        statements=stated,
+        at=at,
+        actor=caller.name,
+        subjects=[extraction.subject for extraction, _ in remembered],
+    )
     memories_subject_set(
         subjects={
-            result.memory.id: entity_node(user_id=user_id, subject=extraction.subject, at=at).id
+            result.memory.id: change.entities[extraction.subject].id
             for extraction, result in remembered
         }
     )

@@ -34,7 +34,7 @@ MENTION_MIN_CHARS = 3
 class GraphChange:
     """What recording a message's statements did."""
 
-    nodes: set[uuid.UUID] = field(default_factory=set)
+    entities: dict[Subject, GraphNode] = field(default_factory=dict)  # each found once
     opened: list[GraphEdge] = field(default_factory=list)
     closed: list[GraphEdge] = field(default_factory=list)
     reinforced: list[GraphEdge] = field(default_factory=list)
@@ -96,22 +96,25 @@ def graph_statements_record(
     statements: Sequence[tuple[Statement, Sequence[uuid.UUID]]],
     at: datetime,
     actor: str,
+    subjects: Sequence[Subject] = (),
 ) -> GraphChange:
     """Record each statement (with the memories that state it) as said at `at`: a value
     already current gains the memories; a new one opens an edge, closing the current value of
     a single-valued attribute; an ended one closes its edge. Then the memories stating closed
-    values leave current recall (`invalid_at` = `at`)."""
+    values leave current recall (`invalid_at` = `at`). `subjects`: more entities to find or
+    make (a fact's subject, though it states no value); `GraphChange.entities` has them all."""
     change = GraphChange()
+
+    def entity(said: Subject) -> GraphNode:
+        if said not in change.entities:
+            change.entities[said] = entity_node(user_id=user_id, subject=said, at=at)
+        return change.entities[said]
+
+    for said in subjects:
+        entity(said)
     for statement, memory_ids in statements:
-        subject = entity_node(user_id=user_id, subject=statement.subject, at=at)
-        change.nodes.add(subject.id)
-        node = (
-            entity_node(user_id=user_id, subject=statement.value_entity, at=at)
-            if statement.value_entity is not None
-            else None
-        )
-        if node is not None:
-            change.nodes.add(node.id)
+        subject = entity(statement.subject)
+        node = entity(statement.value_entity) if statement.value_entity is not None else None
         value = "" if node is not None else statement.value.strip()
         if node is None and not value and not statement.ended:
             continue  # nothing said: only an end may name no value ("I quit my job")
