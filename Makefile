@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-quality bench-privacy bench-reflection bench-score bench-admin fuzz
+.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-quality bench-locomo bench-privacy bench-reflection bench-score bench-admin fuzz
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -88,6 +88,12 @@ bench-admin: $(STAMP)
 ## A part only: make bench-quality ARGS="--only reliability" (cri, own, reliability)
 bench-quality: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/quality.py $(ARGS)
+
+## Recall on LoCoMo's long conversations against BM25 and dense-only baselines, written as raw
+## turns and through the sessions API (bench/locomo.py); one run = one provider:
+## make bench-locomo ARGS="--locomo DIR [--ways turns,sessions] [--json out.json]"
+bench-locomo: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/locomo.py $(ARGS)
 
 ## Forget requests honoured on every read, secrets never stored, ordinary text left alone
 ## (bench/privacy.py): make bench-privacy [ARGS="--cases other.yaml --locomo DIR --json out.json"]
