@@ -7,7 +7,7 @@ One query does it all:
   force a sequential scan; the query's vector is cached in Redis by model and text;
 - the text side on `search_vector` (CJK-aware, migration 0003): the memories holding at
   least the floor's share of the query's words (prefiltered by migration 0006's tsquery, on
-  the user's own GIN index when they have one), ranked by that share, then by `ts_rank`;
+  the user's own GIN index when they have one), ranked by BM25 over those candidates;
 - a relevance floor: a memory comes back only when its vector similarity reaches the query's
   floor (calibrated per query and language, memories/similarity_floors.py) or its text coverage
   reaches RECALL_MIN_TEXT_COVERAGE;
@@ -55,6 +55,9 @@ log = logging.getLogger("neuromem.recall")
 FLOOR_PARAMS = [field.name for field in fields(SimilarityFloors)]
 VECTOR_LITERAL = re.compile(r"'\[[^\]]*\]'::halfvec")
 TRAIT_STAGE = trait_stage_sql("m")
+# BM25's customary term-frequency saturation and length normalisation.
+BM25_K1 = 1.2
+BM25_B = 0.75
 
 
 @dataclass(frozen=True)
@@ -189,22 +192,46 @@ def recall_sql(
                m.content ~ '[{CJK_CHARACTERS}]' AS cjk
         FROM vector_hits h JOIN memories m ON m.id = h.id AND m.memory_type = h.memory_type
     ),
+    -- The text side's candidates: the memories holding at least the floor's share of the
+    -- query's lexemes, each lexeme's term frequency and the document's length.
+    text_rows AS MATERIALIZED (
+        SELECT * FROM (
+            SELECT t.id, t.memory_type, t.search_vector,
+                   length(t.search_vector)::float8 AS length,
+                   (length(t.search_vector)
+                    - length(ts_delete(t.search_vector, %(lexemes)s::text[])))::float8
+                       / cardinality(%(lexemes)s::text[]) AS coverage
+            FROM ({text_branches}) t
+        ) c
+        WHERE coverage >= %(min_coverage)s
+    ),
+    text_terms AS (
+        SELECT r.id, cardinality(u.positions)::float8 AS frequency, r.length,
+               count(*) OVER (PARTITION BY u.lexeme) AS holding
+        FROM text_rows r CROSS JOIN LATERAL unnest(r.search_vector) u
+        WHERE u.lexeme = ANY(%(lexemes)s::text[])
+    ),
+    -- BM25 over the candidates: a lexeme few of them hold weighs more than one most hold
+    -- (the candidates' own statistics; docs/recall.md).
+    text_collection AS (
+        SELECT count(*)::float8 AS documents, coalesce(avg(length), 1) AS mean_length
+        FROM text_rows
+    ),
     text_side AS (
-        SELECT id, memory_type, coverage,
-               row_number() OVER (ORDER BY coverage DESC, text_score DESC, id) AS text_rank
-        FROM (
-            SELECT * FROM (
-                SELECT t.id, t.memory_type,
-                       (length(t.search_vector)
-                        - length(ts_delete(t.search_vector, %(lexemes)s::text[])))::float8
-                           / cardinality(%(lexemes)s::text[]) AS coverage,
-                       ts_rank(t.search_vector, %(tsquery)s::tsquery, 1) AS text_score
-                FROM ({text_branches}) t
-            ) scored
-            WHERE coverage >= %(min_coverage)s
-            ORDER BY coverage DESC, text_score DESC, id
-            LIMIT %(branch_limit)s
-        ) matches
+        SELECT r.id, r.memory_type, r.coverage,
+               row_number() OVER (ORDER BY s.bm25 DESC, r.id) AS text_rank
+        FROM text_rows r
+        JOIN (
+            SELECT t.id,
+                   sum(ln(1 + (c.documents - t.holding + 0.5) / (t.holding + 0.5))
+                       * t.frequency * ({BM25_K1} + 1)
+                       / (t.frequency + {BM25_K1} * (1 - {BM25_B}
+                          + {BM25_B} * t.length / greatest(c.mean_length, 1)))) AS bm25
+            FROM text_terms t CROSS JOIN text_collection c
+            GROUP BY t.id
+        ) s ON s.id = r.id
+        ORDER BY s.bm25 DESC, r.id
+        LIMIT %(branch_limit)s
     ),
     fused AS (
         SELECT coalesce(v.id, t.id) AS id, coalesce(v.memory_type, t.memory_type) AS memory_type,
@@ -288,7 +315,6 @@ class SearchTerms:
     """The query as the text side uses it (migrations 0003 and 0006)."""
 
     lexemes: list[str]
-    tsquery: str
     candidates: str
 
 
@@ -306,7 +332,7 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
     cursor.execute(
         f"""
         SELECT {ITERATIVE_SCAN_SQL},
-               neuromem_search_lexemes(%(query)s), neuromem_search_query(%(query)s)::text,
+               neuromem_search_lexemes(%(query)s),
                neuromem_search_candidates(%(query)s, %(min_coverage)s)::text, {VALID_INDEXES_SQL}
         """,
         {
@@ -316,8 +342,8 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
             "index_names": list(search_indexes),
         },
     )
-    *_, lexemes, tsquery, candidates, valid_indexes = cursor.fetchone()
-    terms = SearchTerms(lexemes=lexemes, tsquery=tsquery, candidates=candidates)
+    *_, lexemes, candidates, valid_indexes = cursor.fetchone()
+    terms = SearchTerms(lexemes=lexemes, candidates=candidates)
     return terms, {search_indexes[name] for name in valid_indexes}
 
 
@@ -340,7 +366,6 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             "user_id": request.user_id,
             "vector": None if vector is None else HalfVector(vector),
             "lexemes": terms.lexemes,
-            "tsquery": terms.tsquery,
             "candidates": terms.candidates,
             "trait_stages": list(RECALLED_TRAIT_STAGES),
             **trait_belief().recall_params(),

@@ -144,6 +144,34 @@ def test_the_text_side_ranks_only_memories_that_reach_the_text_floor(settings):
     assert below.vector_rank is not None
 
 
+def test_the_text_side_weighs_a_rare_word_above_a_common_one(settings):
+    """BM25 over the candidates: "sunrise", held by one memory, says more than "paint", held
+    by most; by the share of words alone (each holds two of the three) and their counts, the
+    memory repeating the common word would rank first."""
+    settings.RECALL_MIN_SIMILARITY = -1
+    settings.RECALL_RELEVANCE_MARGIN = -2
+    remember(
+        "Caroline: I paint, I paint every day, painting is my life",
+        "Caroline: I watched the sunrise over the lake",
+        "Caroline: we paint the fence this weekend",
+        "Caroline: the kids paint with their fingers",
+        "Caroline: I bought new paint brushes",
+    )
+    hits = {hit.memory.content: hit for hit in recall("When did Caroline paint a sunrise?")}
+    assert hits["Caroline: I watched the sunrise over the lake"].text_rank == 1
+    assert hits["Caroline: I paint, I paint every day, painting is my life"].text_rank == 2
+
+
+def test_the_text_side_saturates_repeated_words():
+    """A memory saying one query word many times does not outrank one holding more of them."""
+    remember(
+        "garden garden garden garden garden garden garden",
+        "the garden roses bloom in june",
+    )
+    ranks = {hit.memory.content: hit.text_rank for hit in recall("garden roses june")}
+    assert ranks["the garden roses bloom in june"] == 1
+
+
 def search_candidates(query: str, min_share: float) -> set[str]:
     """The clauses of the tsquery that recall's text side asks the GIN index for."""
     with connection.cursor() as cursor:
