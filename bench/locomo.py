@@ -37,10 +37,8 @@ hits), hit@10 (any of them), MRR; by category and over all, and recall@10 as a r
 """
 
 import argparse
-import itertools
 import json
 import math
-import shlex
 import statistics
 import sys
 import time
@@ -71,7 +69,7 @@ from quality import (
     hit_of,
     run_info,
     run_line,
-    setting_value,
+    sweep_grid,
     unit_rows,
 )
 
@@ -385,23 +383,10 @@ def run_way(
     memories = sum(len(baselines.rows[u]["ids"]) for u in stored.users)
     swept = []
     recall = in_process_recall(stored)
-    for label, values in sweep_settings(sweeps):
+    for label, values in sweep_grid(sweeps):
         with override_settings(**values):
             swept.append((label, [score(q, category, recall(q)) for q, category in questions]))
     return WayResult(way, memories, seconds_write, seconds_embed, scores, latencies, swept)
-
-
-def sweep_settings(specs: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Each --sweep ("A=1,2 B=3"): the grid of its settings' values."""
-    grid = []
-    for spec in specs:
-        axes = []
-        for part in shlex.split(spec):
-            name, _, values = part.partition("=")
-            axes.append([(name, setting_value(name, raw)) for raw in values.split(",")])
-        for combination in itertools.product(*axes):
-            grid.append((", ".join(f"{n}={v}" for n, v in combination), dict(combination)))
-    return grid
 
 
 def percentile(values: list[float], share: float) -> float:

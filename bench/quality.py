@@ -1050,6 +1050,20 @@ def setting_value(name: str, raw: str) -> Any:
     return kind(raw)
 
 
+def sweep_grid(specs: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Each --sweep ("A=1,2 B=3,4"): the grid of its settings' values, labelled."""
+    grid = []
+    for spec in specs:
+        axes = []
+        for part in shlex.split(spec):
+            name, _, values = part.partition("=")
+            axes.append([(name, setting_value(name, raw)) for raw in values.split(",")])
+        for combination in itertools.product(*axes):
+            label = ", ".join(f"{name}={value}" for name, value in combination)
+            grid.append((label, dict(combination)))
+    return grid
+
+
 def sweep(
     specs: list[str], hybrid: Callable[[Question], Ranking], questions: list[Question]
 ) -> str:
@@ -1067,30 +1081,24 @@ def sweep(
         "|---|" + "---|" * (len(columns) + 7),
     ]
     best: tuple[float, str] | None = None
-    for spec in specs:
-        axes = []
-        for part in shlex.split(spec):
-            name, _, values = part.partition("=")
-            axes.append([(name, setting_value(name, raw)) for raw in values.split(",")])
-        for combination in itertools.product(*axes):
-            with override_settings(**dict(combination)):
-                scores = [score(q, hybrid(q)) for q in questions]
-            grouped = groups(scores)
-            overall = summarise(scores)
-            label = ", ".join(f"{name}={value}" for name, value in combination)
-            recalls = [number(summarise(grouped[column]).recall10) for column in columns]
-            lines.append(
-                f"| {label} | "
-                + " | ".join(recalls)
-                + f" | {share(overall.current_first)} | {share(overall.old_out)} "
-                f"| {share(overall.as_of)} | {share(overall.subject_first)} "
-                f"| {share(overall.other_out)} | {share(overall.empty)} "
-                f"| {share(overall.forgotten_out)} |"
-            )
-            empty, cases = overall.empty
-            target = summarise(grouped[("own", "all")] or grouped[("cri", "all")]).recall10
-            if target is not None and (not cases or empty / cases >= NEVER_SAID_EMPTY_TARGET):
-                best = max(best or (target, label), (target, label))
+    for label, values in sweep_grid(specs):
+        with override_settings(**values):
+            scores = [score(q, hybrid(q)) for q in questions]
+        grouped = groups(scores)
+        overall = summarise(scores)
+        recalls = [number(summarise(grouped[column]).recall10) for column in columns]
+        lines.append(
+            f"| {label} | "
+            + " | ".join(recalls)
+            + f" | {share(overall.current_first)} | {share(overall.old_out)} "
+            f"| {share(overall.as_of)} | {share(overall.subject_first)} "
+            f"| {share(overall.other_out)} | {share(overall.empty)} "
+            f"| {share(overall.forgotten_out)} |"
+        )
+        empty, cases = overall.empty
+        target = summarise(grouped[("own", "all")] or grouped[("cri", "all")]).recall10
+        if target is not None and (not cases or empty / cases >= NEVER_SAID_EMPTY_TARGET):
+            best = max(best or (target, label), (target, label))
     target_set = "own" if ("own", "all") in present else "cri"
     lines += [
         "",

@@ -193,7 +193,8 @@ def recall_sql(
         FROM vector_hits h JOIN memories m ON m.id = h.id AND m.memory_type = h.memory_type
     ),
     -- The text side's candidates: the memories holding at least the floor's share of the
-    -- query's lexemes, each lexeme's term frequency and the document's length.
+    -- query's lexemes, with their length in lexemes; then each query lexeme they hold, with
+    -- its frequency in the memory and the number of candidates holding it.
     text_rows AS MATERIALIZED (
         SELECT * FROM (
             SELECT t.id, t.memory_type, t.search_vector,
