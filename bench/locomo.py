@@ -109,7 +109,7 @@ class Conversation:
 
 
 def session_time(value: str) -> datetime:
-    """LoCoMo's "1:56 pm on 8 May, 2023"."""
+    """LoCoMo's session dates: "<h:mm> <am|pm> on <day> <month>, <year>"."""
     return datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
@@ -144,7 +144,7 @@ def load_conversation(path: Path) -> Conversation:
     for qa in data["qa"]:
         if qa.get("category") not in CATEGORIES:
             continue
-        # A few evidence entries hold two ids ("D8:6; D9:17"); a few name no turn at all.
+        # A few evidence entries hold two ids separated by ";"; a few name no turn at all.
         evidence = [
             f"{name}:{part.strip()}"
             for entry in qa.get("evidence", [])

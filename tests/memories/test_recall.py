@@ -145,21 +145,21 @@ def test_the_text_side_ranks_only_memories_that_reach_the_text_floor(settings):
 
 
 def test_the_text_side_weighs_a_rare_word_above_a_common_one(settings):
-    """BM25 over the candidates: "sunrise", held by one memory, says more than "paint", held
-    by most; by the share of words alone (each holds two of the three) and their counts, the
+    """BM25 over the candidates: "tart", held by one memory, says more than "bake", held by
+    most; by the share of words alone (each holds two of the three) and their counts, the
     memory repeating the common word would rank first."""
     settings.RECALL_MIN_SIMILARITY = -1
     settings.RECALL_RELEVANCE_MARGIN = -2
     remember(
-        "Caroline: I paint, I paint every day, painting is my life",
-        "Caroline: I watched the sunrise over the lake",
-        "Caroline: we paint the fence this weekend",
-        "Caroline: the kids paint with their fingers",
-        "Caroline: I bought new paint brushes",
+        "Priya: I bake, I bake every day, baking is my life",
+        "Priya: I ordered a lemon tart at the cafe",
+        "Priya: we bake bread this weekend",
+        "Priya: the kids bake with their grandmother",
+        "Priya: I bought a new bake tray",
     )
-    hits = {hit.memory.content: hit for hit in recall("When did Caroline paint a sunrise?")}
-    assert hits["Caroline: I watched the sunrise over the lake"].text_rank == 1
-    assert hits["Caroline: I paint, I paint every day, painting is my life"].text_rank == 2
+    hits = {hit.memory.content: hit for hit in recall("When did Priya bake a tart?")}
+    assert hits["Priya: I ordered a lemon tart at the cafe"].text_rank == 1
+    assert hits["Priya: I bake, I bake every day, baking is my life"].text_rank == 2
 
 
 def test_the_text_side_saturates_repeated_words():
