@@ -75,6 +75,12 @@ def memories_size() -> str:
     return size
 
 
+def percentile(values: list[float], share: float) -> float:
+    """The value at `share` (0–1) of the sorted values, the nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -54,7 +54,7 @@ import bootstrap  # noqa: F401
 # isort: split
 import httpx
 import numpy as np
-from common import api_over_http
+from common import api_over_http, percentile
 from django.conf import settings
 from django.core.management import call_command
 from django.test import override_settings
@@ -389,13 +389,13 @@ def run_way(
     return WayResult(way, memories, seconds_write, seconds_embed, scores, latencies, swept)
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
 def report(result: WayResult, questions: int) -> tuple[str, dict[str, Any]]:
     bm25 = means(result.scores["BM25"])["recall_10"]
+    latency_ms = {
+        "p50": 1000 * percentile(result.latencies, 0.5),
+        "p95": 1000 * percentile(result.latencies, 0.95),
+    }
+    memories_per_second = result.memories / max(result.seconds_embed, 1e-9)
     by_category: dict[str, dict[str, list[Score]]] = defaultdict(lambda: defaultdict(list))
     for system, scores in result.scores.items():
         for s in scores:
@@ -404,9 +404,8 @@ def report(result: WayResult, questions: int) -> tuple[str, dict[str, Any]]:
     lines = [
         f"**{result.way}**: {result.memories:,} memories written in {result.seconds_write:.1f} s, "
         f"embedded by the worker's job in {result.seconds_embed:.1f} s "
-        f"({result.memories / max(result.seconds_embed, 1e-9):.0f} memories/s); {questions} "
-        f"questions; `/recall/` over HTTP p50 {1000 * percentile(result.latencies, 0.5):.1f} ms, "
-        f"p95 {1000 * percentile(result.latencies, 0.95):.1f} ms.",
+        f"({memories_per_second:.0f} memories/s); {questions} questions; `/recall/` over HTTP "
+        f"p50 {latency_ms['p50']:.1f} ms, p95 {latency_ms['p95']:.1f} ms.",
         "",
         "| system | category | questions | recall@5 | recall@10 | × BM25 | hit@10 | MRR |",
         "|---|---|---|---|---|---|---|---|",
@@ -450,11 +449,8 @@ def report(result: WayResult, questions: int) -> tuple[str, dict[str, Any]]:
             f"| {label} | " + " | ".join(f"{v:.3f}" for v in per) + f" | {overall:.3f} | "
             f"{overall / bm25:.2f}× |"
         )
-    numbers["latency_ms"] = {
-        "p50": 1000 * percentile(result.latencies, 0.5),
-        "p95": 1000 * percentile(result.latencies, 0.95),
-    }
-    numbers["worker_memories_per_second"] = result.memories / max(result.seconds_embed, 1e-9)
+    numbers["latency_ms"] = latency_ms
+    numbers["worker_memories_per_second"] = memories_per_second
     return "\n".join(lines), numbers
 
 

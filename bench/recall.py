@@ -45,7 +45,7 @@ import numpy as np
 import bootstrap  # noqa: F401
 
 # isort: split
-from common import api_over_http, memories_copy
+from common import api_over_http, memories_copy, percentile
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connection, transaction
@@ -215,11 +215,6 @@ def vector_recall_at_10(user_id: str, query: str) -> float:
     )
     exact = {row[0] for row in branch_rows(exact_sql, {**params, "branch_limit": 10})}
     return len(approximate & exact) / len(exact) if exact else 1.0
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def latencies_service(queries: list[tuple[str, str]]) -> list[float]:
