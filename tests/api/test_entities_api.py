@@ -8,29 +8,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
+from tests.memories.graph_rows import edge, node
 
 pytestmark = pytest.mark.django_db
 
 USER = "a:ana"
 T1 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)  # "I live in Austin. My brother Mark is a lawyer."
 T2 = datetime(2025, 6, 1, 9, 0, tzinfo=UTC)  # "I'm all settled in Denver now."
-
-
-def node(user_id: str, kind: str, name: str = "", role: str = "", *, at: datetime) -> GraphNode:
-    return GraphNode.objects.create(user_id=user_id, kind=kind, name=name, role=role, created_at=at)
-
-
-def edge(subject: GraphNode, relation: str, value: str = "", *, at: datetime, **fields):
-    return GraphEdge.objects.create(
-        user_id=subject.user_id,
-        subject=subject,
-        relation=relation,
-        object_value=value,
-        single=fields.pop("single", True),
-        valid_at=at,
-        created_at=at,
-        **fields,
-    )
 
 
 @pytest.fixture

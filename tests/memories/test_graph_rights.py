@@ -13,6 +13,7 @@ from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.models import Memory
 from memories.services import MemoryInput, memory_add
 from memories.services.forgetting import graph_forget
+from tests.memories.graph_rows import edge, node
 
 pytestmark = pytest.mark.django_db
 
@@ -27,24 +28,6 @@ def remember(user_id: str, content: str, memory_type: str = "fact") -> Memory:
     ).memory
 
 
-def node(user_id: str, kind: str = EntityKind.USER, name: str = "", role: str = "", *, at=T1):
-    return GraphNode.objects.create(user_id=user_id, kind=kind, name=name, role=role, created_at=at)
-
-
-def edge(subject: GraphNode, relation: str, value: str = "", *, memories=(), at=T1, **fields):
-    return GraphEdge.objects.create(
-        user_id=subject.user_id,
-        subject=subject,
-        relation=relation,
-        object_value=value,
-        single=fields.pop("single", True),
-        valid_at=at,
-        created_at=at,
-        memory_ids=[memory.id for memory in memories],
-        **fields,
-    )
-
-
 def populate(user_id: str) -> dict:
     """The same graph for every user, so only ids tell the rows apart: the user moved from
     Austin to Denver; their brother Mark is a lawyer."""
@@ -52,13 +35,13 @@ def populate(user_id: str) -> dict:
     denver = remember(user_id, "All settled in Denver by June, near the mountains")
     said = remember(user_id, "User: I'm all settled in Denver now.", "episodic")
     mark = remember(user_id, "Older brother Mark practises law in New York")
-    me = node(user_id)
+    me = node(user_id, at=T1)
     brother = node(user_id, EntityKind.PERSON, "Mark", "brother", at=T2)
-    old = edge(me, "lives in", "Austin", memories=[austin])
+    old = edge(me, "lives in", "Austin", memories=[austin], at=T1)
     GraphEdge.objects.filter(pk=old.pk).update(invalid_at=T2, expired_at=T2)
     new = edge(me, "lives in", "Denver", memories=[denver, said], at=T2)
-    sibling = edge(me, "brother", object_node=brother, single=False, memories=[mark])
-    job = edge(brother, "job", "lawyer", memories=[mark])
+    sibling = edge(me, "brother", object_node=brother, single=False, memories=[mark], at=T1)
+    job = edge(brother, "job", "lawyer", memories=[mark], at=T1)
     return {
         "memories": {"austin": austin, "denver": denver, "said": said, "mark": mark},
         "nodes": {"me": me, "mark": brother},
