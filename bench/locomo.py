@@ -64,6 +64,7 @@ from quality import (
     Ranking,
     Stored,
     bm25_system,
+    comma_list,
     dense_system,
     embed_pending,
     hit_of,
@@ -461,19 +462,14 @@ def conversations_in(directory: Path) -> list[Conversation]:
     return [load_conversation(path) for path in paths]
 
 
-def ways(value: str) -> list[str]:
-    chosen = [part.strip() for part in value.split(",") if part.strip()]
-    if not chosen or set(chosen) - set(WAYS):
-        raise argparse.ArgumentTypeError(f"choose from {', '.join(WAYS)} (comma-separated)")
-    return chosen
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--locomo", type=Path, required=True, help="a folder of LoCoMo conversations (conv-*.json)"
     )
-    parser.add_argument("--ways", type=ways, default=list(WAYS), help="turns, sessions or both")
+    parser.add_argument(
+        "--ways", type=comma_list(WAYS), default=list(WAYS), help="turns, sessions or both"
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     parser.add_argument(
         "--sweep",

@@ -1266,19 +1266,23 @@ def shorten(text: str, width: int = 160) -> str:
 PARTS = ("cri", "own", "reliability")
 
 
-def parts(value: str) -> list[str]:
-    chosen = [part.strip() for part in value.split(",") if part.strip()]
-    unknown = [part for part in chosen if part not in PARTS]
-    if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"choose from {', '.join(PARTS)} (comma-separated)")
-    return chosen
+def comma_list(allowed: tuple[str, ...]) -> Callable[[str], list[str]]:
+    """An argparse type: a comma-separated, non-empty list of some of `allowed`."""
+
+    def parse(value: str) -> list[str]:
+        chosen = [part.strip() for part in value.split(",") if part.strip()]
+        if not chosen or set(chosen) - set(allowed):
+            raise argparse.ArgumentTypeError(f"choose from {', '.join(allowed)} (comma-separated)")
+        return chosen
+
+    return parse
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--only",
-        type=parts,
+        type=comma_list(PARTS),
         default=list(PARTS),
         metavar="PART[,PART]",
         help=f"run only these parts: {', '.join(PARTS)} (default: all)",
