@@ -1,27 +1,27 @@
 """What the admin's pages share: lists over big tables without a COUNT(*) per page, read-only
-pages, searches by exact ids, and the staff actions on an object's page.
+pages whose history shows the object's own audit trail, searches by exact ids, and the staff
+actions on an object's page.
 
 Django's paginator counts the whole (filtered) queryset on every list page; on a table of a
-million rows that is a scan per click. `EstimatedCountPaginator` asks the planner first
-(`EXPLAIN (FORMAT JSON)` → the top node's "Plan Rows"): a big estimate is shown as it is
-(approximate), a small one is counted exactly, which is then cheap. Use it with
-`show_full_result_count = False`, which spares the second, unfiltered count:
+million rows that is a scan per click. `EstimatedCountPaginator` counts a searched or filtered
+list exactly up to 10,000 rows and says "more than 10,000" past that; the whole list, when the
+planner expects 10,000 rows or more, shows the planner's estimate, said to be one (and so does
+a filter that would read a big `memories` table whole to count a few rows). Use it
+through `ReadOnlyAdmin` (its `get_paginator` hands the paginator the whole list to compare with),
+with `show_full_result_count = False`, which spares the second, unfiltered count.
 
-    class MyAdmin(admin.ModelAdmin):
-        paginator = EstimatedCountPaginator
-        show_full_result_count = False
-
-`ReadOnlyAdmin` does both, for tables staff read but never edit by hand. `StaffActionAdmin`
-adds the actions staff take on an object's page (supersede a memory, veto a trait, apply a
-SOUL version ...): routed, behind the model's change permission, each calling a service as
-`staff_caller` in one transaction, with one confirmation page
-(templates/admin/action_confirmation.html) that asks for the reason.
+`ReadOnlyAdmin` is for tables staff read but never edit by hand; its `audit_trail` puts what
+NeuroMem records of an object's changes (a memory's history, a SOUL version's events) on the
+object's history page, above the admin's own log. `StaffActionAdmin` adds the actions staff take
+on an object's page (supersede a memory, veto a trait, apply a SOUL version ...): routed, behind
+the model's change permission, each calling a service as `staff_caller` in one transaction, with
+one confirmation page (templates/admin/action_confirmation.html) that asks for the reason.
 """
 
 import json
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from django import forms
 from django.contrib import admin, messages
@@ -124,30 +124,100 @@ def scans_memories(plan: dict) -> bool:
     return any(scans_memories(child) for child in plan.get("Plans", ()))
 
 
+class ListSize(NamedTuple):
+    """A list's size: `count` pages it; `label` says it when it is not exact ("" when it is)."""
+
+    count: int
+    label: str = ""
+
+
 class EstimatedCountPaginator(Paginator):
-    """A paginator whose `count` is the planner's estimate when that is at least
-    `exact_below` rows, or when counting would read a `memories` partition whole (a rare
-    state, say: the score has no index); an exact COUNT otherwise."""
+    """A paginator that never counts a big table whole, and says so when its count is not exact.
+
+    The whole list (`whole` None, or the same rows): counted exactly under `exact_below` rows;
+    from there the planner's estimate, labelled "an estimated N". A searched or filtered list
+    (its rows narrower than `whole`'s): counted exactly up to `exact_below` rows, by a COUNT that
+    stops there; past it "more than 10,000", paged as far as the planner expects. One exception:
+    where the planner expects few matches (under `exact_below`) found by scanning a `memories`
+    partition whole (a filter no index serves: a rare state, say, as the score has no index),
+    in a list of `scan_below` rows or more, counting would read all of them: the estimate
+    again, labelled."""
 
     exact_below = 10_000
+    # A list this much smaller is read whole in milliseconds: counted even when that takes a scan.
+    scan_below = 100_000
+
+    def __init__(
+        self,
+        object_list,
+        per_page,
+        orphans: int = 0,
+        allow_empty_first_page: bool = True,
+        *,
+        whole: QuerySet | None = None,
+    ):
+        super().__init__(object_list, per_page, orphans, allow_empty_first_page)
+        self.whole = whole
 
     @cached_property
+    def size(self) -> ListSize:
+        if not isinstance(self.object_list, QuerySet):
+            return ListSize(len(self.object_list))
+        plan = planner_plan(self.object_list)
+        if plan is None:
+            return ListSize(self.object_list.count())
+        expected = int(plan["Plan Rows"])
+        if not self.narrowed:
+            if expected < self.exact_below:
+                return ListSize(self.object_list.count())
+            return self.estimated(expected)
+        if scans_memories(plan) and expected < self.exact_below and self.whole_is_big():
+            return self.estimated(expected)
+        counted = self.object_list.order_by()[: self.exact_below + 1].count()
+        if counted <= self.exact_below:
+            return ListSize(counted)
+        return ListSize(max(expected, counted), f"more than {self.exact_below:,}")
+
+    @property
     def count(self) -> int:
-        if isinstance(self.object_list, QuerySet):
-            plan = planner_plan(self.object_list)
-            if plan is not None and (plan["Plan Rows"] >= self.exact_below or scans_memories(plan)):
-                return int(plan["Plan Rows"])
-        return super().count
+        return self.size.count
+
+    @property
+    def count_label(self) -> str:
+        """The list's size as its page says it when it is not exact, "" when it is."""
+        return self.size.label
+
+    @property
+    def narrowed(self) -> bool:
+        """Whether a search or a filter left fewer rows than the whole list (a condition more)."""
+        return self.whole is not None and self.object_list.query.where != self.whole.query.where
+
+    def whole_is_big(self) -> bool:
+        return (planner_estimate(self.whole) or 0) >= self.scan_below
+
+    @staticmethod
+    def estimated(expected: int) -> ListSize:
+        return ListSize(expected, f"an estimated {expected:,}")
+
+
+class AuditTrail(NamedTuple):
+    """What NeuroMem records of an object's changes, shown on its history page above the admin's
+    log: `template` (an include) rendered with `context`."""
+
+    template: str
+    context: dict[str, Any]
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
     """A list and view pages, nothing editable; no exact counts of big lists (nor the filter
-    facets' counts, one per choice)."""
+    facets' counts, one per choice). The history page shows the object's audit trail, if it has
+    one, and the admin's log of what staff did to it, and says so when there is none."""
 
     paginator = EstimatedCountPaginator
     show_full_result_count = False
     show_facets = admin.ShowFacets.NEVER
     list_per_page = 50
+    object_history_template = "admin/audit_history.html"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -157,6 +227,35 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+    def get_paginator(
+        self, request, queryset, per_page, orphans=0, allow_empty_first_page=True
+    ) -> EstimatedCountPaginator:
+        # The whole list, for the paginator to tell a searched or filtered one; the history
+        # page pages log entries, not this admin's rows.
+        whole = self.get_queryset(request) if queryset.model is self.model else None
+        return self.paginator(queryset, per_page, orphans, allow_empty_first_page, whole=whole)
+
+    def url_id(self, obj: Model) -> str:
+        """How the admin's URLs name `obj`: its primary key."""
+        return quote(str(obj.pk))
+
+    def audit_trail(self, request: HttpRequest, obj: Model) -> AuditTrail | None:
+        """What NeuroMem records of the object's changes besides the admin's log, or None."""
+        return None
+
+    def history_view(self, request, object_id, extra_context=None):
+        context = dict(extra_context or {})
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None or not self.has_view_permission(request, obj):
+            return super().history_view(request, object_id, context)  # its 404 or 403
+        trail = self.audit_trail(request, obj)
+        if trail is not None:
+            context.update(trail.context, audit_trail_template=trail.template)
+        info = self.opts.app_label, self.opts.model_name
+        context["object_url"] = reverse("admin:{}_{}_change".format(*info), args=[self.url_id(obj)])
+        # The admin's log names objects by primary key, whatever their URLs say.
+        return super().history_view(request, quote(str(obj.pk)), context)
 
 
 def log_entry(
@@ -252,7 +351,7 @@ class StaffActionAdmin(ReadOnlyAdmin):
 
     def action_url(self, name: str, obj: Model) -> str:
         return reverse(
-            f"admin:{self.opts.app_label}_{self.opts.model_name}_{name}", args=[quote(obj.pk)]
+            f"admin:{self.opts.app_label}_{self.opts.model_name}_{name}", args=[self.url_id(obj)]
         )
 
     def change_url(self, obj: Model) -> str:

@@ -6,20 +6,27 @@ proposal, roll back to a version that was active once. Each needs the
 `evolution.change_soulversion` permission, and is recorded in the admin's history besides
 the database's own event log. A contract change is a new contract version
 (`safety_contract_update`, the `evolution.add_safetycontract` permission).
+
+A version's pages are addressed by its number (`soulversion/v8/change/`), never by its row id,
+which differs: an old address by row id leads to the version's own address, saying so.
 """
+
+import re
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
 from core.admin_base import (
+    AuditTrail,
     ObjectPageContext,
     ReadOnlyAdmin,
     ServiceReasonForm,
@@ -47,6 +54,12 @@ from evolution.services import (
 VETOABLE = (SoulStatus.PROPOSED, SoulStatus.ACTIVE)
 RESTORABLE = (SoulStatus.SUPERSEDED, SoulStatus.ROLLED_BACK)
 VETO_RECORDED = "The reason is recorded with your name in the SOUL's event log."
+# How the admin's URLs name a version: "v" and its number.
+VERSION_URL_ID = re.compile(r"v(\d+)")
+
+
+def version_url_id(number: int) -> str:
+    return f"v{number}"
 
 
 def eval_summary(version: SoulVersion) -> str:
@@ -91,6 +104,13 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
 # --- SOUL versions ---------------------------------------------------------------------------
 
 
+class SoulVersionChangeList(ChangeList):
+    """The version list, each row linking to its version's address (v<number>)."""
+
+    def url_for_result(self, result: SoulVersion) -> str:
+        return self.model_admin.change_url(result)
+
+
 @admin.register(SoulVersion)
 class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
     """The SOUL's versions, read-only; the actions on a version's page go through the
@@ -112,6 +132,55 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
     @admin.display(description="intent")
     def intent(self, obj: SoulVersion) -> str:
         return Truncator(intent_of(obj)).chars(80)
+
+    # --- Addressed by number ----------------------------------------------------------------
+
+    def url_id(self, obj: SoulVersion) -> str:
+        return version_url_id(obj.version)
+
+    def get_object(self, request, object_id, from_field=None):
+        """`v<number>`: the version with that number. A row id only comes from code (the
+        history page's log lookup): one in a URL never gets here (row_id_view)."""
+        number = VERSION_URL_ID.fullmatch(object_id)
+        if number is None:
+            return super().get_object(request, object_id, from_field)
+        return self.get_queryset(request).filter(version=int(number[1])).first()
+
+    def get_changelist(self, request, **kwargs):
+        return SoulVersionChangeList
+
+    def get_urls(self):
+        # Before Django's `<path:object_id>/...`, which would take the number for a row id.
+        row_id_view = self.admin_site.admin_view(self.row_id_view)
+        return [
+            path("<int:row_id>/", row_id_view),
+            path("<int:row_id>/<path:rest>", row_id_view),
+            *super().get_urls(),
+        ]
+
+    def row_id_view(self, request: HttpRequest, row_id: int, rest: str = "") -> HttpResponse:
+        """An address by row id (the admin's log links versions so; so did the admin before
+        versions were addressed by number): to that version's own address, saying which it is,
+        so the number in the address is always the version shown."""
+        obj = self.get_queryset(request).filter(pk=row_id).first()
+        if obj is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, str(row_id))
+        if not self.has_view_permission(request, obj):
+            raise PermissionDenied
+        address = f"{reverse('admin:evolution_soulversion_changelist')}{self.url_id(obj)}/{rest}"
+        messages.info(
+            request,
+            f"SOUL versions are addressed by their number now: {row_id} in the address you "
+            f"opened is a row id, that of v{obj.version}, shown here.",
+        )
+        query = request.GET.urlencode()
+        return HttpResponseRedirect(f"{address}?{query}" if query else address)
+
+    def audit_trail(self, request: HttpRequest, obj: SoulVersion) -> AuditTrail:
+        return AuditTrail(
+            "admin/includes/soul_events.html",
+            {"events": soul_version_detail(version=obj.version).events},
+        )
 
     # --- Actions ----------------------------------------------------------------------------
 
@@ -234,6 +303,7 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
             "eval_summary": eval_summary(version),
             "proposal_fields": proposal_rows(proposal),
             "events": detail.events,
+            "history_url": self.action_url("history", obj),
         }
         if self.has_action_permission(request, obj):
             actions = self.version_actions(version)
@@ -467,7 +537,7 @@ class SoulEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="version")
     def version_link(self, obj: SoulEvent) -> str:
-        url = reverse("admin:evolution_soulversion_changelist") + f"?version={obj.version}"
+        url = reverse("admin:evolution_soulversion_change", args=[version_url_id(obj.version)])
         return format_html('<a href="{}">v{}</a>', url, obj.version)
 
     @admin.display(description="reason")

@@ -448,13 +448,10 @@ def test_viewer_cannot_act_on_soul_versions_operator_can(client, viewer_user, op
     assert active.status == SoulStatus.ACTIVE and proposed.status == SoulStatus.PROPOSED
 
     def url(name, version):
-        return reverse(f"admin:evolution_soulversion_{name}", args=[version.pk])
+        return reverse(f"admin:evolution_soulversion_{name}", args=[f"v{version.version}"])
 
     client.force_login(viewer_user)
-    assert (
-        client.get(reverse("admin:evolution_soulversion_change", args=[active.pk])).status_code
-        == 200
-    )
+    assert client.get(url("change", active)).status_code == 200
     for name, version in (
         ("veto", active),
         ("veto", proposed),

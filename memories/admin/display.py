@@ -15,6 +15,7 @@ from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
 from core.access import Caller
+from core.admin_base import AuditTrail, staff_caller
 from memories.models import Memory
 from memories.selectors import memory_history
 
@@ -86,7 +87,8 @@ class RecordFields:
 
 class MemoryRows:
     """A model admin mixin for lists of memories (any type): the heavy columns are never
-    loaded, and `content_short` never shows what a forgotten memory said."""
+    loaded, `content_short` never shows what a forgotten memory said, and the history page shows
+    the memory's audit history (ReadOnlyAdmin.audit_trail)."""
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).defer(*HEAVY_COLUMNS)
@@ -96,3 +98,8 @@ class MemoryRows:
         if obj.forgotten_at is not None:
             return "(forgotten)"
         return Truncator(obj.content).chars(80)
+
+    def audit_trail(self, request: HttpRequest, obj: Memory) -> AuditTrail:
+        return AuditTrail(
+            "admin/includes/memory_history.html", history_context(staff_caller(request), obj)
+        )

@@ -1,6 +1,8 @@
 """The memory graph, read-only (docs/graph.md): each end user's entities, an entity's page with
 its edges over time and the memories behind each, and the edges. Nothing is edited here: the
-graph changes only through what end users say, a forget and the purge."""
+graph changes only through what end users say, a forget and the purge. The graph is its own
+history (a new value closes the old edge and opens another), so the history pages show edges:
+an entity's over time, an edge's relation with its earlier and later values."""
 
 import uuid
 from collections.abc import Iterable
@@ -8,6 +10,7 @@ from collections.abc import Iterable
 from django.contrib import admin
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateformat import format as date_format
@@ -16,7 +19,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
-from core.admin_base import ConditionFilter, ExactSearch, ReadOnlyAdmin
+from core.admin_base import AuditTrail, ConditionFilter, ExactSearch, ReadOnlyAdmin
 from memories.admin.display import HEAVY_COLUMNS, memory_url
 from memories.admin.filters import UserIdFilter
 from memories.graph.models import GraphEdge, GraphNode
@@ -26,6 +29,7 @@ from neuromem_site.backoffice.links import EndUserColumn
 
 # An entity's page shows its newest edges each way, oldest first; the rest is a click away.
 EDGE_ROWS = 200
+GRAPH_HISTORY = "admin/memories/graph_history.html"
 
 
 def entity_url(node_id) -> str:
@@ -232,6 +236,17 @@ class GraphNodeAdmin(EndUserColumn, ExactSearch, ReadOnlyAdmin):
     def incoming_edges(self, obj: GraphNode) -> str:
         return self.edges_field(obj, GraphEdge.objects.filter(object_node=obj), incoming=True)
 
+    def audit_trail(self, request: HttpRequest, obj: GraphNode) -> AuditTrail:
+        return AuditTrail(
+            GRAPH_HISTORY,
+            {
+                "graph_tables": [
+                    (self.outgoing_edges.short_description, self.outgoing_edges(obj)),
+                    (self.incoming_edges.short_description, self.incoming_edges(obj)),
+                ]
+            },
+        )
+
 
 @admin.register(GraphEdge)
 class GraphEdgeAdmin(EndUserColumn, ExactSearch, ReadOnlyAdmin):
@@ -282,3 +297,15 @@ class GraphEdgeAdmin(EndUserColumn, ExactSearch, ReadOnlyAdmin):
     @admin.display(description="memories stating it")
     def memories(self, obj: GraphEdge) -> str:
         return memory_links(obj.memory_ids, memories_shown(obj.memory_ids))
+
+    def audit_trail(self, request: HttpRequest, obj: GraphEdge) -> AuditTrail:
+        """The values of the edge's relation for its subject over time, this edge among them."""
+        shown, more = newest_edges(
+            GraphEdge.objects.filter(subject_id=obj.subject_id, relation=obj.relation)
+        )
+        title = f"{obj.subject} → {obj.relation}, over time"
+        if more:
+            title += f" (the newest {EDGE_ROWS})"
+        return AuditTrail(
+            GRAPH_HISTORY, {"graph_tables": [(title, edges_table(shown, incoming=False))]}
+        )

@@ -33,11 +33,11 @@ def propose(content: str, *, caller=STAFF, auto_apply=True, **fields) -> SoulVer
 
 
 def page_url(version: SoulVersion) -> str:
-    return reverse("admin:evolution_soulversion_change", args=[version.pk])
+    return reverse("admin:evolution_soulversion_change", args=[f"v{version.version}"])
 
 
 def action_url(name: str, version: SoulVersion) -> str:
-    return reverse(f"admin:evolution_soulversion_{name}", args=[version.pk])
+    return reverse(f"admin:evolution_soulversion_{name}", args=[f"v{version.version}"])
 
 
 def messages_of(response) -> list[str]:
@@ -98,7 +98,7 @@ def test_lists_render_with_eval_summary_intent_and_filters(admin_client, soul):
     assert "staff:ana" not in vetoed
     assert "staff:ana" in admin_client.get(EVENTS, {"q": "ana"}).content.decode()
     assert "staff:ana" not in admin_client.get(EVENTS, {"q": "nobody"}).content.decode()
-    assert admin_client.get(VERSIONS, {"version": "1"}).status_code == 200  # the events' link
+    assert f'href="{VERSIONS}v1/change/"' in events.content.decode()  # an event's version
 
 
 def test_version_page_shows_escaped_content_diff_checks_proposal_and_events(admin_client, soul):
@@ -136,12 +136,61 @@ def test_version_page_shows_escaped_content_diff_checks_proposal_and_events(admi
     assert action_url("rollback", version) not in html
     # Nothing editable in place.
     assert admin_client.post(page_url(version), {"content": "x"}).status_code == 403
-    delete = reverse("admin:evolution_soulversion_delete", args=[version.pk])
-    assert admin_client.post(delete, {"post": "yes"}).status_code == 403
+    assert admin_client.post(action_url("delete", version), {"post": "yes"}).status_code == 403
     assert SoulVersion.objects.get(pk=version.pk).content == version.content
 
     bootstrap = admin_client.get(page_url(soul)).content.decode()
     assert "No predecessor" in bootstrap and "Not evaluated" in bootstrap
+
+
+# --- Addresses and history ------------------------------------------------------------------
+
+
+def test_versions_are_addressed_by_their_number_never_by_row_id(admin_client, soul):
+    """Row ids and version numbers differ (`/9/change/` showed v8): a version's URLs carry its
+    number, and an address by row id leads to that row's own version address, saying so."""
+    versions = [soul, propose(edited("Use examples.")), propose(edited("Be brief."))]
+    listed = admin_client.get(VERSIONS).content.decode()
+    for version in versions:
+        assert version.pk != version.version  # else the test could not tell them apart
+        assert f'href="{VERSIONS}v{version.version}/change/"' in listed
+        assert f'href="{VERSIONS}{version.pk}/change/"' not in listed
+        page = admin_client.get(f"{VERSIONS}v{version.version}/change/")
+        assert page.status_code == 200
+        assert page.context["original"].version == version.version
+
+        old_address = admin_client.get(f"{VERSIONS}{version.pk}/change/", follow=True)
+        assert old_address.redirect_chain == [(f"{VERSIONS}v{version.version}/change/", 302)]
+        assert old_address.context["original"].version == version.version
+        assert any(
+            f"row id, that of v{version.version}" in message for message in messages_of(old_address)
+        )
+        history = admin_client.get(f"{VERSIONS}{version.pk}/history/")
+        assert history["Location"] == f"{VERSIONS}v{version.version}/history/"
+
+    missing = admin_client.get(f"{VERSIONS}v99/change/", follow=True)
+    assert missing.redirect_chain[-1][0] == "/admin/"
+    no_row = admin_client.get(f"{VERSIONS}{max(v.pk for v in versions) + 1000}/change/")
+    assert no_row.status_code == 302 and no_row["Location"] == "/admin/"
+
+
+def test_history_shows_the_versions_events_and_the_staff_actions(admin_client, soul):
+    version = propose(edited("Use examples."), auto_apply=False)
+    page = admin_client.get(page_url(version)).content.decode()
+    history_url = f"{VERSIONS}v{version.version}/history/"
+    assert f'href="{history_url}"' in page  # the History button, by number too
+
+    admin_client.post(action_url("veto", version), {"reason": "Not what we want"})
+    history = admin_client.get(history_url)
+    assert history.status_code == 200
+    html = history.content.decode()
+    # The SOUL's own event log: born proposed, then vetoed by the staff member.
+    assert 'id="audit-trail"' in html
+    assert "∅ → proposed" in html and "proposed → vetoed" in html
+    # The admin's log, kept by row id, found for the address by number.
+    assert "Vetoed: Not what we want" in html
+    assert "doesn’t have a change history" not in html
+    assert f'href="{page_url(version)}"' in html  # the breadcrumb back to the version
 
 
 # --- Veto ------------------------------------------------------------------------------------

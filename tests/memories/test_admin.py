@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.access import SYSTEM, Caller
+from core.admin_base import EstimatedCountPaginator
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -23,6 +24,7 @@ from memories.models import (
     MemoryLink,
     MemorySource,
 )
+from memories.predicates import states_q
 from memories.services import memory_supersede
 from memories.services.forgetting import user_forget
 from neuromem_site.backoffice.links import end_user_url
@@ -217,6 +219,49 @@ def test_search_by_memory_id_or_user_id(admin_client):
     assert "Plays chess" in words and "Works with alice" not in words
 
 
+def test_the_count_is_the_rows_a_search_or_filter_found(admin_client):
+    """On a small table the planner guesses (every search read "4 results"): a searched or
+    filtered list counts what it found."""
+    for day in range(5):
+        make_memory(f"Drinks coffee on day {day}")
+    make_memory("Lives in Berlin")
+    make_memory("Took the train to Berlin", "u:2", "episodic")
+    for query, found in (
+        ({"q": "coffee"}, 5),
+        ({"q": "Berlin"}, 2),
+        ({"q": "zebra"}, 0),
+        ({"q": "u:2"}, 1),
+        ({"memory_type__exact": "episodic"}, 1),
+        ({"user_id": "u:1"}, 6),
+        ({"q": "Berlin", "user_id": "u:1"}, 1),
+        ({}, 7),
+    ):
+        page = admin_client.get(MEMORIES, query)
+        changelist = page.context["cl"]
+        assert (changelist.result_count, len(changelist.result_list)) == (found, found), query
+        assert changelist.paginator.count_label == "", query
+        assert f'id="result-count">{found} result' in html_of(page), query
+
+
+def test_a_count_not_made_exactly_says_what_it_is():
+    for _ in range(3):
+        ConversationSession.objects.create(user_id="u:1")
+
+    class CountsToTwo(EstimatedCountPaginator):
+        exact_below = 2
+
+    class EstimatesAll(EstimatedCountPaginator):
+        exact_below = 0
+
+    # Sessions: no `memories` partition is read, whatever plan the tiny table gets.
+    sessions = ConversationSession.objects.all()
+    filtered = CountsToTwo(sessions.filter(user_id="u:1"), 10, whole=sessions)
+    assert filtered.count >= 3 and filtered.count_label == "more than 2"
+    assert CountsToTwo(sessions.filter(user_id="u:2"), 10, whole=sessions).size == (0, "")
+    everything = EstimatesAll(sessions, 10, whole=sessions)
+    assert everything.count_label == f"an estimated {everything.count:,}"
+
+
 # --- A memory's page -----------------------------------------------------------------------
 
 
@@ -276,6 +321,44 @@ def test_trait_page_shows_its_evidence_and_links_the_trait_admin(admin_client):
 
     cited = html_of(admin_client.get(page_url(fact)))
     assert "Evidence for traits (1)" in cited and f'href="{trait_page}"' in cited
+
+
+def test_the_history_button_shows_the_memorys_audit_log_and_the_staff_actions(admin_client):
+    memory = make_memory("Lives in Paris")
+    history_url = reverse("admin:memories_memory_history", args=[memory.pk])
+    assert f'href="{history_url}"' in html_of(admin_client.get(page_url(memory)))
+    untouched = html_of(admin_client.get(history_url))
+    assert 'id="audit-trail"' in untouched and "<td>ADD</td>" in untouched
+    assert "No staff action on this memory is recorded" in untouched
+    assert "doesn’t have a change history" not in untouched
+
+    admin_client.post(
+        action_url("supersede", memory),
+        {"content": "Lives in Rome", "reason": "Moved in May", "version": 1},
+    )
+    html = html_of(admin_client.get(history_url))
+    # The memory's own audit log, with the staff member as its actor ...
+    assert "<td>SUPERSEDE</td>" in html and "<td>staff:admin</td>" in html
+    # ... and the admin's log of the action, with the reason.
+    assert "Superseded by v2" in html and "Moved in May" in html
+
+
+def test_a_traits_history_is_its_memory_history(admin_client):
+    trait = make_trait()
+    Memory.objects.filter(pk=trait.pk).update(trait_stage="established")
+    html = html_of(admin_client.get(reverse("admin:reflection_trait_history", args=[trait.pk])))
+    assert 'id="audit-trail"' in html
+    assert "<td>ADD</td>" in html and "<td>STAGE_CHANGE</td>" in html
+
+
+def test_objects_without_an_audit_trail_say_so_and_lead_back(admin_client):
+    session, _, _, _ = conversation()
+    history_url = reverse("admin:memories_conversationsession_history", args=[session.pk])
+    html = html_of(admin_client.get(history_url))
+    assert "No staff action on this conversation session is recorded" in html
+    change_url = reverse("admin:memories_conversationsession_change", args=[session.pk])
+    assert f'href="{change_url}"' in html
+    assert "doesn’t have a change history" not in html and 'id="audit-trail"' not in html
 
 
 def test_a_trait_is_not_superseded_invalidated_or_deleted_here(admin_client):
@@ -653,13 +736,45 @@ def test_the_score_jobs_flags_are_a_filter(admin_client):
     assert listed("merge_candidate") == {"A restatement"}
 
 
-def test_a_count_that_would_scan_memories_is_estimated(admin_client, many_memories):
-    """The score has no index: counting a rare state exactly would read every partition, so
-    the list shows the planner's estimate instead (no COUNT(*) query runs)."""
+def test_a_count_that_would_scan_memories_is_estimated(many_memories):
+    """The score has no index: counting a state exactly would read the partition whole, so a
+    big enough list shows the planner's estimate instead (no COUNT(*) query runs), and says
+    so. (20,000 rows stand for a big table here; by default, scan_below is 100,000.)"""
+
+    class ScansFromTwentyThousand(EstimatedCountPaginator):
+        scan_below = ROWS
+
+    every = Memory.objects.all()
+    active_facts = every.filter(states_q(["active"]), memory_type="fact")
     with CaptureQueriesContext(connection) as queries:
-        page = admin_client.get(MEMORIES, {"state": "active", "memory_type__exact": "fact"})
-    assert page.status_code == 200
+        paginator = ScansFromTwentyThousand(active_facts, 50, whole=every)
+        label = paginator.count_label
     assert not [q["sql"] for q in queries if "COUNT(*)" in q["sql"].upper()]
+    assert label == f"an estimated {paginator.count:,}"
+    # The same list under scan_below: read whole, counted.
+    counted = EstimatedCountPaginator(active_facts, 50, whole=every)
+    assert counted.size == (active_facts.count(), "")
+
+
+def test_big_lists_count_what_was_found_and_say_when_they_do_not(admin_client, many_memories):
+    def size(query: dict) -> tuple[int, str]:
+        page = admin_client.get(MEMORIES, query)
+        changelist = page.context["cl"]
+        label = changelist.paginator.count_label
+        shown = label or str(changelist.result_count)
+        assert f'id="result-count">{shown} result' in html_of(page), query
+        return changelist.result_count, label
+
+    # Found through indexes: counted exactly.
+    assert size({"q": "zebra"}) == (20, "")
+    assert size({"q": "coffee"}) == (2_000, "")
+    assert size({"user_id": "u:7"}) == (100, "")
+    # 19,500 current memories: counted up to 10,000, no further.
+    count, label = size({"current": "current"})
+    assert count > 10_000 and label == "more than 10,000"
+    # The whole list: the planner's estimate, said to be one.
+    count, label = size({})
+    assert label == f"an estimated {count:,}"
 
 
 @pytest.mark.parametrize(

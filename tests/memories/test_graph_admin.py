@@ -165,6 +165,26 @@ def test_the_edge_list_and_page(admin_client, graph):
     assert reverse("admin:memories_memory_change", args=[graph["austin"].pk]) in page
 
 
+def test_history_pages_show_the_edges_over_time(admin_client, graph):
+    """The graph is its own history: an entity's history page shows its edges over time, an
+    edge's the values its relation had for its subject, this one among them."""
+    entity = html_of(
+        admin_client.get(reverse("admin:memories_graphnode_history", args=[graph["me"].pk]))
+    )
+    assert 'id="audit-trail"' in entity
+    assert entity.index("Austin") < entity.index("Denver") and "brother" in entity
+    assert "No staff action on this entity is recorded" in entity
+
+    edge = html_of(
+        admin_client.get(reverse("admin:memories_graphedge_history", args=[graph["new"].pk]))
+    )
+    assert "doesn’t have a change history" not in edge
+    trail = edge[edge.index('id="audit-trail"') :]
+    assert "the user → lives in, over time" in trail
+    assert trail.index("Austin") < trail.index("Denver")  # the earlier value, then this one
+    assert "Mark (the user" not in trail  # another relation
+
+
 def test_staff_who_may_view_read_but_never_change(viewer, graph):
     me = graph["me"]
     assert viewer.get(ENTITIES).status_code == 200
