@@ -22,6 +22,18 @@ _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 # Control characters and "/" (a path segment: /users/{user_id}/ could not name the user).
 _USER_ID_FORBIDDEN = re.compile("[\x00-\x1f\x7f/\ud800-\udfff]")
 
+# The API's patterns for the strings these checks take, in the dialect Python and ECMA-262 (the
+# OpenAPI's) share. WHITESPACE is what str.strip() removes, spelled out: ECMA's \s is another
+# set. END is the value's end: Python's `$` also matches before a final newline.
+WHITESPACE = r"\t-\r\u001c- \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+END = r"(?![\s\S])"
+TEXT_PATTERN = rf"^[^\u0000]*{END}"
+# Text that is not blank once trimmed.
+NON_BLANK_TEXT_PATTERN = rf"^[^\u0000]*[^\u0000{WHITESPACE}][^\u0000]*{END}"
+# A new end-user id (user_id_problem); an id to look up is NON_BLANK_TEXT_PATTERN.
+_ID_EDGE = rf"[^{WHITESPACE}/\u0000-\u001f\u007f]"
+USER_ID_PATTERN = rf"^{_ID_EDGE}(?:[^/\u0000-\u001f\u007f]*{_ID_EDGE})?{END}"
+
 
 def validated(**problems: str | None) -> None:
     """Raise Invalid for the first field whose check found a problem:

@@ -1,22 +1,25 @@
+import re
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
 from evolution.models import SafetyContract, SoulAuthor, SoulEvent, SoulStatus, SoulVersion
 from evolution.selectors import SoulVersionDetail
 from evolution.services import REASON_MAX_CHARS, TEXT_MAX_CHARS
-from neuromem_site.api.serializers import OutputModelSerializer, StrictInputSerializer
+from neuromem_site.api.serializers import OutputModelSerializer, StrictInputSerializer, TextField
 
 CONTRACT_ITEMS_MAX = 200
 CONTRACT_ITEM_MAX_CHARS = 500
+EVIDENCE_REFS_MAX = 100
 EVIDENCE_REF_MAX_CHARS = 255
 VERSION_MAX = 2**31 - 1  # the column is an integer
 # A version's status is published as a string, not an enum: a second `status` choice set used
 # by several components needs an ENUM_NAME_OVERRIDES entry (settings) to be named cleanly.
 
 
-class JsonStringField(serializers.CharField):
-    """A list item that must arrive as a JSON string (DRF would turn 7 into "7")."""
+class JsonStringField(TextField):
+    """A list item that must arrive as a JSON string (DRF would turn 7 into "7"), not blank."""
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
@@ -24,33 +27,67 @@ class JsonStringField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class RegexField(JsonStringField):
+    """A Python regular expression."""
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        try:
+            re.compile(value)
+        except re.error as error:
+            raise serializers.ValidationError(f"Not a regular expression: {error}.") from None
+        return value
+
+
+class RegexFieldSchema(OpenApiSerializerFieldExtension):
+    """`python-regex`: JSON Schema's `regex` is ECMA-262's syntax, which differs (`(?P<name>)`,
+    a lone `]`)."""
+
+    target_class = RegexField
+
+    def map_serializer_field(self, auto_schema, direction) -> dict:
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        return {**schema, "format": "python-regex"}
+
+
 # --- Input -----------------------------------------------------------------------------------
 
 
 class SoulBootstrapInput(StrictInputSerializer):
-    content = serializers.CharField(
-        trim_whitespace=False, help_text="The initial SOUL (markdown), kept exactly as given."
-    )
+    content = TextField(help_text="The initial SOUL (markdown), kept exactly as given.")
 
 
 class SafetyContractInput(StrictInputSerializer):
     anchors = serializers.ListField(
-        child=JsonStringField(max_length=CONTRACT_ITEM_MAX_CHARS, trim_whitespace=False),
+        child=JsonStringField(max_length=CONTRACT_ITEM_MAX_CHARS),
         max_length=CONTRACT_ITEMS_MAX,
         help_text="Phrases every SOUL must keep (case-insensitive).",
     )
     constraints = serializers.ListField(
-        child=JsonStringField(max_length=CONTRACT_ITEM_MAX_CHARS, trim_whitespace=False),
+        child=RegexField(max_length=CONTRACT_ITEM_MAX_CHARS),
         max_length=CONTRACT_ITEMS_MAX,
-        help_text="Regular expressions (case-insensitive, multi-line) no SOUL may match.",
+        help_text="Python regular expressions (case-insensitive, multi-line) no SOUL may match.",
     )
+
+
+class SafetyContractInputSchema(OpenApiSerializerExtension):
+    """An empty contract would fail every evaluation: the service refuses it (on `anchors`)."""
+
+    target_class = SafetyContractInput
+
+    def map_serializer(self, auto_schema, direction) -> dict:
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        return {
+            **schema,
+            "anyOf": [
+                {"properties": {name: {"minItems": 1}}} for name in ("anchors", "constraints")
+            ],
+        }
 
 
 class SoulProposalInput(StrictInputSerializer):
     intent = serializers.CharField(max_length=TEXT_MAX_CHARS, help_text="What the change is for.")
-    new_content = serializers.CharField(
-        trim_whitespace=False, help_text="The whole new SOUL (markdown), not a diff."
-    )
+    new_content = TextField(help_text="The whole new SOUL (markdown), not a diff.")
     risk_notes = serializers.CharField(
         max_length=TEXT_MAX_CHARS, required=False, default="", allow_blank=True
     )
@@ -63,6 +100,7 @@ class SoulProposalInput(StrictInputSerializer):
     )
     evidence_refs = serializers.ListField(
         child=JsonStringField(max_length=EVIDENCE_REF_MAX_CHARS),
+        max_length=EVIDENCE_REFS_MAX,
         required=False,
         default=list,
         help_text="What the change is based on (memory ids, trait ids, URLs ...).",

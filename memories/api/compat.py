@@ -11,21 +11,28 @@ every route they take a `user_id` and the caller's token, and the removed fields
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import DomainError
+from core.validation import NON_BLANK_TEXT_PATTERN
 from memories.access_counts import accesses_record
 from memories.api.operations import bulk_read, bulk_shaped, search_hits
 from memories.api.serializers.memories import (
     MEMORY_TYPE_CHOICES,
     ActivityFilterInput,
+    BulkLimitsInput,
     SortLinksField,
 )
 from memories.api.serializers.recall import SearchInput
@@ -51,7 +58,9 @@ from neuromem_site.api.schema import OUTSIDE_PREFIXES, answers, list_schema
 from neuromem_site.api.serializers import (
     Float4Field,
     JsonObjectField,
+    QueryInputSerializer,
     StrictInputSerializer,
+    TextField,
     UserIdField,
     UserIdLookupField,
 )
@@ -182,13 +191,8 @@ class SeedBodyInput(StrictInputSerializer):
 
 
 class SeedValueInput(StrictInputSerializer):
-    text = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
+    text = TextField(max_length=settings.MEMORY_MAX_CHARS)
     summary = serializers.CharField(required=False, max_length=2000)
-
-    def validate_text(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("Must not be blank.")
-        return value
 
 
 class SeedLinkInput(StrictInputSerializer):
@@ -334,26 +338,21 @@ class UpdateMemoryKeyApi(APIView):
         return Response(seed_response(renamed))
 
 
-class SeedSearchParams(ActivityFilterInput):
-    """For the schema: the seed's names of /api/v1/search/'s parameters."""
+class SeedParams(QueryInputSerializer):
+    """For the schema: the parameters `v1_input` validates, as the seed's routes spell them,
+    and `sortLinks`."""
 
-    user_id = UserIdLookupField()
-    q = serializers.CharField()
-    limit = serializers.IntegerField(required=False, default=10)
-    memoryType = serializers.ChoiceField(["fact", "episodic", "trait", "document"], required=False)
-    scoreMin = Float4Field(required=False, min_value=0, max_value=100)
-    scoreMax = Float4Field(required=False, min_value=0, max_value=100)
-    states = serializers.CharField(required=False)
-    includeAllStates = serializers.BooleanField(required=False, default=False)
-    sortBy = serializers.ChoiceField(["relevance", "score"], required=False, default="relevance")
-    sortOrder = serializers.ChoiceField(["asc", "desc"], required=False, default="desc")
-    sortLinks = SortLinksField()
+    v1_input: ClassVar[type[serializers.Serializer]]
 
     def get_fields(self) -> dict[str, serializers.Field]:
-        fields = super().get_fields()
-        for snake in ("state", "score_min", "score_max", "include_all_states", "sort_order"):
-            fields.pop(snake)
-        return fields
+        fields = self.v1_input().get_fields()
+        return {SEED_NAMES.get(name, name): field for name, field in fields.items()} | {
+            "sortLinks": SortLinksField()
+        }
+
+
+class SeedSearchParams(SeedParams):
+    v1_input = SearchInput
 
 
 class SeedSearchApi(APIView):
@@ -395,8 +394,12 @@ class FulltextInput(ActivityFilterInput):
         return keywords
 
 
+class SeedFulltextParams(SeedParams):
+    v1_input = FulltextInput
+
+
 class FulltextApi(APIView):
-    @list_schema(FulltextInput, SeedMemoryOutput)
+    @list_schema(SeedFulltextParams, SeedMemoryOutput)
     def get(self, request: Request) -> Response:
         """Full-text search for several keywords (CJK-aware, as recall's text side), best
         match first; each memory with `matched`, the keywords it holds."""
@@ -428,18 +431,25 @@ def fulltext_params(query: Mapping[str, str]) -> dict[str, str]:
     return {name: query[name] for name in ("keywords", "match") if name in query}
 
 
+class SeedBulkParams(BulkLimitsInput):
+    user_id = UserIdLookupField()
+
+
 class BulkApi(APIView):
     @extend_schema(
         parameters=[
-            inline_serializer(
-                "SeedBulkParams",
+            SeedBulkParams,
+            # As MemoryLookupInput's `key`.
+            OpenApiParameter(
+                "key",
                 {
-                    "user_id": UserIdLookupField(),
-                    "depth": serializers.IntegerField(required=False, default=3),
-                    "breadth": serializers.IntegerField(required=False, default=5),
-                    "total": serializers.IntegerField(required=False, default=20),
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 255,
+                    "pattern": NON_BLANK_TEXT_PATTERN,
                 },
-            )
+                OpenApiParameter.PATH,
+            ),
         ],
         responses=inline_serializer(
             "SeedBulkRead",

@@ -4,8 +4,8 @@
 Parameters (the seed route spells them `fromTimestamp`, `toTimestamp`, `histogramBinSize`,
 `cacheTtlMs`, `exportFormat`; `user_id` on both):
 
-- `user_id`: one end user (NOT_FOUND outside the client's prefixes); required unless the
-  client is staff, whose statistics without it cover every end user.
+- `user_id`: one end user (NOT_FOUND outside the client's prefixes); without it, every end
+  user, which only a staff client may read (others: FORBIDDEN).
 - `from_timestamp`, `to_timestamp`: epoch milliseconds (0 to the end of year 9999), the window
   on created_at, both ends included; from ≤ to.
 - `histogram_bin_size`: 1–100 (default STATS_HISTOGRAM_BIN_SIZE).
@@ -36,10 +36,14 @@ from rest_framework.views import APIView
 
 from memories.predicates import STATE_THRESHOLDS
 from memories.stats import BIN_SIZE_MAX, SCORE_MAX, memory_stats
-from neuromem_site.api.envelope import checked_range
 from neuromem_site.api.permissions import user_filter_check
-from neuromem_site.api.schema import OUTSIDE_PREFIXES, EnvelopeAutoSchema
-from neuromem_site.api.serializers import QueryInputSerializer, UserIdLookupField, validated_input
+from neuromem_site.api.schema import ALL_USERS_STAFF_ONLY, OUTSIDE_PREFIXES, EnvelopeAutoSchema
+from neuromem_site.api.serializers import (
+    QueryInputSerializer,
+    RangedIntegerField,
+    UserIdLookupField,
+    validated_input,
+)
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TIMESTAMP_MS_MAX = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z, the last instant Python holds
@@ -58,28 +62,9 @@ def datetime_ms(instant: datetime) -> int:
 # --- Input -----------------------------------------------------------------------------------
 
 
-class RangedIntegerField(serializers.IntegerField):
-    """An integer whose bounds answer the seed's range error (`minAllowed`, `maxAllowed`,
-    `provided`, `field` as the route spells it) rather than DRF's message."""
-
-    def __init__(self, *, minimum: int, maximum: int, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        # Set after DRF's __init__, so that DRF adds no validators of its own; drf-spectacular
-        # publishes them.
-        self.min_value, self.max_value = minimum, maximum
-
-    def to_internal_value(self, data: Any) -> int:
-        return checked_range(
-            self.field_name,
-            super().to_internal_value(data),
-            min_allowed=self.min_value,
-            max_allowed=self.max_value,
-        )
-
-
 class KnownQueryInput(QueryInputSerializer):
-    """Query parameters, each known and given once: a misspelt or repeated one is a
-    VALIDATION_ERROR on it, not silently ignored (it would widen the answer)."""
+    """Query parameters, each known: a misspelt one is a VALIDATION_ERROR on it, not silently
+    ignored (it would widen the answer)."""
 
     def to_internal_value(self, data):
         for name in data:
@@ -88,8 +73,6 @@ class KnownQueryInput(QueryInputSerializer):
                 raise serializers.ValidationError(
                     {name: [f"Unknown parameter; this route takes {known}."]}
                 )
-            if hasattr(data, "getlist") and len(data.getlist(name)) > 1:
-                raise serializers.ValidationError({name: ["Given more than once."]})
         return super().to_internal_value(data)
 
 
@@ -134,8 +117,8 @@ def stats_param_fields(spelling: dict[str, str]) -> dict[str, serializers.Field]
     return {
         spelling["user_id"]: UserIdLookupField(
             required=False,
-            help_text="One end user; required unless the client is staff (staff without it: "
-            "every end user).",
+            help_text="One end user; without it, every end user (staff clients only: others "
+            "are FORBIDDEN).",
         ),
         spelling["from_timestamp"]: timestamp("from_timestamp", "memories created from"),
         spelling["to_timestamp"]: timestamp("to_timestamp", "memories created until"),
@@ -329,7 +312,7 @@ def stats_response(
 ) -> HttpResponse:
     params = validated_input(input_class, request.query_params)
     user_id = params.get("user_id")
-    user_filter_check(request, user_id, required="Required unless the client is staff.")
+    user_filter_check(request, user_id)
     stats = memory_stats(
         caller=request.user.caller,
         user_id=user_id,
@@ -376,6 +359,7 @@ def stats_schema(
                 output, f"{format_param} json, or both (adds `csv`); or csv: text/csv"
             ),
             (200, "text/csv"): CSV_RESPONSE,
+            403: ALL_USERS_STAFF_ONLY,
             404: OUTSIDE_PREFIXES,
         },
     )

@@ -48,10 +48,18 @@ class ApiErrorEnvelopeMiddleware:
     def process_view(
         self, request: HttpRequest, view_func: Callable, view_args: Any, view_kwargs: Any
     ) -> HttpResponse | None:
-        """413 for a body over the route's cap (a view's `max_body_bytes`, else
-        API_BODY_MAX_BYTES under /api/ and FORM_BODY_MAX_BYTES elsewhere), judged by its
-        Content-Length before anything reads it."""
+        """400 for an API query parameter given more than once (each takes one value: answering
+        for one of them would pick silently); 413 for a body over the route's cap (a view's
+        `max_body_bytes`, else API_BODY_MAX_BYTES under /api/ and FORM_BODY_MAX_BYTES
+        elsewhere), judged by its Content-Length before anything reads it."""
         api = is_api_path(request.path)
+        repeated = next((name for name, values in request.GET.lists() if len(values) > 1), None)
+        if api and repeated is not None:
+            message = f"'{repeated}' is given more than once; give it once."
+            body = error_body(
+                "VALIDATION_ERROR", message, field=repeated, details={repeated: [message]}
+            )
+            return JsonResponse(body, status=400)
         default_cap = settings.API_BODY_MAX_BYTES if api else settings.FORM_BODY_MAX_BYTES
         cap = getattr(getattr(view_func, "view_class", None), "max_body_bytes", default_cap)
         try:

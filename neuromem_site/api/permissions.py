@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from rest_framework import serializers
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
+from core.errors import Forbidden
 from core.validation import user_id_problem
 from neuromem_site.api.envelope import ApiError
 
@@ -37,16 +37,16 @@ def user_ids_agree(request: Request, user_id: str) -> str:
     return user_id
 
 
-def user_filter_check(
-    request: Request, user_id: str | None, *, required: str = "This filter is required."
-) -> None:
+def user_filter_check(request: Request, user_id: str | None) -> None:
     """An optional `user_id` filter: when given, it agrees with the request (user_ids_agree);
-    without it, only a staff client may read every end user (others: VALIDATION_ERROR
-    `required`)."""
+    without it, the answer covers every end user, which only a staff client may read (others:
+    FORBIDDEN, as the schema's 403 says: a request without the filter is well formed)."""
     if user_id is not None:
         user_ids_agree(request, user_id)
     elif not getattr(request.user, "is_staff", False):
-        raise serializers.ValidationError({"user_id": [required]})
+        raise Forbidden(
+            "Only staff clients may read every end user: give `user_id`.", field="user_id"
+        )
 
 
 class IsStaffClient(BasePermission):

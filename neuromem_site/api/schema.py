@@ -3,7 +3,8 @@ client generated from it works (`make fuzz` holds the code to it):
 
 - 2xx bodies inside `{ok, data}`; list pages add `page`; errors are the `ErrorEnvelope`;
 - request bodies of StrictInputSerializer reject unknown fields: `additionalProperties: false`;
-- bounds that serializers check in `validate_<field>` methods are published;
+- every string a request sends has the `pattern` the server holds it to (text_pattern: no NUL,
+  not blank once trimmed where blank is refused), a `user_id` in a path too;
 - every operation lists the error statuses it can answer (add_error_responses): those its
   shape implies, plus the ones its `@extend_schema` declares (403, 404, 409 ...), each with an
   example whose `code` is the one that status carries;
@@ -13,21 +14,29 @@ client generated from it works (`make fuzz` holds the code to it):
 import inspect
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.fields import CharField, ListField
 from rest_framework.pagination import BasePagination
 from rest_framework.serializers import Serializer
 
 from neuromem_site.api.envelope import STATUS_CODES
 from neuromem_site.api.pagination import EnvelopeCursorPagination
-from neuromem_site.api.serializers import StrictInputSerializer
+from neuromem_site.api.serializers import (
+    USER_ID_LOOKUP_SCHEMA,
+    StrictInputSerializer,
+    text_pattern,
+)
 
 # A 404 (reading) or 403 (writing) for an end user the client's prefixes do not reach.
 OUTSIDE_PREFIXES = OpenApiResponse(description="user_id outside this client's prefixes")
 # A 403 for a route only staff clients may call.
 STAFF_ONLY = OpenApiResponse(description="Not a staff client (FORBIDDEN)")
+# A 403 for reading without the optional `user_id` (permissions.user_filter_check).
+ALL_USERS_STAFF_ONLY = OpenApiResponse(
+    description="No user_id (every end user), and not a staff client (FORBIDDEN)"
+)
 
 
 def answers(
@@ -57,10 +66,18 @@ def answers(
 
 def list_schema(parameters: type[Serializer], item_output: type[Serializer]) -> Any:
     """The schema of a GET listing an end user's (or the client's) things: `parameters` in the
-    query string, a list of `item_output`; a user_id outside the prefixes is NOT_FOUND."""
+    query string, a list of `item_output`; a user_id outside the prefixes is NOT_FOUND, and
+    none, where it is optional, FORBIDDEN for all but staff clients."""
+    user_id = parameters().fields.get("user_id")
+    optional = user_id is not None and not user_id.required
     return extend_schema(
         parameters=[parameters],
-        responses=answers(200, item_output(many=True), not_found=OUTSIDE_PREFIXES),
+        responses=answers(
+            200,
+            item_output(many=True),
+            not_found=OUTSIDE_PREFIXES,
+            forbidden=ALL_USERS_STAFF_ONLY if optional else None,
+        ),
     )
 
 
@@ -194,12 +211,8 @@ TAG_BY_SEGMENT = {
 # is the page envelope, and `cursor` / `limit` are their parameters.
 PAGINATED_VIEWS = {"memories.api.views.MemoryListCreateApi"}
 
-# Bounds a serializer checks in a `validate_<field>` method, where drf-spectacular cannot see
-# them: (serializer class name, field) → (minimum, maximum).
-VALIDATED_BOUNDS = {
-    ("RecallInput", "limit"): (1, settings.RECALL_LIMIT_MAX),
-    ("SearchInput", "limit"): (1, settings.RECALL_LIMIT_MAX),
-}
+# Path parameters the URL converters leave plain strings: the rule the views hold them to.
+PATH_PARAMETER_SCHEMAS = {"user_id": USER_ID_LOOKUP_SCHEMA}
 
 
 class EnvelopeAutoSchema(AutoSchema):
@@ -209,13 +222,26 @@ class EnvelopeAutoSchema(AutoSchema):
             return EnvelopeCursorPagination()
         return super()._get_paginator()
 
-    def _map_serializer_field(self, field, direction, bypass_extensions=False) -> dict:
-        schema = super()._map_serializer_field(field, direction, bypass_extensions)
-        parent = getattr(field, "parent", None)
-        bounds = VALIDATED_BOUNDS.get((type(parent).__name__, field.field_name))
-        if bounds is not None and schema is not None:
-            schema["minimum"], schema["maximum"] = bounds
+    def _map_basic_serializer(self, serializer, direction) -> dict:
+        schema = super()._map_basic_serializer(serializer, direction)
+        if direction != "request":
+            return schema
+        # After drf-spectacular's own pass: it would add a blank alternative to a pattern that
+        # takes a blank value itself, and a value both match fails `oneOf`.
+        for name, prop in schema["properties"].items():
+            field = serializer.fields[name]
+            if isinstance(field, ListField):
+                field, prop = field.child, prop.get("items", {})
+            if isinstance(field, CharField) and prop.get("type") == "string":
+                prop.setdefault("pattern", text_pattern(field))
         return schema
+
+    def _resolve_path_parameters(self, variables) -> list[dict]:
+        parameters = super()._resolve_path_parameters(variables)
+        for parameter in parameters:
+            if parameter["name"] in PATH_PARAMETER_SCHEMAS:
+                parameter["schema"] = dict(PATH_PARAMETER_SCHEMAS[parameter["name"]])
+        return parameters
 
     def _postprocess_serializer_schema(self, schema, serializer, direction) -> dict:
         schema = super()._postprocess_serializer_schema(schema, serializer, direction)

@@ -1,5 +1,6 @@
 import copy
 import json
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -9,7 +10,17 @@ from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from core.validation import USER_ID_MAX_LENGTH, float4, json_problem, user_id_problem
+from core.validation import (
+    END,
+    NON_BLANK_TEXT_PATTERN,
+    TEXT_PATTERN,
+    USER_ID_MAX_LENGTH,
+    USER_ID_PATTERN,
+    float4,
+    json_problem,
+    user_id_problem,
+)
+from neuromem_site.api.envelope import checked_range, field_path
 
 
 def is_number(value: Any) -> bool:
@@ -29,6 +40,28 @@ JSON_TYPES: dict[type[serializers.Field], tuple[Callable[[Any], bool], str]] = {
 }
 
 
+def sent_length_check(fields: dict[str, serializers.Field], data: Any) -> None:
+    """A string's `max_length` holds for the string as sent (as the schema's maxLength says):
+    DRF measures a trimmed string after trimming, so spaces around it would carry it past."""
+    if not hasattr(data, "get"):
+        return
+    for name, field in fields.items():
+        value = data.get(name)
+        if isinstance(field, serializers.ListField) and isinstance(value, list):
+            field, items = field.child, enumerate(value)
+        else:
+            items = iter([(None, value)])
+        limit = getattr(field, "max_length", None)
+        if not isinstance(field, serializers.CharField) or limit is None:
+            continue
+        for index, item in items:
+            if isinstance(item, str) and len(item) > limit:
+                message = [field.error_messages["max_length"].format(max_length=limit)]
+                raise serializers.ValidationError(
+                    {name: message if index is None else {index: message}}
+                )
+
+
 class StrictInputSerializer(serializers.Serializer):
     """A JSON body: unknown fields are rejected (docs/api.md; e.g. the removed `domain`/`type`), and
     strings and booleans must be JSON strings and booleans."""
@@ -43,18 +76,82 @@ class StrictInputSerializer(serializers.Serializer):
                 for field_class, (has_type, message) in JSON_TYPES.items():
                     if value is not None and isinstance(field, field_class) and not has_type(value):
                         raise serializers.ValidationError({name: [message]})
+            sent_length_check(self.fields, data)
         return super().to_internal_value(data)
 
 
 class QueryInputSerializer(serializers.Serializer):
     """Query-string parameters: one given empty (`?as_of=`) is an error, not "not given" (DRF
-    treats form input that way; for a filter it would silently widen the answer)."""
+    treats form input that way; for a filter it would silently widen the answer). (One given
+    twice never gets here: ApiErrorEnvelopeMiddleware refuses it.)"""
 
     def to_internal_value(self, data):
         blank = [name for name in self.fields if data.get(name) == ""]
         if blank:
             raise serializers.ValidationError({blank[0]: ["Must not be empty."]})
+        sent_length_check(self.fields, data)
         return super().to_internal_value(data)
+
+
+def text_pattern(field: serializers.CharField) -> str:
+    """The pattern of the strings `field` takes (the OpenAPI's and the MCP tools'): its own, or
+    no NUL (DRF refuses it) and, when it refuses a blank value, not blank once trimmed."""
+    own = getattr(field, "pattern", None)
+    if own is not None:
+        return own
+    trimmed = field.trim_whitespace or isinstance(field, TextField)
+    return TEXT_PATTERN if field.allow_blank or not trimmed else NON_BLANK_TEXT_PATTERN
+
+
+class TextField(serializers.CharField):
+    """Text kept exactly as sent (no trimming) that must not be blank."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if not value.strip():
+            raise serializers.ValidationError("Must not be blank.")
+        return value
+
+
+class ChoiceListField(serializers.CharField):
+    """A comma list of `choices` (`active,cold`): each exactly one of them, none blank."""
+
+    def __init__(self, choices: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.choices = choices
+        one = "|".join(map(re.escape, choices))
+        self.pattern = rf"^(?:{one})(?:,(?:{one}))*{END}"
+
+    def to_internal_value(self, data: Any) -> list[str]:
+        items = super().to_internal_value(data).split(",")
+        unknown = [item for item in items if item not in self.choices]
+        if unknown:
+            raise serializers.ValidationError(
+                f"Unknown value '{unknown[0]}'; use {', '.join(self.choices)} (comma-separated)."
+            )
+        return items
+
+
+class RangedIntegerField(serializers.IntegerField):
+    """An integer whose bounds answer the seed's range error (`minAllowed`, `maxAllowed`,
+    `provided`, `field` as the route spells it) rather than DRF's message."""
+
+    def __init__(self, *, minimum: int, maximum: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # Set after DRF's __init__, so that DRF adds no validators of its own; drf-spectacular
+        # publishes them.
+        self.min_value, self.max_value = minimum, maximum
+
+    def to_internal_value(self, data: Any) -> int:
+        return checked_range(
+            self.field_name,
+            super().to_internal_value(data),
+            min_allowed=self.min_value,
+            max_allowed=self.max_value,
+        )
 
 
 # A ModelSerializer that builds its fields from the model once per class, not once per
@@ -78,7 +175,7 @@ class OutputModelSerializer(serializers.ModelSerializer):
         "minLength": 1,
         "maxLength": USER_ID_MAX_LENGTH,
         # No surrounding whitespace, control characters or "/" (see user_id_problem).
-        "pattern": r"^[^\s/\x00-\x1f\x7f](?:[^/\x00-\x1f\x7f]*[^\s/\x00-\x1f\x7f])?$",
+        "pattern": USER_ID_PATTERN,
     }
 )
 class UserIdField(serializers.CharField):
@@ -97,14 +194,31 @@ class UserIdField(serializers.CharField):
         return data
 
 
-@extend_schema_field({"type": "string", "minLength": 1, "maxLength": USER_ID_MAX_LENGTH})
+# An id to read by (user_id_problem with new=False), in a body, a query string or a path.
+USER_ID_LOOKUP_SCHEMA = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": USER_ID_MAX_LENGTH,
+    "pattern": NON_BLANK_TEXT_PATTERN,
+}
+
+
+@extend_schema_field(USER_ID_LOOKUP_SCHEMA)
 class UserIdLookupField(UserIdField):
     """An end user's id to read by: also one stored before the rules for new ids."""
 
     new = False
 
 
-@extend_schema_field({"type": "object", "additionalProperties": True})
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": True,
+        # OpenAPI 3.0 has no `propertyNames`: the rule on keys can only be said in words.
+        "description": "A JSON object: no key or string in it may hold NUL (\\u0000), at most "
+        f"{settings.METADATA_MAX_BYTES} bytes as JSON, nested at most 32 levels deep.",
+    }
+)
 class JsonObjectField(serializers.JSONField):
     """A JSON object that PostgreSQL's jsonb can store, within METADATA_MAX_BYTES."""
 
@@ -134,14 +248,46 @@ class Float4Field(serializers.FloatField):
             raise serializers.ValidationError(f"A valid number is required: {error}.") from None
 
 
+class NotJson(str):
+    """NaN, Infinity or -Infinity where a body held one: Python's json reads them, JSON has
+    none (RFC 8259)."""
+
+
+def not_json_found(value: Any) -> tuple[str, NotJson] | None:
+    """The path (`items[2].importance`, "" for the body itself) and value of the first NotJson
+    in a parsed body, else None."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, NotJson):
+            return path, item
+        if isinstance(item, dict):
+            stack.extend((child, field_path(path, key)) for key, child in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend(
+                (child, field_path(path, n)) for n, child in reversed(list(enumerate(item)))
+            )
+    return None
+
+
 class BoundedJSONParser(JSONParser):
-    """JSON bodies; one nested too deep for Python's parser is a 400, not a crash."""
+    """JSON bodies; one nested too deep for Python's parser is a 400, not a crash, and NaN or
+    Infinity (which are not JSON) a 400 on the field that holds one."""
 
     def parse(self, stream, media_type=None, parser_context=None) -> Any:
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
-            return super().parse(stream, media_type, parser_context)
+            data = json.loads(stream.read().decode(encoding), parse_constant=NotJson)
         except RecursionError:
             raise ParseError("JSON parse error - nested too deeply.") from None
+        except ValueError as error:  # UnicodeDecodeError too
+            raise ParseError(f"JSON parse error - {error}") from None
+        found = not_json_found(data)
+        if found is not None:
+            path, constant = found
+            message = f"{constant} is not a number JSON allows."
+            raise serializers.ValidationError({path: [message]} if path else [message])
+        return data
 
 
 def validated_input(serializer_class: type[serializers.Serializer], data) -> dict:

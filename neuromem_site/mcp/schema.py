@@ -7,6 +7,8 @@ from typing import Any
 from rest_framework import serializers
 from rest_framework.fields import empty
 
+from neuromem_site.api.serializers import text_pattern
+
 
 def field_schema(field: serializers.Field) -> dict[str, Any]:
     """One serializer field as JSON Schema."""
@@ -56,7 +58,7 @@ def base_schema(field: serializers.Field) -> dict[str, Any]:
     if isinstance(field, serializers.DictField | serializers.JSONField):
         return {"type": "object"}
     if isinstance(field, serializers.CharField):
-        schema = {"type": "string"}
+        schema = {"type": "string", "pattern": text_pattern(field)}
         if not field.allow_blank:
             schema["minLength"] = max(field.min_length or 0, 1)
         elif field.min_length is not None:

@@ -57,7 +57,7 @@ def test_unusable_embeddings_are_rejected(http, vector):
 
 def test_non_finite_numbers_are_rejected(http):
     body = '{"user_id": "t:u", "content": "Tom keeps bees", "memory_type": "fact", "embedding": %s}'
-    assert_rejected(raw_post(http, "/api/v1/memories/", body % "[NaN]"), None)
+    assert_rejected(raw_post(http, "/api/v1/memories/", body % "[NaN]"), "embedding[0]")
     vector = json.dumps([0.1] * (DIMS - 1) + [1]).replace("1]", "1e400]")  # json reads inf
     assert_rejected(raw_post(http, "/api/v1/memories/", body % vector), f"embedding[{DIMS - 1}]")
     assert_rejected(write(http, importance="NaN"), "importance")

@@ -275,8 +275,8 @@ def test_a_client_counts_only_its_own_users(agent, known):
         response = agent.get(path, {"user_id": "b:1"})
         assert response.status_code == 404
         assert response.json()["error"]["code"] == "NOT_FOUND"
-        response = agent.get(path)
-        assert response.status_code == 400
+        response = agent.get(path)  # every end user: staff only
+        assert response.status_code == 403
         assert response.json()["error"]["field"] == "user_id"
 
 

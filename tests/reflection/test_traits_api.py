@@ -491,8 +491,8 @@ def test_cycles_of_another_clients_users_are_not_found(agent, staff):
         str(own.id),
         "completed",
     )
-    # Without user_id: required for a client with prefixes, every user's for staff.
-    assert_error(agent.get("/api/v1/reflection/cycles/"), 400, "VALIDATION_ERROR", "user_id")
+    # Without user_id: every user's, which only staff may read.
+    assert_error(agent.get("/api/v1/reflection/cycles/"), 403, "FORBIDDEN", "user_id")
     everyone = staff.get("/api/v1/reflection/cycles/").json()["data"]
     assert {c["id"] for c in everyone} == {str(own.id), str(theirs.id)}
     assert staff.get(f"/api/v1/reflection/cycles/{theirs.id}/").status_code == 200

@@ -8,10 +8,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
-from neuromem_site.api.envelope import checked_range
 from neuromem_site.api.serializers import (
     OutputModelSerializer,
     QueryInputSerializer,
+    RangedIntegerField,
     UserIdLookupField,
 )
 
@@ -40,11 +40,13 @@ class UserEntitiesInput(EntitiesParams):
         required=False,
         help_text="An entity of the user: answer it with its edges instead of the list.",
     )
-    limit = serializers.IntegerField(required=False, default=settings.API_PAGE_SIZE)
-
-    def validate_limit(self, value: int) -> int:
-        # As the REST list's `limit` (its page size): a range error, not a silent clamp.
-        return checked_range("limit", value, min_allowed=1, max_allowed=settings.API_MAX_PAGE_SIZE)
+    # As the REST list's `limit` (its page size): a range error, not a silent clamp.
+    limit = RangedIntegerField(
+        minimum=1,
+        maximum=settings.API_MAX_PAGE_SIZE,
+        required=False,
+        default=settings.API_PAGE_SIZE,
+    )
 
 
 class EntityRefOutput(serializers.Serializer):

@@ -7,27 +7,44 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.validation import embedding_problem
+from core.validation import HALFVEC_MAX, embedding_problem
 from memories.hooks import trait_belief
 from memories.models import LEGACY_MEMORY_TYPES, Memory
 from memories.predicates import STATES
 from memories.selectors import memory_state, trait_field
 from memories.traits import TRAIT_METADATA
-from neuromem_site.api.envelope import checked_range
 from neuromem_site.api.serializers import (
+    ChoiceListField,
     Float4Field,
     JsonObjectField,
     OutputModelSerializer,
     QueryInputSerializer,
+    RangedIntegerField,
     StrictInputSerializer,
+    TextField,
     UserIdField,
     UserIdLookupField,
     is_number,
 )
 
 MEMORY_TYPE_CHOICES = ["fact", "episodic", "trait", "document", *LEGACY_MEMORY_TYPES]
+# The largest magnitude halfvec rounds to zero (2^-25: ties go to even).
+HALFVEC_ZERO = 2.0**-25
 
 
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "number", "minimum": -HALFVEC_MAX, "maximum": HALFVEC_MAX},
+        "minItems": settings.EMBEDDING_DIM,
+        "maxItems": settings.EMBEDDING_DIM,
+        # Not a zero vector once stored as halfvec: it has no direction (embedding_problem).
+        "not": {
+            "type": "array",
+            "items": {"type": "number", "minimum": -HALFVEC_ZERO, "maximum": HALFVEC_ZERO},
+        },
+    }
+)
 class EmbeddingField(serializers.ListField):
     child = serializers.FloatField()
 
@@ -60,7 +77,7 @@ class RedactionsField(serializers.Field):
 
 class MemoryCreateInput(StrictInputSerializer):
     user_id = UserIdField()
-    content = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
+    content = TextField(max_length=settings.MEMORY_MAX_CHARS)
     memory_type = serializers.ChoiceField(MEMORY_TYPE_CHOICES)
     metadata = JsonObjectField(required=False, default=dict)
     importance = Float4Field(required=False, min_value=0, max_value=1)
@@ -69,11 +86,6 @@ class MemoryCreateInput(StrictInputSerializer):
     embedding = EmbeddingField(required=False, allow_null=True)
     session_id = serializers.UUIDField(required=False, allow_null=True)
     source_episode_ids = serializers.ListField(child=serializers.UUIDField(), required=False)
-
-    def validate_content(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("Must not be blank.")
-        return value
 
 
 class MemoryBatchInput(StrictInputSerializer):
@@ -88,9 +100,7 @@ class MemoryBatchInput(StrictInputSerializer):
 
 class MemoryUpdateInput(StrictInputSerializer):
     version = serializers.IntegerField(min_value=1)
-    content = serializers.CharField(
-        required=False, max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False
-    )
+    content = TextField(required=False, max_length=settings.MEMORY_MAX_CHARS)
     memory_type = serializers.ChoiceField(MEMORY_TYPE_CHOICES, required=False)
     metadata = JsonObjectField(required=False)
     importance = Float4Field(required=False, min_value=0, max_value=1)
@@ -99,7 +109,7 @@ class MemoryUpdateInput(StrictInputSerializer):
 
 
 class MemorySupersedeInput(StrictInputSerializer):
-    content = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
+    content = TextField(max_length=settings.MEMORY_MAX_CHARS)
     version = serializers.IntegerField(min_value=1, required=False)
     metadata = JsonObjectField(required=False)
 
@@ -127,18 +137,10 @@ class SortLinksField(serializers.Field):
         return value
 
 
-def states_parsed(value: str) -> list[str]:
-    states = [state.strip() for state in value.split(",") if state.strip()]
-    unknown = [state for state in states if state not in STATES]
-    if unknown:
-        raise serializers.ValidationError(f"Unknown state '{unknown[0]}'; use {', '.join(STATES)}.")
-    return states
-
-
 class ActivityFilterInput(QueryInputSerializer):
     """Filters by activity score and state, shared by listing and search."""
 
-    state = serializers.CharField(required=False, help_text=f"Comma list of {', '.join(STATES)}.")
+    state = ChoiceListField(STATES, required=False, help_text=f"Comma list of {', '.join(STATES)}.")
     score_min = Float4Field(required=False, min_value=0, max_value=100)
     score_max = Float4Field(required=False, min_value=0, max_value=100)
     include_all_states = serializers.BooleanField(
@@ -147,9 +149,6 @@ class ActivityFilterInput(QueryInputSerializer):
         help_text="Without `state`: also deprecated memories (hidden by default).",
     )
     sort_order = serializers.ChoiceField(["asc", "desc"], required=False, default="desc")
-
-    def validate_state(self, value: str) -> list[str]:
-        return states_parsed(value)
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         low, high = data.get("score_min"), data.get("score_max")
@@ -200,29 +199,19 @@ class MemoryGetInput(MemoryLookupInput, MemoryGetParams):
     pass
 
 
+def bulk_limit(name: str) -> RangedIntegerField:
+    default, most = settings.BULK_READ_LIMITS[name]
+    return RangedIntegerField(minimum=1, maximum=most, required=False, default=default)
+
+
 class BulkLimitsInput(QueryInputSerializer):
-    depth = serializers.IntegerField(required=False, default=settings.BULK_READ_LIMITS["depth"][0])
-    breadth = serializers.IntegerField(
-        required=False, default=settings.BULK_READ_LIMITS["breadth"][0]
-    )
-    total = serializers.IntegerField(required=False, default=settings.BULK_READ_LIMITS["total"][0])
-
-    def validate_depth(self, value: int) -> int:
-        return bulk_limit("depth", value)
-
-    def validate_breadth(self, value: int) -> int:
-        return bulk_limit("breadth", value)
-
-    def validate_total(self, value: int) -> int:
-        return bulk_limit("total", value)
+    depth = bulk_limit("depth")
+    breadth = bulk_limit("breadth")
+    total = bulk_limit("total")
 
 
 class BulkReadInput(MemoryLookupInput, BulkLimitsInput):
     pass
-
-
-def bulk_limit(name: str, value: int) -> int:
-    return checked_range(name, value, min_allowed=1, max_allowed=settings.BULK_READ_LIMITS[name][1])
 
 
 class LinkInput(StrictInputSerializer):

@@ -6,17 +6,28 @@ from functools import cached_property
 from django.conf import settings
 from rest_framework import serializers
 
-from memories.api.serializers.memories import ActivityFilterInput, MemoryOutput, states_parsed
+from memories.api.serializers.memories import ActivityFilterInput, MemoryOutput
 from memories.models import MemoryType
+from memories.predicates import STATES
 from memories.recall import RecallHit
-from neuromem_site.api.envelope import checked_range
-from neuromem_site.api.serializers import StrictInputSerializer, UserIdLookupField
+from neuromem_site.api.serializers import (
+    ChoiceListField,
+    RangedIntegerField,
+    StrictInputSerializer,
+    UserIdLookupField,
+)
+
+
+def recall_limit() -> RangedIntegerField:
+    return RangedIntegerField(
+        minimum=1, maximum=settings.RECALL_LIMIT_MAX, required=False, default=10
+    )
 
 
 class RecallInput(StrictInputSerializer):
     user_id = UserIdLookupField()
     query = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
-    limit = serializers.IntegerField(required=False, default=10)
+    limit = recall_limit()
     memory_types = serializers.ListField(
         child=serializers.ChoiceField(MemoryType.values), required=False, min_length=1
     )
@@ -30,16 +41,18 @@ class RecallInput(StrictInputSerializer):
         "(for building prompts); `full`: the memory and every part of its score.",
     )
 
-    def validate_limit(self, value: int) -> int:
-        return checked_limit(value)
-
 
 class SearchInput(ActivityFilterInput):
     """Search reads current memories: `deleted` is no state it could find."""
 
+    state = ChoiceListField(
+        tuple(state for state in STATES if state != "deleted"),
+        required=False,
+        help_text="Comma list of active, cold, deprecated (search reads current memories).",
+    )
     user_id = UserIdLookupField()
     q = serializers.CharField(max_length=settings.RECALL_QUERY_MAX_CHARS)
-    limit = serializers.IntegerField(required=False, default=10)
+    limit = recall_limit()
     memory_type = serializers.ChoiceField(MemoryType.values, required=False)
     sort_by = serializers.ChoiceField(
         ["relevance", "score"],
@@ -47,21 +60,6 @@ class SearchInput(ActivityFilterInput):
         default="relevance",
         help_text="`score`: the hits (the `limit` most relevant) by activity score.",
     )
-
-    def validate_limit(self, value: int) -> int:
-        return checked_limit(value)
-
-    def validate_state(self, value: str) -> list[str]:
-        states = states_parsed(value)
-        if "deleted" in states:
-            raise serializers.ValidationError(
-                "Search reads current memories: use active, cold or deprecated."
-            )
-        return states
-
-
-def checked_limit(value: int) -> int:
-    return checked_range("limit", value, min_allowed=1, max_allowed=settings.RECALL_LIMIT_MAX)
 
 
 class BoostsOutput(serializers.Serializer):

@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
 from memories.api.serializers.memories import RedactionsField
@@ -13,6 +14,7 @@ from neuromem_site.api.serializers import (
     JsonObjectField,
     OutputModelSerializer,
     StrictInputSerializer,
+    TextField,
     UserIdField,
     UserIdLookupField,
 )
@@ -50,10 +52,9 @@ class MessageOutput(OutputModelSerializer):
 class ForgetInput(StrictInputSerializer):
     """What to forget: a `topic` as a person would say it, or the memories by id."""
 
-    topic = serializers.CharField(
+    topic = TextField(
         required=False,
         max_length=TOPIC_MAX_CHARS,
-        trim_whitespace=False,
         help_text='What to forget, in words: "my home address", "everything about Alex", '
         '"my medical information", "我的病史". Memories about it are found by its words, its '
         "names and the kind of information it names; a topic that names nothing "
@@ -72,15 +73,18 @@ class ForgetInput(StrictInputSerializer):
         help_text="Answer what would be forgotten (with its content) and change nothing.",
     )
 
-    def validate_topic(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("Must not be blank.")
-        return value
-
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if ("topic" in data) == ("memory_ids" in data):
             raise serializers.ValidationError({"topic": ["Give either `topic` or `memory_ids`."]})
         return data
+
+
+class ForgetInputSchema(OpenApiSerializerExtension):
+    target_class = ForgetInput
+
+    def map_serializer(self, auto_schema, direction) -> dict:
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        return {**schema, "oneOf": [{"required": ["topic"]}, {"required": ["memory_ids"]}]}
 
 
 class UserForgetInput(ForgetInput):
