@@ -32,8 +32,10 @@ from pgvector import HalfVector
 
 from core.access import Caller, user_access_check
 from core.redis_client import app_redis
+from memories import statements
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.graph.answering import asked, ruling
+from memories.graph.models import EntityKind, GraphNode
 from memories.hooks import trait_belief
 from memories.models import Memory, MemoryType
 from memories.predicates import (
@@ -46,7 +48,12 @@ from memories.predicates import (
     score_params,
     trait_stage_sql,
 )
-from memories.similarity_floors import CJK_CHARACTERS, SimilarityFloors, similarity_floors
+from memories.similarity_floors import (
+    CJK_CHARACTERS,
+    SimilarityFloors,
+    similarity_floors,
+    topic_similarity,
+)
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
 
@@ -465,4 +472,71 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
         if memory.memory_type in request.memory_types
     ]
     by_id = {hit.memory.id: hit for hit in hits}
-    return answers + [by_id[memory_id] for memory_id in verdict.memory_ids]
+    kept = [by_id[memory_id] for memory_id in verdict.memory_ids]
+    # Only for what the user says of themself: on a question about someone else, a later
+    # memory about them more often adds to the earlier one than replaces it, and the subject
+    # rule keeps their look-alikes out.
+    about_user = question.question.subject.is_user and not question.question.names
+    if (
+        settings.RECALL_NEWER_RULE
+        and about_user
+        and (request.as_of is not None or not statements.asks_about_the_past(request.query))
+    ):
+        kept = _followed_last(kept, user_id=request.user_id, held=set(question.answer_memory_ids))
+    return answers + kept
+
+
+# Facts and episodes state values that change; a trait or a document is not replaced by the
+# next thing said.
+CHANGING_TYPES = [MemoryType.FACT.value, MemoryType.EPISODIC.value]
+
+
+def _followed_last(hits: list[RecallHit], *, user_id: str, held: set) -> list[RecallHit]:
+    """The hits, those a later hit on the same topic follows after all the others (in order):
+    the older of "I live in Austin" and "I'm all settled in Denver now" is likely the value
+    that changed, whatever the words the change was said in. Not when the later one names a
+    person or pet the older does not ("Jon's birthday…", later "John's birthday…": two
+    subjects), nor when the older holds more of the question's words (the question names what
+    it says: "violin lessons" asks about them, not the piano lessons since). `held`: the facts
+    stating a value the graph holds, never set back."""
+    threshold = topic_similarity()
+    changing = [hit.memory for hit in hits if hit.memory.memory_type in CHANGING_TYPES]
+    if threshold is None or len(changing) < 2:
+        return hits
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT older.id, newer.id
+            FROM memories older
+            JOIN memories newer ON newer.id = ANY(%(ids)s)
+                 AND newer.memory_type = ANY(%(types)s)
+                 AND coalesce(newer.valid_at, newer.created_at)
+                     > coalesce(older.valid_at, older.created_at)
+            WHERE older.id = ANY(%(ids)s) AND older.memory_type = ANY(%(types)s)
+              AND 1 - (older.embedding <=> newer.embedding) >= %(threshold)s
+            """,
+            {
+                "ids": [memory.id for memory in changing],
+                "types": CHANGING_TYPES,
+                "threshold": threshold,
+            },
+        )
+        pairs = cursor.fetchall()
+    if not pairs:
+        return hits
+    names = [
+        name
+        for node in GraphNode.objects.filter(
+            user_id=user_id, kind__in=[EntityKind.PERSON, EntityKind.PET]
+        )
+        for name in (node.name, *node.aliases)
+        if name
+    ]
+    named = {memory.id: statements.names_in(memory.content, names) for memory in changing}
+    coverage = {hit.memory.id: hit.text_coverage or 0.0 for hit in hits}
+    followed = {
+        older
+        for older, newer in pairs
+        if named[newer] <= named[older] and coverage[newer] >= coverage[older]
+    } - held
+    return sorted(hits, key=lambda hit: hit.memory.id in followed)  # stable

@@ -75,3 +75,26 @@ def similarity_floors(query_vector: np.ndarray) -> SimilarityFloors | None:
         return max(noise + settings.RECALL_RELEVANCE_MARGIN, settings.RECALL_MIN_SIMILARITY)
 
     return SimilarityFloors(floor_latin=floor(background.latin), floor_cjk=floor(background.cjk))
+
+
+def topic_similarity() -> float | None:
+    """The cosine similarity above which two memories are taken to be about one topic: above
+    the RECALL_TOPIC_QUANTILE of pairs of background memories, which answer nothing in
+    particular (so the same rule holds for each provider's own scale). None when the provider
+    cannot embed the background."""
+    try:
+        return _pair_quantile(embedding_provider(), settings.RECALL_TOPIC_QUANTILE)
+    except EmbeddingError:
+        log.warning("recall without the newer-first rule: no background", exc_info=True)
+        return None
+
+
+@cache
+def _pair_quantile(provider: EmbeddingProvider, quantile: float) -> float:
+    background = _background(provider)
+    # Pairs in one language only: a model scores pairs across languages lower.
+    pairs = [
+        (vectors @ vectors.T)[np.triu_indices(len(vectors), 1)]
+        for vectors in (background.latin, background.cjk)
+    ]
+    return float(np.quantile(np.concatenate(pairs), quantile))

@@ -281,6 +281,11 @@ RECALL_QUERY_CACHE_TTL = env.int("RECALL_QUERY_CACHE_TTL", default=86_400)
 RECALL_SUBJECT_RULE = env.bool("RECALL_SUBJECT_RULE", default=True)
 RECALL_CURRENT_RULE = env.bool("RECALL_CURRENT_RULE", default=True)
 RECALL_EMPTY_RULE = env.bool("RECALL_EMPTY_RULE", default=True)
+# Newer first: of two memories on one topic (more alike than RECALL_TOPIC_QUANTILE of pairs of
+# unrelated background memories), the older goes after the others, unless the question asks
+# about the past.
+RECALL_NEWER_RULE = env.bool("RECALL_NEWER_RULE", default=True)
+RECALL_TOPIC_QUANTILE = env.float("RECALL_TOPIC_QUANTILE", default=0.95)
 
 # Reflection (docs/reflection.md): traits from repeated observations. The lifecycle's numbers
 # are reflection/rules.py's defaults, any of them overridden by name in TRAIT_RULES (JSON).

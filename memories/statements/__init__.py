@@ -13,7 +13,8 @@ language", "favorite language" → "favorite language"; "home city", "lives in" 
 - `message_read(text)`: the subjects, one fact a subject, and the values a user message
   states (memories/statements/message.py, english*.py, chinese.py).
 - `question_read(text)`: whose value a recall query asks for, which attribute, the words
-  naming what is asked (questions.py).
+  naming what is asked (questions.py); `asks_about_the_past(text)`: whether it asks what
+  held before, or how something changed.
 - `names_in(text, names)` and `answers_focus(question, text)`: for recall, which entities a
   memory names and whether it says anything about what is asked.
 """
@@ -29,7 +30,12 @@ from memories.statements.model import (
     Subject,
     SubjectFact,
 )
-from memories.statements.questions import answers_focus, names_in, question_read
+from memories.statements.questions import (
+    answers_focus,
+    asks_about_the_past,
+    names_in,
+    question_read,
+)
 
 __all__ = [
     "USER",
@@ -40,6 +46,7 @@ __all__ = [
     "Subject",
     "SubjectFact",
     "answers_focus",
+    "asks_about_the_past",
     "attribute_key",
     "message_read",
     "names_in",

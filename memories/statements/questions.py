@@ -331,6 +331,25 @@ def question_read(text: str) -> QuestionReading:
     return _english(text)
 
 
+# --- Questions about the past ----------------------------------------------------------------
+
+# A question about what held before, or about how something changed, asks for the old values
+# too: recall must not rank them below the newer ones ("Where did the user live before?",
+# "用户以前住在哪里？"). Past tense counts ("What did the user study?"): it may ask about a
+# value that has since changed.
+PAST_QUESTION = re.compile(
+    r"\b(?:used\s+to|before|previous(?:ly)?|former(?:ly)?|original(?:ly)?|at\s+first|first|"
+    r"earlier|ever|past|until|history|chang(?:e|es|ed|ing)|switch(?:ed|ing)?|"
+    r"did|was|were|had)\b|以前|之前|原来|原先|曾经|过去|最初|当初|起初|先前|从前|第一|变化|历史|换过",
+    I,
+)
+
+
+def asks_about_the_past(text: str) -> bool:
+    """Whether a recall query asks what held before, or how something changed."""
+    return PAST_QUESTION.search(text) is not None
+
+
 # --- Names in a text -------------------------------------------------------------------------
 
 

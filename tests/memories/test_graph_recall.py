@@ -118,3 +118,32 @@ def test_a_chinese_change_of_city_answers_the_new_one(agent):
 def test_without_the_rules_recall_is_what_it_was(agent):
     converse(agent, ["I'm a backend engineer at a small robotics startup."])
     assert recall(agent, "What is the user's salary?") != []
+
+
+CAFE = [
+    ["A: What do you get at the café?", "At the café I always get a flat white with oat milk."],
+    [
+        "A: Anything new?",
+        "My cardiologist banned caffeine, so at the café it's peppermint tea for me from now on.",
+        "Can you recommend a podcast for long journeys?",
+    ],
+]
+
+
+def test_a_change_no_rule_reads_puts_the_later_memory_first_and_the_earlier_after_the_rest(agent):
+    converse(agent, *CAFE)
+    assert not GraphEdge.objects.filter(user_id=USER).exists()  # the graph read nothing here
+    hits = recall(agent, "What does the user order at the café?", limit=10)
+    tea = next(n for n, hit in enumerate(hits) if "peppermint" in hit)
+    coffee = next(n for n, hit in enumerate(hits) if "flat white" in hit)
+    assert tea < coffee == len(hits) - 1
+
+
+def test_a_question_about_the_past_keeps_the_earlier_memory_where_it_ranks(agent):
+    converse(agent, *CAFE)
+    question = "What did the user order at the café before?"
+    hits = recall(agent, question, limit=10)
+    with override_settings(RECALL_NEWER_RULE=False):
+        assert recall(agent, question, limit=10) == hits
+    now = recall(agent, "What does the user order at the café?", limit=10)
+    assert [hit for hit in hits if "flat white" in hit] and hits != now

@@ -12,6 +12,7 @@ from memories.statements import (
     Statement,
     Subject,
     answers_focus,
+    asks_about_the_past,
     attribute_key,
     message_read,
     names_in,
@@ -739,3 +740,21 @@ HELD_OUT_QUESTION_MISSES: dict[str, str] = {}
 def test_held_out_questions(question, subject, attribute):
     q = question_read(question)
     assert ((q.subject.name, q.subject.role), q.attribute) == (subject, attribute)
+
+
+@pytest.mark.parametrize(
+    ("question", "past"),
+    [
+        ("Where does the user live now?", False),
+        ("What car does the user drive?", False),
+        ("How old is Lily?", False),
+        ("用户现在住在哪里？", False),
+        ("Where did the user live before?", True),
+        ("What language did the user use to code in?", True),
+        ("How has the user's diet changed?", True),
+        ("用户以前住在哪里？", True),
+        ("用户最初学的是什么乐器？", True),
+    ],
+)
+def test_a_question_about_the_past_is_told_from_one_about_now(question, past):
+    assert asks_about_the_past(question) is past
