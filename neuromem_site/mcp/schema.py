@@ -100,3 +100,26 @@ def object_schema(
     if required:
         schema["required"] = required
     return schema
+
+
+# Seed 004's `output_format`: the only format it names is the one every tool answers.
+OUTPUT_FORMAT = "output_format"
+
+
+def with_seed_names(schema: dict[str, Any], aliases: Mapping[str, str]) -> dict[str, Any]:
+    """`schema` also taking seed 004's names: each alias (seed name → ours) as the property it
+    stands for, and `output_format`, whose one value is json. Listed, not just tolerated, so a
+    client that checks its arguments against the schema can send them."""
+    properties = dict(schema["properties"])
+    for alias, name in aliases.items():
+        properties[alias] = properties[name] | {
+            "description": f"Seed 004's name for `{name}` (give one of the two): "
+            + properties[name]["description"]
+        }
+    properties[OUTPUT_FORMAT] = {
+        "type": "string",
+        "enum": ["json"],
+        "default": "json",
+        "description": "Seed 004's answer format: only json, what every tool answers.",
+    }
+    return {**schema, "properties": properties}

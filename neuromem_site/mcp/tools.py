@@ -7,8 +7,9 @@ answers an MCP tool error (`isError: true`) whose text is the JSON of the envelo
 object, the same object the HTTP route answers (docs/mcp.md).
 """
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -31,7 +32,13 @@ from memories.api.serializers.recall import RecallInput, SearchInput
 from memories.api.serializers.users import UserForgetInput
 from neuromem_site.api.envelope import exception_handler
 from neuromem_site.api.serializers import UserIdLookupField, validated_input
-from neuromem_site.mcp.schema import field_schema, object_schema, serializer_schema
+from neuromem_site.mcp.schema import (
+    OUTPUT_FORMAT,
+    field_schema,
+    object_schema,
+    serializer_schema,
+    with_seed_names,
+)
 from reflection.api.operations import traits_get_result
 
 LIMIT = {
@@ -46,6 +53,8 @@ LOOKUP = {
     "user_id": "With `key`, instead of `memory_id`: the memory's end user.",
     "key": "With `user_id`: the memory's key (unique among current memories).",
 }
+# Seed 004's names for memory_get's arguments, as its MCP example calls it (seed name → ours).
+MEMORY_GET_ALIASES = {"sortLinks": "sort_links"}
 ADDRESSING = (
     "Name the memory by `memory_id`, or by `user_id` and `key`. Another client's memory, or one "
     "that does not exist, is NOT_FOUND."
@@ -85,6 +94,8 @@ class McpTool:
     read_only: bool
     destructive: bool = False
     idempotent: bool = False
+    # Other names the tool takes for its arguments (alias → ours), seed 004's.
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
     def definition(self) -> Tool:
         return Tool(
@@ -116,21 +127,25 @@ TOOLS: dict[str, McpTool] = {
                 + ADDRESSING
             ),
             operation=memory_ops.memory_get_result,
-            input_schema=serializer_schema(
-                MemoryGetInput,
-                {
-                    **LOOKUP,
-                    "sort_links": {
-                        "type": ["boolean", "string"],
-                        "enum": [True, False, "true", "false"],
-                        "default": True,
-                        "description": "Sort `links` by weight × target score (default), or keep "
-                        "insertion order (false). Any other value is a VALIDATION_ERROR.",
+            input_schema=with_seed_names(
+                serializer_schema(
+                    MemoryGetInput,
+                    {
+                        **LOOKUP,
+                        "sort_links": {
+                            "type": ["boolean", "string"],
+                            "enum": [True, False, "true", "false"],
+                            "default": True,
+                            "description": "Sort `links` by weight × target score (default), or "
+                            "keep insertion order (false). Any other value is a VALIDATION_ERROR.",
+                        },
+                        "include": "`embedding` to also answer the memory's vector.",
                     },
-                    "include": "`embedding` to also answer the memory's vector.",
-                },
+                ),
+                MEMORY_GET_ALIASES,
             ),
             read_only=True,
+            aliases=MEMORY_GET_ALIASES,
         ),
         McpTool(
             name="memory_search",
@@ -396,6 +411,39 @@ def tool_call(
         unknown = [name for name in arguments if name not in tool.input_schema["properties"]]
         if unknown:
             raise serializers.ValidationError({unknown[0]: ["Unknown field."]})
-        return ToolAnswer(ok=True, text=render(tool.operation(caller=who, params=arguments)))
+        with errors_name_the_aliases_given(arguments, tool.aliases):
+            data = tool.operation(caller=who, params=our_names(arguments, tool.aliases))
+        return ToolAnswer(ok=True, text=render(data))
     except Exception as exc:
         return ToolAnswer(ok=False, text=render(error_object(exc)))
+
+
+def our_names(arguments: Mapping[str, Any], aliases: Mapping[str, str]) -> dict[str, Any]:
+    """`arguments` under the names the route's serializer knows: each alias renamed, and
+    `output_format` (json, the only format) checked and dropped."""
+    both = [alias for alias, name in aliases.items() if alias in arguments and name in arguments]
+    if both:
+        alias = both[0]
+        raise serializers.ValidationError(
+            {alias: [f"Give `{aliases[alias]}` or `{alias}`, not both."]}
+        )
+    if arguments.get(OUTPUT_FORMAT, "json") != "json":
+        raise serializers.ValidationError({OUTPUT_FORMAT: ['Only "json": tools answer JSON.']})
+    return {
+        aliases.get(name, name): value for name, value in arguments.items() if name != OUTPUT_FORMAT
+    }
+
+
+@contextmanager
+def errors_name_the_aliases_given(
+    arguments: Mapping[str, Any], aliases: Mapping[str, str]
+) -> Iterator[None]:
+    """A validation error names an argument as the caller spelt it (`sortLinks`, not
+    `sort_links`), as seed 004's HTTP routes do."""
+    given = {name: alias for alias, name in aliases.items() if alias in arguments}
+    try:
+        yield
+    except serializers.ValidationError as error:
+        if isinstance(error.detail, dict):
+            error.detail = {given.get(name, name): d for name, d in error.detail.items()}
+        raise

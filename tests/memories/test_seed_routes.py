@@ -79,6 +79,38 @@ def test_links_are_given_by_key_and_sorted_unless_asked_not_to(agent):
     assert bad.status_code == 400 and error(bad)["field"] == "sortLinks"
 
 
+@pytest.mark.parametrize(
+    "route", ["/search?q=espresso", "/fulltext?keywords=espresso"], ids=["search", "fulltext"]
+)
+def test_search_and_fulltext_hits_carry_links_in_the_seeds_order(agent, route):
+    """Seed 004's sortLinks: links by weight × target score, highest first; a tie by weight,
+    highest first, then by key; sortLinks=false keeps the order they were made in."""
+    scores = {"a": 50, "b": 80, "c": 40, "d": 80, "e": 100}
+    for key, score in scores.items():
+        add(agent, key, f"Target memory {key}")
+        Memory.objects.filter(key=key).update(score=score)
+    made_in = ["a", "d", "b", "c", "e"]
+    weights = {"a": 0.4, "b": 0.5, "c": 1.0, "d": 0.5, "e": 0.45}
+    add(
+        agent,
+        "hub",
+        "espresso machine notes",
+        links=[{"key": key, "weight": weights[key]} for key in made_in],
+    )
+
+    def hub_link_keys(sort_links: str | None) -> list[str]:
+        query = f"{route}&user_id={USER}" + (f"&sortLinks={sort_links}" if sort_links else "")
+        response = agent.get(query)
+        assert response.status_code == 200, response.json()
+        [hub] = [hit for hit in response.json()["data"] if hit["key"] == "hub"]
+        return [link["key"] for link in hub["value"]["links"]]
+
+    # Weight × score: e 45, then c, b and d 40 (c by weight, b before d by key), a 20. Neither
+    # weight alone (c first), nor score alone (a before c), nor the reverse key order gives it.
+    assert hub_link_keys(None) == hub_link_keys("true") == ["e", "c", "b", "d", "a"]
+    assert hub_link_keys("false") == made_in
+
+
 def test_a_link_to_a_missing_key_writes_nothing(agent):
     response = add(agent, "arch", "The architecture", links=[{"key": "nowhere", "weight": 0.5}])
     assert response.status_code == 400 and error(response)["field"] == "links[0].key"
