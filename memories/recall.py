@@ -464,7 +464,12 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
     """The hits the question rules keep, after the facts stating the asked value that recall
     did not find (scored as the best hit: they are the answer)."""
     question = asked(user_id=request.user_id, query=request.query, as_of=request.as_of)
-    verdict = ruling(asked=question, memories=[hit.memory for hit in hits], as_of=request.as_of)
+    verdict = ruling(
+        asked=question,
+        memories=[hit.memory for hit in hits],
+        as_of=request.as_of,
+        said_by_meaning=_said_by_meaning,
+    )
     best = hits[0].score if hits else 0.0
     answers = [
         RecallHit(memory, best, 0.0, None, None, None, None, NO_BOOSTS)
@@ -484,6 +489,30 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
     ):
         kept = _followed_last(kept, user_id=request.user_id, held=set(question.answer_memory_ids))
     return answers + kept
+
+
+def _said_by_meaning(words: tuple[str, ...], memories: list[Memory]) -> bool:
+    """Whether one of the memories is as near in meaning to the words ("alcohol") as recall's
+    relevance floor asks of a memory recalled for them as a query; True when it cannot tell
+    (no embedding): then the hits stay."""
+    vector = query_vector(" ".join(words))
+    floors = similarity_floors(vector) if vector is not None else None
+    if floors is None or not memories:
+        return floors is None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT 1 FROM memories
+            WHERE id = ANY(%(ids)s) AND embedding IS NOT NULL
+              AND 1 - (embedding <=> %(vector)s) >= CASE
+                  WHEN content ~ '[{CJK_CHARACTERS}]' THEN %(floor_cjk)s::float8
+                  ELSE %(floor_latin)s::float8 END
+            LIMIT 1
+            """,
+            {"ids": [memory.id for memory in memories], "vector": HalfVector(vector)}
+            | asdict(floors),
+        )
+        return cursor.fetchone() is not None
 
 
 # Facts and episodes state values that change; a trait or a document is not replaced by the

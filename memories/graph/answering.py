@@ -16,6 +16,7 @@ is the asked subject's current value, or nothing when nothing is known (docs/gra
 import re
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -194,10 +195,16 @@ DETAIL_WORDS = frozenset(
 
 def asks_detail(question: QuestionReading) -> bool:
     """A lookup the question rules may answer with nothing: a held attribute ("Where does the
-    user live?"), a count ("How many children…"), or one detail of a thing ("the title of the
-    book", "the brand of the guitar"). Open questions ("What race is the user training for?",
-    "Why…") are left to the relevance floors."""
-    return bool(question.attributes or question.count or DETAIL_WORDS.intersection(question.focus))
+    user live?"), a count ("How many children…"), one detail of a thing ("the title of the
+    book", "the brand of the guitar"), or a yes or no about one thing ("Does the user play
+    golf?": only a memory about golf answers it). Open questions ("What race is the user
+    training for?", "Why…") are left to the relevance floors."""
+    return bool(
+        question.attributes
+        or question.count
+        or DETAIL_WORDS.intersection(question.focus)
+        or (question.closed and question.focus)
+    )
 
 
 @dataclass(frozen=True)
@@ -209,7 +216,15 @@ class Ruling:
     answers: list[Memory]
 
 
-def ruling(*, asked: Asked, memories: list[Memory], as_of: datetime | None) -> Ruling:
+def ruling(
+    *,
+    asked: Asked,
+    memories: list[Memory],
+    as_of: datetime | None,
+    said_by_meaning: Callable[[tuple[str, ...], list[Memory]], bool],
+) -> Ruling:
+    """`said_by_meaning(words, memories)`: whether one of the memories means what the words
+    name, in other words ("alcohol": "a glass of wine with dinner")."""
     question = asked.question
     kept = list(memories)
     if settings.RECALL_SUBJECT_RULE:
@@ -240,6 +255,9 @@ def ruling(*, asked: Asked, memories: list[Memory], as_of: datetime | None) -> R
         and asks_detail(question)
         and not asked.held
         and not any(statements.answers_focus(question, memory.content) for memory in kept)
+        # A yes or no is as often answered in other words ("Does the user drink alcohol?": "a
+        # glass of wine with dinner") as in the question's.
+        and not (question.closed and said_by_meaning(question.focus, kept))
     ):
         return Ruling([], [])
     return Ruling([memory.id for memory in kept], answers)

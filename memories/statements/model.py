@@ -74,3 +74,4 @@ class QuestionReading:
     # Every attribute asked, in order ("What does Mark do and where does he live?": "job",
     # "lives in"); `attribute` is set only when there is exactly one.
     attributes: tuple[str, ...] = ()
+    closed: bool = False  # a yes-or-no question ("Does the user play golf?"), `focus` its object

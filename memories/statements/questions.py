@@ -121,6 +121,14 @@ HOW_MANY = re.compile(r"^how\s+(?:many|much)\s+(?P<np>[a-z-]+(?:\s+[a-z-]+)?)", 
 IS_DIET = re.compile(
     r"^(?:is|are)\s+.+?\s+(?:still\s+)?(?:a\s+)?(?P<d>vegetarian|vegan|pescatarian|keto)\b", I
 )
+# "Does the user play golf?", "Has Mark got a dog?": what the yes or no is about is the object
+# of the verb ("golf", "dog"), or the verb itself when it has none ("Does the user smoke?").
+YES_NO = re.compile(
+    rf"^{AUX}\s+(?:the\s+user|he|she|they|[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?)\s+"
+    r"(?:still\s+|ever\s+|currently\s+|now\s+|already\s+|really\s+)*"
+    r"(?P<verb>[a-z-]+)(?:\s+(?:got\s+)?(?P<np>[\w\s'-]+?))?(?:\s+(?:now|anymore|any\s+more))?$",
+    I,
+)
 NOT_LOOKUP = re.compile(
     r"^(?:why|how\s+come|tell\s+me|describe|does|do|did|has|have|can|could|should|would|will"
     r"|was|were)\b",
@@ -176,6 +184,7 @@ def _focus_of(np: str) -> list[str]:
 
 def _english(text: str) -> QuestionReading:
     count = COUNT.search(text) is not None
+    closed = False
     subject = USER
     names: list[str] = []
     for m in NAMES.finditer(text):
@@ -212,6 +221,9 @@ def _english(text: str) -> QuestionReading:
             focus += _focus_of(np)
     elif m := IS_DIET.match(text):
         focus.append(m["d"].lower())
+    elif m := YES_NO.match(text):
+        focus += _focus_of(m["np"]) if m["np"] else [m["verb"].lower()]
+        closed = True
     focus = [
         f
         for f in focus
@@ -224,7 +236,7 @@ def _english(text: str) -> QuestionReading:
         attributes = ("name",)  # "Who is the user's manager?": the manager, by name
     if NOT_LOOKUP.match(text) and not IS_DIET.match(text):
         attributes = ()
-    return _reading(subject, names, focus, count, attributes)
+    return _reading(subject, names, focus, count, attributes, closed=closed)
 
 
 def _ordered(found: list[tuple[int, str]]) -> tuple[str, ...]:
@@ -270,6 +282,10 @@ ZH_FAVORITE = re.compile(
 )
 ZH_GENERIC = re.compile(rf"的(?P<attr>[{HAN}]{{1,6}}?)是(?:什么|多少|哪|谁)")
 ZH_FOCUS = re.compile(rf"(?P<f>[{HAN}]{{1,6}}?)(?:是什么|是多少|是哪|叫什么|有多少|是谁)")
+# "用户会说日语吗？", "用户养宠物吗？": the yes or no is about what follows the verb.
+ZH_YES_NO = re.compile(
+    rf"(?:会|有|喜欢|爱|去|养|学|玩|打|弹|说|讲|吃|喝|抽|开)+(?:过|了)?(?P<f>[{HAN}A-Za-z]{{1,6}}?)吗$"
+)
 ZH_WHAT = re.compile(
     rf"什么(?P<f>[{HAN}]{{1,6}}?)(?=$|[？?呢吗了]|的[{HAN}])|几(?:个|只|位|辆|本)(?P<g>[{HAN}]{{1,3}})"
 )
@@ -312,12 +328,16 @@ def _chinese(text: str) -> QuestionReading:
         for word in re.split("的", m["f"] or m["g"] or ""):
             if word and word not in focus:
                 focus.append(word)
+    closed = False
+    if not focus and (m := ZH_YES_NO.search(text)):
+        focus.append(m["f"])
+        closed = True
     if m := ZH_ROLE_SUBJECT.search(text):
         focus = [f for f in focus if f != m["role"]]
     attributes = _ordered(found)
     if re.match(r"^(?:为什么|说说|讲讲|介绍一下|告诉我)", text) or re.search(r"吗$", text):
         attributes = tuple(a for a in attributes if a == "diet")
-    return _reading(subject, names, focus, count, attributes)
+    return _reading(subject, names, focus, count, attributes, closed=closed)
 
 
 def question_read(text: str) -> QuestionReading:
@@ -513,7 +533,13 @@ def answers_focus(question: QuestionReading, text: str) -> bool:
 
 
 def _reading(
-    subject: Subject, names: list[str], focus: list[str], count: bool, attributes: tuple[str, ...]
+    subject: Subject,
+    names: list[str],
+    focus: list[str],
+    count: bool,
+    attributes: tuple[str, ...],
+    *,
+    closed: bool = False,
 ) -> QuestionReading:
     """The reading, each list once per word in its order; `attribute` only when one is asked."""
     return QuestionReading(
@@ -523,4 +549,5 @@ def _reading(
         focus=tuple(dict.fromkeys(focus)),
         count=count,
         attributes=attributes,
+        closed=closed,
     )

@@ -147,3 +147,22 @@ def test_a_question_about_the_past_keeps_the_earlier_memory_where_it_ranks(agent
         assert recall(agent, question, limit=10) == hits
     now = recall(agent, "What does the user order at the café?", limit=10)
     assert [hit for hit in hits if "flat white" in hit] and hits != now
+
+
+def test_a_yes_or_no_about_something_never_said_is_empty_and_one_said_in_other_words_is_not(agent):
+    converse(
+        agent,
+        [
+            "A: How do you unwind?",
+            "I have a glass of red wine with dinner most nights.",
+            "I'm a nurse on the night shift at St Mary's.",
+        ],
+    )
+    assert recall(agent, "Does the user play golf?") == []
+    assert said(recall(agent, "Does the user drink alcohol?"), "wine")
+
+
+def test_a_chinese_yes_or_no_about_something_never_said_is_empty(agent):
+    converse(agent, ["我每天晚饭喝一杯红酒。", "我在医院当护士，上夜班。"])
+    assert recall(agent, "用户会弹钢琴吗？") == []
+    assert said(recall(agent, "用户喝酒吗？"), "红酒")

@@ -502,7 +502,7 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
             (),
         ),
         ("Tell me about the user's relationship with Alex.", ("", ""), None, (), False, ("Alex",)),
-        ("Does the user like sushi?", ("", ""), None, (), False, ()),
+        ("Does the user like sushi?", ("", ""), None, ("sushi",), False, ()),
         ("用户住在哪里？", ("", ""), "lives in", (), False, ()),
         ("用户有几个孩子？", ("", ""), None, ("孩子",), True, ()),
         ("用户的狗叫什么名字？", ("", "dog"), "name", ("名字",), False, ()),
@@ -758,3 +758,25 @@ def test_held_out_questions(question, subject, attribute):
 )
 def test_a_question_about_the_past_is_told_from_one_about_now(question, past):
     assert asks_about_the_past(question) is past
+
+
+@pytest.mark.parametrize(
+    ("question", "focus"),
+    [
+        ("Does the user play golf?", ("golf",)),
+        ("Does the user have a daughter?", ("daughter",)),
+        ("Does the user still smoke?", ("smoke",)),
+        ("Has Mark got a dog?", ("dog",)),
+        ("用户会说日语吗？", ("日语",)),
+        ("用户养宠物吗？", ("宠物",)),
+        ("用户现在还抽烟吗？", ("烟",)),
+    ],
+)
+def test_a_yes_or_no_question_is_about_the_object_of_its_verb(question, focus):
+    reading = question_read(question)
+    assert reading.closed and reading.focus == focus
+
+
+def test_an_open_question_is_not_a_yes_or_no():
+    assert not question_read("What does the user do for work?").closed
+    assert not question_read("用户住在哪里？").closed
