@@ -1,4 +1,4 @@
-"""Who may touch which end users: the one place that decides.
+"""Who may touch which end users and which agents: the one place that decides.
 
 Every client-facing selector and service takes the `Caller` it acts for and asks
 `user_access_check`; the API, the MCP server and the admin only say who is calling.
@@ -33,6 +33,16 @@ class Caller:
             condition |= Q(user_id__startswith=prefix)
         return condition
 
+    def may_access_agent(self, owner: str | None) -> bool:
+        """An agent is its API client's (`owner`, by name); one without a client is the
+        deployment's own, reached by staff only."""
+        return self.is_staff or (owner is not None and owner == self.name)
+
+    def agents_q(self) -> Q:
+        """The agents it may touch, as a filter on an agent's `client` (the SQL twin of
+        may_access_agent)."""
+        return Q() if self.is_staff else Q(client__name=self.name)
+
 
 # NeuroMem's own jobs (beat, the worker, reflection): every end user.
 SYSTEM = Caller(name="system", is_staff=True)
@@ -46,3 +56,10 @@ def user_access_check(*, caller: Caller, user_id: str, write: bool) -> None:
     if write:
         raise Forbidden(f"This API client may not write data for user_id '{user_id}'.")
     raise NotFound(f"User '{user_id}' not found.")
+
+
+def agent_access_check(*, caller: Caller, owner: str | None) -> None:
+    """Raise NotFound unless `caller` may use the agent `owner` (its client's name) owns:
+    another client's agent is never hinted at."""
+    if not caller.may_access_agent(owner):
+        raise NotFound("Agent not found.")

@@ -1,4 +1,5 @@
-"""Staff views of the SOUL document: its versions, the Core Safety Contract, the event log.
+"""Staff views of the agents' SOUL documents: their versions, their Core Safety Contracts, the
+event log; each list filters by agent.
 
 Nothing is edited in place. A version changes only through the services (docs/evolution.md)
 that the API uses too, reached from its page: veto (with a reason), evaluate and apply a
@@ -7,8 +8,9 @@ proposal, roll back to a version that was active once. Each needs the
 the database's own event log. A contract change is a new contract version
 (`safety_contract_update`, the `evolution.add_safetycontract` permission).
 
-A version's pages are addressed by its number (`soulversion/v8/change/`), never by its row id,
-which differs: an old address by row id leads to the version's own address, saying so.
+A version's pages are addressed by its agent and number (`soulversion/a2-v8/change/`), never
+by its row id, which differs: an address by row id leads to the version's own address, saying
+so.
 """
 
 import re
@@ -34,7 +36,7 @@ from core.admin_base import (
     staff_caller,
 )
 from core.errors import DomainError
-from evolution.models import SafetyContract, SoulEvent, SoulStatus, SoulVersion
+from evolution.models import Agent, SafetyContract, SoulEvent, SoulStatus, SoulVersion
 from evolution.selectors import (
     safety_contract_current,
     soul_active,
@@ -54,12 +56,12 @@ from evolution.services import (
 VETOABLE = (SoulStatus.PROPOSED, SoulStatus.ACTIVE)
 RESTORABLE = (SoulStatus.SUPERSEDED, SoulStatus.ROLLED_BACK)
 VETO_RECORDED = "The reason is recorded with your name in the SOUL's event log."
-# How the admin's URLs name a version: "v" and its number.
-VERSION_URL_ID = re.compile(r"v(\d+)")
+# How the admin's URLs name a version: "a", its agent's id, "-v" and its number.
+VERSION_URL_ID = re.compile(r"a(\d+)-v(\d+)")
 
 
-def version_url_id(number: int) -> str:
-    return f"v{number}"
+def version_url_id(agent_id: int, number: int) -> str:
+    return f"a{agent_id}-v{number}"
 
 
 def eval_summary(version: SoulVersion) -> str:
@@ -101,6 +103,33 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
     return lines
 
 
+# --- Agents ----------------------------------------------------------------------------------
+
+
+@admin.register(Agent)
+class AgentAdmin(ReadOnlyAdmin):
+    """The agents, each linking to its SOUL's versions, contract and events."""
+
+    list_display = ["name", "client", "is_default", "created_at", "soul_links"]
+    list_filter = ["is_default"]
+    list_select_related = ["client"]
+    search_fields = ["name", "client__name"]
+    fields = ["name", "client", "is_default", "created_at", "soul_links"]
+    readonly_fields = fields
+
+    @admin.display(description="SOUL")
+    def soul_links(self, obj: Agent) -> str:
+        links = [
+            (reverse(f"admin:evolution_{model}_changelist") + f"?agent__id__exact={obj.pk}", label)
+            for model, label in (
+                ("soulversion", "versions"),
+                ("safetycontract", "contract"),
+                ("soulevent", "events"),
+            )
+        ]
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
+
+
 # --- SOUL versions ---------------------------------------------------------------------------
 
 
@@ -116,12 +145,21 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
     """The SOUL's versions, read-only; the actions on a version's page go through the
     services and need the `evolution.change_soulversion` permission."""
 
-    list_display = ["version", "status", "created_by", "created_at", "evaluation", "intent"]
+    list_display = [
+        "version",
+        "agent",
+        "status",
+        "created_by",
+        "created_at",
+        "evaluation",
+        "intent",
+    ]
     list_display_links = ["version"]
-    list_filter = ["status", "created_by"]
-    ordering = ["-version"]
+    list_filter = ["agent", "status", "created_by"]
+    list_select_related = ["agent"]
+    ordering = ["agent", "-version"]
     sortable_by = ["version", "created_at"]
-    fields = ["version", "status", "created_by", "created_at"]
+    fields = ["agent", "version", "status", "created_by", "created_at"]
     readonly_fields = fields
     object_actions = ("veto", "evaluate", "apply", "rollback")
 
@@ -136,15 +174,17 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
     # --- Addressed by number ----------------------------------------------------------------
 
     def url_id(self, obj: SoulVersion) -> str:
-        return version_url_id(obj.version)
+        return version_url_id(obj.agent_id, obj.version)
 
     def get_object(self, request, object_id, from_field=None):
-        """`v<number>`: the version with that number. A row id only comes from code (the
-        history page's log lookup): one in a URL never gets here (row_id_view)."""
-        number = VERSION_URL_ID.fullmatch(object_id)
-        if number is None:
+        """`a<agent>-v<number>`: that agent's version with that number. A row id only comes
+        from code (the history page's log lookup): one in a URL never gets here
+        (row_id_view)."""
+        named = VERSION_URL_ID.fullmatch(object_id)
+        if named is None:
             return super().get_object(request, object_id, from_field)
-        return self.get_queryset(request).filter(version=int(number[1])).first()
+        found = self.get_queryset(request).filter(agent_id=int(named[1]), version=int(named[2]))
+        return found.first()
 
     def get_changelist(self, request, **kwargs):
         return SoulVersionChangeList
@@ -179,25 +219,28 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
     def audit_trail(self, request: HttpRequest, obj: SoulVersion) -> AuditTrail:
         return AuditTrail(
             "admin/includes/soul_events.html",
-            {"events": soul_version_detail(version=obj.version).events},
+            {"events": soul_version_detail(agent=obj.agent, version=obj.version).events},
         )
 
     # --- Actions ----------------------------------------------------------------------------
 
-    def log_version(self, request: HttpRequest, number: int, message: str) -> None:
-        self.log_change(request, SoulVersion.objects.get(version=number), message)
+    def log_version(self, request: HttpRequest, agent: Agent, number: int, message: str) -> None:
+        self.log_change(request, SoulVersion.objects.get(agent=agent, version=number), message)
 
     def veto(self, request: HttpRequest, obj: SoulVersion, reason: str) -> str:
         """soul_veto (which judges the reason) and the admin's history of it; run by
         run_action."""
-        after = soul_veto(caller=staff_caller(request), version=obj.version, reason=reason)
-        self.log_version(request, obj.version, f"Vetoed: {reason.strip()}")
+        after = soul_veto(
+            agent=obj.agent, caller=staff_caller(request), version=obj.version, reason=reason
+        )
+        self.log_version(request, obj.agent, obj.version, f"Vetoed: {reason.strip()}")
         if after.version == obj.version:
             return f"Vetoed the proposal v{obj.version}; it can never be applied."
         # It was active: `after` restores another.
         restores = after.proposal["restores"]
         self.log_version(
             request,
+            obj.agent,
             after.version,
             f"Restored v{restores} after the veto of v{obj.version}: {reason.strip()}",
         )
@@ -246,7 +289,7 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
 
     def evaluate_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         def evaluate(obj: SoulVersion) -> str:
-            done = soul_evaluate(caller=staff_caller(request), version=obj.version)
+            done = soul_evaluate(agent=obj.agent, caller=staff_caller(request), version=obj.version)
             summary = eval_summary(done)
             self.log_change(request, done, f"Evaluated: {summary}")
             return f"Evaluated SOUL v{obj.version}: {summary}."
@@ -255,11 +298,11 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
 
     def apply_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         def apply(obj: SoulVersion) -> str:
-            applied = soul_apply(caller=staff_caller(request), version=obj.version)
+            applied = soul_apply(agent=obj.agent, caller=staff_caller(request), version=obj.version)
             self.log_change(request, applied, "Applied")
             # The version it changed was the active one (soul_apply checks that, locked).
             superseded = applied.proposal["base_version"]
-            self.log_version(request, superseded, f"Superseded by v{obj.version}")
+            self.log_version(request, obj.agent, superseded, f"Superseded by v{obj.version}")
             return f"Applied SOUL v{obj.version}; it is the active version now."
 
         return self.post_only(request, object_id, "Nothing was applied", apply)
@@ -268,12 +311,13 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
         def rollback(obj: SoulVersion) -> str:
             reason = request.POST.get("reason", "")
             restored = soul_rollback(
-                caller=staff_caller(request), to_version=obj.version, reason=reason
+                agent=obj.agent, caller=staff_caller(request), to_version=obj.version, reason=reason
             )
             why = f": {reason.strip()}" if reason.strip() else ""
             self.log_addition(request, restored, f"Restores v{obj.version}{why}")
             self.log_version(
                 request,
+                obj.agent,
                 restored.proposal["replaces"],
                 f"Rolled back to v{obj.version} as v{restored.version}{why}",
             )
@@ -289,7 +333,7 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
     def page_context(self, request: HttpRequest, obj: SoulVersion) -> dict:
         """The content, the diff, the evaluation, the proposal, the events, and the actions
         the staff member may take."""
-        detail = soul_version_detail(version=obj.version)
+        detail = soul_version_detail(agent=obj.agent, version=obj.version)
         version = detail.version
         result = version.eval_result
         proposal = dict(version.proposal or {})
@@ -314,7 +358,7 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
         """The actions the version's state allows (their URLs), or why apply is not one."""
         result = version.eval_result
         actions = {}
-        active = soul_active()
+        active = soul_active(agent=version.agent)
         if version.status in VETOABLE:
             actions["veto_url"] = self.action_url("veto", version)
         if version.status == SoulStatus.PROPOSED:
@@ -369,6 +413,10 @@ def lines_of(text: str) -> list[str]:
 
 
 class SafetyContractForm(forms.Form):
+    agent = forms.ModelChoiceField(
+        queryset=Agent.objects.order_by("id"),
+        help_text="Whose contract: the staff additions below join what its SOUL states.",
+    )
     anchors = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 10, "cols": 100}),
         required=False,
@@ -391,19 +439,26 @@ class SafetyContractAdmin(ReadOnlyAdmin):
 
     list_display = [
         "version",
+        "agent",
         "anchors_count",
         "constraints_count",
         "hash_prefix",
         "created_by",
         "created_at",
     ]
-    ordering = ["-version"]
+    list_filter = ["agent"]
+    list_select_related = ["agent"]
+    ordering = ["agent", "-version"]
     sortable_by = ["version", "created_at"]
     fields = [
+        "agent",
         "version",
         "content_hash",
+        "source_hash",
         "created_by",
         "created_at",
+        "extracted_anchors_list",
+        "extracted_constraints_list",
         "anchors_list",
         "constraints_list",
     ]
@@ -414,11 +469,11 @@ class SafetyContractAdmin(ReadOnlyAdmin):
 
     @admin.display(description="anchors")
     def anchors_count(self, obj: SafetyContract) -> int:
-        return len(obj.anchors or [])
+        return len(obj.anchors or []) + len(obj.extracted_anchors or [])
 
     @admin.display(description="constraints")
     def constraints_count(self, obj: SafetyContract) -> int:
-        return len(obj.constraints or [])
+        return len(obj.constraints or []) + len(obj.extracted_constraints or [])
 
     @admin.display(description="hash")
     def hash_prefix(self, obj: SafetyContract) -> str:
@@ -432,22 +487,33 @@ class SafetyContractAdmin(ReadOnlyAdmin):
             "<ol>{}</ol>", format_html_join("", "<li><code>{}</code></li>", ((i,) for i in items))
         )
 
-    @admin.display(description="anchors (every SOUL must keep)")
+    @admin.display(description="anchors from the SOUL (every later SOUL must keep)")
+    def extracted_anchors_list(self, obj: SafetyContract) -> str:
+        return self.items_html(obj.extracted_anchors or [])
+
+    @admin.display(description="constraints from the SOUL (every later SOUL must keep stating)")
+    def extracted_constraints_list(self, obj: SafetyContract) -> str:
+        return self.items_html(obj.extracted_constraints or [])
+
+    @admin.display(description="staff anchors (every SOUL must keep)")
     def anchors_list(self, obj: SafetyContract) -> str:
         return self.items_html(obj.anchors or [])
 
-    @admin.display(description="constraints (patterns no SOUL may match)")
+    @admin.display(description="staff constraints (patterns no SOUL may match)")
     def constraints_list(self, obj: SafetyContract) -> str:
         return self.items_html(obj.constraints or [])
 
     def add_view(self, request, form_url="", extra_context=None):
-        """A new contract version: the form starts from the current one (or the one named by
-        `?from=<id>`) and is saved through `safety_contract_update`."""
+        """A new contract version of an agent: the form starts from the contract named by
+        `?from=<id>` (or the first agent's current one) and is saved through
+        `safety_contract_update`."""
         if not self.has_add_permission(request):
             raise PermissionDenied
+        current = None
         if request.method == "POST":
             form = SafetyContractForm(request.POST)
             if form.is_valid():
+                current = safety_contract_current(agent=form.cleaned_data["agent"])
                 created = self.create_contract(request, form)
                 if created is not None:
                     messages.success(
@@ -461,15 +527,17 @@ class SafetyContractAdmin(ReadOnlyAdmin):
             start = None
             if request.GET.get("from", "").isdigit():
                 start = SafetyContract.objects.filter(pk=int(request.GET["from"])).first()
-            start = start or safety_contract_current()
-            initial = {}
+            first_agent = Agent.objects.order_by("id").first()
+            if start is None and first_agent is not None:
+                start = safety_contract_current(agent=first_agent)
+            initial = {"agent": start.agent if start else first_agent}
             if start is not None:
-                initial = {
+                current = safety_contract_current(agent=start.agent)
+                initial |= {
                     "anchors": "\n".join(start.anchors or []),
                     "constraints": "\n".join(start.constraints or []),
                 }
             form = SafetyContractForm(initial=initial)
-        current = safety_contract_current()
         return TemplateResponse(
             request,
             "admin/evolution/safetycontract/add_form.html",
@@ -490,7 +558,10 @@ class SafetyContractAdmin(ReadOnlyAdmin):
         try:
             with transaction.atomic():
                 created = safety_contract_update(
-                    caller=staff_caller(request), anchors=anchors, constraints=constraints
+                    agent=form.cleaned_data["agent"],
+                    caller=staff_caller(request),
+                    anchors=anchors,
+                    constraints=constraints,
                 )
                 self.log_addition(request, created, f"Created safety contract v{created.version}")
         except DomainError as error:
@@ -523,13 +594,15 @@ class SafetyContractAdmin(ReadOnlyAdmin):
 class SoulEventAdmin(ReadOnlyAdmin):
     list_display = [
         "version_link",
+        "agent",
         "from_status",
         "to_status",
         "actor",
         "reason_short",
         "created_at",
     ]
-    list_filter = ["to_status"]
+    list_filter = ["agent", "to_status"]
+    list_select_related = ["agent"]
     ordering = ["-id"]
     sortable_by = ["created_at"]
     search_fields = ["actor"]
@@ -537,7 +610,10 @@ class SoulEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="version")
     def version_link(self, obj: SoulEvent) -> str:
-        url = reverse("admin:evolution_soulversion_change", args=[version_url_id(obj.version)])
+        url = reverse(
+            "admin:evolution_soulversion_change",
+            args=[version_url_id(obj.agent_id, obj.version)],
+        )
         return format_html('<a href="{}">v{}</a>', url, obj.version)
 
     @admin.display(description="reason")

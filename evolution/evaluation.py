@@ -1,8 +1,10 @@
 """A proposed SOUL's evaluation: one result per check, against the Core Safety Contract current
 at evaluation time. No contract (or an empty one) fails closed: GUARD_CONTRACT_UNAVAILABLE.
 
-1. anchor preservation — every anchor of the contract appears in the new content;
-2. constraint compliance — no constraint (a forbidden pattern) matches it;
+1. anchor preservation — every anchor of the contract (extracted or staff's) appears in the
+   new content;
+2. constraint compliance — every extracted constraint is still stated, and no staff
+   constraint (a forbidden pattern) matches it;
 3. well-formed markdown — not empty, a `# ` title first, code fences closed;
 4. size limit — at most SOUL_MAX_TOKENS (estimated);
 5. diff sanity — a change above SOUL_DIFF_MAX_SHARE of the document needs a justification.
@@ -48,29 +50,44 @@ def unified_diff(old: str, new: str, *, old_name: str, new_name: str) -> str:
     )
 
 
+def contract_anchors(contract: SafetyContract) -> list[str]:
+    """The extracted anchors, then the staff's, each once."""
+    return list(dict.fromkeys([*contract.extracted_anchors, *contract.anchors]))
+
+
+def contract_is_empty(contract: SafetyContract | None) -> bool:
+    return contract is None or not (
+        contract.anchors
+        or contract.constraints
+        or contract.extracted_anchors
+        or contract.extracted_constraints
+    )
+
+
 def _anchors(content: str, contract: SafetyContract) -> EvalCheck:
     lowered = content.casefold()
-    missing = [anchor for anchor in contract.anchors if anchor.casefold() not in lowered]
+    anchors = contract_anchors(contract)
+    missing = [anchor for anchor in anchors if anchor.casefold() not in lowered]
     if missing:
         return EvalCheck(
             "anchor_preservation", False, f"{ANCHOR_MISSING}: missing {', '.join(missing)}"
         )
-    return EvalCheck("anchor_preservation", True, f"all {len(contract.anchors)} anchors kept")
+    return EvalCheck("anchor_preservation", True, f"all {len(anchors)} anchors kept")
 
 
 def _constraints(content: str, contract: SafetyContract) -> EvalCheck:
+    lowered = content.casefold()
+    dropped = [rule for rule in contract.extracted_constraints if rule.casefold() not in lowered]
     violated = [
         pattern for pattern in contract.constraints if re.search(pattern, content, re.I | re.M)
     ]
-    if violated:
+    if dropped or violated:
+        problems = [f"drops {rule}" for rule in dropped] + [f"matches {p}" for p in violated]
         return EvalCheck(
-            "constraint_compliance",
-            False,
-            f"{CONSTRAINT_VIOLATED}: matches {', '.join(violated)}",
+            "constraint_compliance", False, f"{CONSTRAINT_VIOLATED}: {'; '.join(problems)}"
         )
-    return EvalCheck(
-        "constraint_compliance", True, f"none of {len(contract.constraints)} constraints matched"
-    )
+    count = len(contract.constraints) + len(contract.extracted_constraints)
+    return EvalCheck("constraint_compliance", True, f"all {count} constraints kept")
 
 
 def _markdown(content: str) -> EvalCheck:
@@ -110,7 +127,7 @@ def soul_checks(
 ) -> dict:
     """The evaluation as stored in `eval_result`: passed, checks, summary, the contract's
     version and hash (None without one), when."""
-    if contract is None or not (contract.anchors or contract.constraints):
+    if contract_is_empty(contract):
         checks = [EvalCheck("contract", False, f"{CONTRACT_UNAVAILABLE}: no Core Safety Contract")]
     else:
         checks = [

@@ -1,10 +1,10 @@
-"""The SOUL document's versions, the Core Safety Contract they are evaluated against, and the
-append-only log of every state change (docs/evolution.md).
+"""The agents, each with its SOUL document's versions, the Core Safety Contract they are
+evaluated against, and the append-only log of every state change (docs/evolution.md).
 
 What must hold whatever the caller does lives in the database: the transitions a version may
 make (and that only a proposal whose evaluation passed becomes active), that a version's
 content and number never change, that an evaluation is recorded once, that at most one version
-is active, and that the log and the contract versions are append-only.
+of an agent is active, and that the log and the contract versions are append-only.
 """
 
 import pgtrigger
@@ -50,10 +50,43 @@ DECLARE
 BEGIN"""
 
 
-class SoulVersion(models.Model):
-    """A full snapshot of the SOUL document; at most one is active (enforced by the database)."""
+class Agent(models.Model):
+    """An agent with its own SOUL, named after the API client that owns it (a client may own
+    several; its default one is made on first use). An agent without a client is the
+    deployment's own, reached by staff only."""
 
-    version = models.IntegerField(unique=True)
+    client = models.ForeignKey(
+        "api.ApiClient", on_delete=models.PROTECT, null=True, blank=True, related_name="agents"
+    )
+    name = models.CharField(max_length=100)
+    is_default = models.BooleanField(default=False)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "agents"
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["client", "name"], nulls_distinct=False, name="agents_name_per_client"
+            ),
+            models.UniqueConstraint(
+                fields=["client"],
+                condition=Q(is_default=True),
+                nulls_distinct=False,
+                name="agents_one_default_per_client",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SoulVersion(models.Model):
+    """A full snapshot of an agent's SOUL document; at most one per agent is active (enforced
+    by the database)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="soul_versions")
+    version = models.IntegerField()
     content = models.TextField()
     status = models.CharField(max_length=16, choices=SoulStatus)
     proposal = models.JSONField(null=True, blank=True)
@@ -63,10 +96,13 @@ class SoulVersion(models.Model):
 
     class Meta:
         db_table = "soul_versions"
-        ordering = ["version"]
+        ordering = ["agent", "version"]
         constraints = [
             models.UniqueConstraint(
-                fields=["status"], condition=Q(status="active"), name="soul_versions_one_active"
+                fields=["agent", "version"], name="soul_versions_number_per_agent"
+            ),
+            models.UniqueConstraint(
+                fields=["agent"], condition=Q(status="active"), name="soul_versions_one_active"
             ),
             models.CheckConstraint(name="chk_soul_version", condition=Q(version__gte=0)),
             models.CheckConstraint(
@@ -94,9 +130,11 @@ class SoulVersion(models.Model):
                 operation=pgtrigger.Update,
                 when=pgtrigger.Before,
                 func=f"""
-                IF (NEW.version, NEW.content, NEW.created_by, NEW.proposal, NEW.created_at)
+                IF (NEW.agent_id, NEW.version, NEW.content, NEW.created_by, NEW.proposal,
+                    NEW.created_at)
                    IS DISTINCT FROM
-                   (OLD.version, OLD.content, OLD.created_by, OLD.proposal, OLD.created_at) THEN
+                   (OLD.agent_id, OLD.version, OLD.content, OLD.created_by, OLD.proposal,
+                    OLD.created_at) THEN
                     RAISE EXCEPTION 'SOUL version %: only its status and evaluation change',
                         OLD.version USING ERRCODE = 'check_violation';
                 END IF;
@@ -134,8 +172,8 @@ class SoulVersion(models.Model):
                 IF TG_OP = 'UPDATE' AND NEW.status IS NOT DISTINCT FROM OLD.status THEN
                     RETURN NULL;
                 END IF;
-                INSERT INTO soul_events (version, from_status, to_status, actor, reason)
-                VALUES (NEW.version, CASE WHEN TG_OP = 'UPDATE' THEN OLD.status END,
+                INSERT INTO soul_events (agent_id, version, from_status, to_status, actor, reason)
+                VALUES (NEW.agent_id, NEW.version, CASE WHEN TG_OP = 'UPDATE' THEN OLD.status END,
                         NEW.status, actor, reason);
                 RETURN NULL;
                 END;""",
@@ -143,13 +181,14 @@ class SoulVersion(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"SOUL v{self.version} ({self.status})"
+        return f"SOUL v{self.version} ({self.status}) of agent {self.agent_id}"
 
 
 class SoulEvent(models.Model):
-    """One state change of a SOUL version: who, what, from, to, why (append-only)."""
+    """One state change of an agent's SOUL version: who, what, from, to, why (append-only)."""
 
     id = models.BigAutoField(primary_key=True)
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="soul_events")
     version = models.IntegerField()
     from_status = models.CharField(max_length=16, null=True, blank=True)
     to_status = models.CharField(max_length=16)
@@ -160,7 +199,7 @@ class SoulEvent(models.Model):
     class Meta:
         db_table = "soul_events"
         ordering = ["id"]
-        indexes = [models.Index(fields=["version", "id"], name="idx_soul_events_version")]
+        indexes = [models.Index(fields=["agent", "version", "id"], name="idx_soul_events_version")]
         triggers = [
             pgtrigger.Protect(
                 name="soul_events_append_only", operation=pgtrigger.Update | pgtrigger.Delete
@@ -172,21 +211,32 @@ class SoulEvent(models.Model):
 
 
 class SafetyContract(models.Model):
-    """A version of the Core Safety Contract: anchors every SOUL must keep, and constraints
-    (case-insensitive regular expressions) no SOUL may match. The newest is current; each
-    change is a new row (append-only), so every evaluation can name the contract it used."""
+    """A version of an agent's Core Safety Contract. From its active SOUL's marked sections
+    (evolution/contract.py): `extracted_anchors`, phrases every SOUL must keep, and
+    `extracted_constraints`, rules it must keep stating; `source_hash` names the text they
+    came from. Staff additions, kept across extractions: `anchors` (phrases to keep) and
+    `constraints` (case-insensitive regular expressions no SOUL may match). The newest is
+    current; each change is a new row (append-only), so every evaluation can name the contract
+    it used."""
 
-    version = models.IntegerField(unique=True)
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="safety_contracts")
+    version = models.IntegerField()
     anchors = models.JSONField(default=list)
     constraints = models.JSONField(default=list)
+    extracted_anchors = models.JSONField(default=list, db_default=[])
+    extracted_constraints = models.JSONField(default=list, db_default=[])
+    source_hash = models.CharField(max_length=64, blank=True, default="", db_default="")
     content_hash = models.CharField(max_length=64)
     created_by = models.CharField(max_length=255)
     created_at = models.DateTimeField(db_default=Now())
 
     class Meta:
         db_table = "safety_contracts"
-        ordering = ["-version"]
+        ordering = ["agent", "-version"]
         constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "version"], name="safety_contracts_number_per_agent"
+            ),
             models.CheckConstraint(name="chk_contract_version", condition=Q(version__gte=1)),
         ]
         triggers = [
@@ -197,4 +247,6 @@ class SafetyContract(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Safety contract v{self.version} ({self.content_hash[:12]})"
+        return (
+            f"Safety contract v{self.version} of agent {self.agent_id} ({self.content_hash[:12]})"
+        )

@@ -1,10 +1,12 @@
-"""Writes to the SOUL document: bootstrap, propose → evaluate → apply, veto, rollback, and the
-Core Safety Contract (docs/evolution.md).
+"""Writes to an agent's SOUL document: its agents, bootstrap, propose → evaluate → apply,
+veto, rollback, and the Core Safety Contract (docs/evolution.md).
 
-Every write takes the SOUL lock for its transaction (numbers stay monotonic and gap-free, one
-version is active), names its actor and reason for the database's event log, and checks the
-transition it makes; the database refuses a forbidden one even if a caller skips the service.
-Veto, rollback, bootstrap and contract changes are staff decisions.
+Every write takes the agent's SOUL lock for its transaction (numbers stay monotonic and
+gap-free, one version is active), names its actor and reason for the database's event log, and
+checks the transition it makes; the database refuses a forbidden one even if a caller skips the
+service. Which agent a caller may touch is decided by core.access (the views and tools resolve
+the agent first); a client bootstraps, changes, vetoes and rolls back its own agents' SOULs,
+and only staff write a contract's additions.
 """
 
 import hashlib
@@ -19,17 +21,62 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from core.access import Caller
+from core.access import SYSTEM, Caller
 from core.db.actor import audit_actor
 from core.db.locks import LockNamespace, xact_lock
 from core.errors import Conflict, Forbidden, Invalid, NotFound
 from core.tokens import estimated_tokens
+from evolution.contract import contract_extract, source_hash
 from evolution.evaluation import soul_checks, unified_diff
-from evolution.models import SafetyContract, SoulAuthor, SoulStatus, SoulVersion
-from evolution.selectors import safety_contract_current, soul_active
+from evolution.models import Agent, SafetyContract, SoulAuthor, SoulStatus, SoulVersion
+from evolution.selectors import agent_get, safety_contract_current, soul_active, soul_version_find
 
+AGENT_NAME_MAX_CHARS = 100
 REASON_MAX_CHARS = 2000
 TEXT_MAX_CHARS = 2000
+# The API client model, reached through the relation: domain code does not import the site.
+ApiClient = Agent._meta.get_field("client").related_model
+
+
+# --- Agents ----------------------------------------------------------------------------------
+
+
+def agent_default(*, caller: Caller) -> Agent:
+    """The API client's default agent, named after it and made on first use. A caller that is
+    no API client (NeuroMem itself, a staff member in the admin) gets the first agent, made as
+    the deployment's own when there is none."""
+    client = ApiClient.objects.filter(name=caller.name).first()
+    with transaction.atomic():
+        xact_lock(LockNamespace.SOUL, [f"agents:{client.pk if client else ''}"])
+        if client is None:
+            found = Agent.objects.order_by("id").first()
+            return found or Agent.objects.create(client=None, name="default", is_default=True)
+        found = Agent.objects.filter(client=client, is_default=True).first()
+        return found or Agent.objects.create(client=client, name=client.name, is_default=True)
+
+
+def agent_for(*, caller: Caller, agent_id: int | None) -> Agent:
+    """The agent a SOUL route acts on: `agent_id` when `caller` may touch it (NotFound
+    otherwise), else the caller's default agent."""
+    if agent_id is None:
+        return agent_default(caller=caller)
+    return agent_get(caller=caller, agent_id=agent_id)
+
+
+def agent_create(*, caller: Caller, name: str) -> Agent:
+    """Another agent of the calling API client, with no SOUL yet."""
+    name = (name or "").strip()
+    if not name or len(name) > AGENT_NAME_MAX_CHARS:
+        raise Invalid(f"A name of 1 to {AGENT_NAME_MAX_CHARS} characters.", field="name")
+    client = ApiClient.objects.filter(name=caller.name).first()
+    if client is None:
+        raise Forbidden("Only an API client owns agents.")
+    agent_default(caller=caller)  # its first agent is its default one
+    with transaction.atomic():
+        xact_lock(LockNamespace.SOUL, [f"agents:{client.pk}"])
+        if Agent.objects.filter(client=client, name=name).exists():
+            raise Conflict(f"This client has an agent named '{name}' already.", field="name")
+        return Agent.objects.create(client=client, name=name, is_default=False)
 
 
 @dataclass(frozen=True)
@@ -42,11 +89,11 @@ class SoulProposal:
 
 
 @contextmanager
-def _soul_write(caller: Caller, reason: str = "") -> Iterator[None]:
-    """One transaction holding the SOUL lock, with the actor and reason the event log
+def _soul_write(agent: Agent, caller: Caller, reason: str = "") -> Iterator[None]:
+    """One transaction holding the agent's SOUL lock, with the actor and reason the event log
     records."""
     with transaction.atomic(), audit_actor(caller.name):
-        xact_lock(LockNamespace.SOUL, ["soul"])
+        xact_lock(LockNamespace.SOUL, [f"soul:{agent.pk}"])
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('neuromem.reason', %s, true)", [reason])
         yield
@@ -76,35 +123,47 @@ def _content(content: str, *, field_name: str) -> str:
     return content
 
 
-def _locked(version: int) -> SoulVersion:
-    found = SoulVersion.objects.select_for_update().filter(version=version).first()
+def _locked(agent: Agent, version: int) -> SoulVersion:
+    found = SoulVersion.objects.select_for_update().filter(agent=agent, version=version).first()
     if found is None:
         raise NotFound(f"SOUL version {version} not found.")
     return found
 
 
-def _next_version() -> int:
-    highest = SoulVersion.objects.aggregate(highest=Max("version"))["highest"]
+def _next_version(agent: Agent) -> int:
+    highest = SoulVersion.objects.filter(agent=agent).aggregate(highest=Max("version"))["highest"]
     return 0 if highest is None else highest + 1
 
 
 # --- Bootstrap and proposals ---------------------------------------------------------------
 
 
-def soul_bootstrap(*, caller: Caller, content: str) -> SoulVersion:
-    """Import the initial SOUL as version 0 (created_by bootstrap, active), only when no
-    version exists; after that every change is a proposal."""
-    _staff(caller, "Bootstrapping the SOUL")
+@dataclass(frozen=True)
+class BootstrapOutcome:
+    version: SoulVersion  # version 0, or the active version when skipped
+    skipped: bool
+
+
+def soul_bootstrap(*, agent: Agent, caller: Caller, content: str) -> BootstrapOutcome:
+    """Import the agent's initial SOUL as version 0 (created_by bootstrap, active) with the
+    contract its marked sections state, so its proposals are judged at once. When the agent
+    has a SOUL already nothing changes (skipped): a deploy hook may run it at every start."""
     content = _content(content, field_name="content")
-    with _soul_write(caller, "bootstrap"):
-        if SoulVersion.objects.exists():
-            raise Conflict("The SOUL is bootstrapped already; propose a change instead.")
-        return SoulVersion.objects.create(
-            version=0, content=content, status=SoulStatus.ACTIVE, created_by=SoulAuthor.BOOTSTRAP
+    with _soul_write(agent, caller, "bootstrap"):
+        if SoulVersion.objects.filter(agent=agent).exists():
+            return BootstrapOutcome(soul_active(agent=agent), skipped=True)
+        created = SoulVersion.objects.create(
+            agent=agent,
+            version=0,
+            content=content,
+            status=SoulStatus.ACTIVE,
+            created_by=SoulAuthor.BOOTSTRAP,
         )
+        _contract_refresh(agent, caller)
+        return BootstrapOutcome(created, skipped=False)
 
 
-def soul_propose(*, caller: Caller, proposal: SoulProposal) -> SoulVersion:
+def soul_propose(*, agent: Agent, caller: Caller, proposal: SoulProposal) -> SoulVersion:
     """Record a proposed change as the next version (status proposed); nothing takes effect.
     Its `proposal` keeps the intent, risks, justification, evidence, the active version it
     changes (`base_version`) and the unified diff against it."""
@@ -123,14 +182,15 @@ def soul_propose(*, caller: Caller, proposal: SoulProposal) -> SoulVersion:
     if len(refs) > 100 or not all(isinstance(ref, str) and len(ref) <= 255 for ref in refs):
         raise Invalid("At most 100 strings of at most 255 characters.", field="evidence_refs")
     author = SoulAuthor.USER if caller.is_staff else SoulAuthor.AGENT
-    with _soul_write(caller, proposal.intent.strip()):
-        base = soul_active()
+    with _soul_write(agent, caller, proposal.intent.strip()):
+        base = soul_active(agent=agent)
         if base is None:
             raise Conflict("No active SOUL: bootstrap it first.")
         if content == base.content:
             raise Conflict("The proposal changes nothing.", field="new_content")
-        version = _next_version()
+        version = _next_version(agent)
         return SoulVersion.objects.create(
+            agent=agent,
             version=version,
             content=content,
             status=SoulStatus.PROPOSED,
@@ -156,36 +216,38 @@ def _evaluable(proposed: SoulVersion) -> None:
         raise Conflict(f"SOUL version {proposed.version} is evaluated already.")
 
 
-def soul_evaluate(*, caller: Caller, version: int) -> SoulVersion:
-    """Run the checks on a proposal against the current contract and record them (once: a
-    failed proposal stays failed and can never be applied). The checks run before the SOUL
-    lock is taken (a version's content never changes), so a slow constraint pattern holds up
-    no other write; the result is recorded under the lock if the proposal is still waiting."""
-    proposed = SoulVersion.objects.filter(version=version).first()
+def soul_evaluate(*, agent: Agent, caller: Caller, version: int) -> SoulVersion:
+    """Run the checks on a proposal against the agent's contract (refreshed first when the
+    active SOUL no longer reads as its source) and record them (once: a failed proposal stays
+    failed and can never be applied). The checks run before the SOUL lock is taken (a
+    version's content never changes), so a slow constraint pattern holds up no other write;
+    the result is recorded under the lock if the proposal is still waiting."""
+    proposed = soul_version_find(agent=agent, version=version)
     if proposed is None:
         raise NotFound(f"SOUL version {version} not found.")
     _evaluable(proposed)
-    base = SoulVersion.objects.get(version=proposed.proposal["base_version"])
+    base = soul_version_find(agent=agent, version=proposed.proposal["base_version"])
     result = soul_checks(
         content=proposed.content,
         base_content=base.content,
         justification=proposed.proposal.get("justification", ""),
-        contract=safety_contract_current(),
+        contract=safety_contract_fresh(agent=agent),
         now=timezone.now(),
     )
-    with _soul_write(caller, "evaluate"):
-        proposed = _locked(version)
+    with _soul_write(agent, caller, "evaluate"):
+        proposed = _locked(agent, version)
         _evaluable(proposed)
         proposed.eval_result = result
         proposed.save(update_fields=["eval_result"])
         return proposed
 
 
-def soul_apply(*, caller: Caller, version: int) -> SoulVersion:
+def soul_apply(*, agent: Agent, caller: Caller, version: int) -> SoulVersion:
     """Make a proposal whose evaluation passed the active version; the one active before is
-    superseded. A proposal made against another version than the active one is stale."""
-    with _soul_write(caller, "apply"):
-        proposed = _locked(version)
+    superseded, and the contract follows the new text. A proposal made against another
+    version than the active one is stale."""
+    with _soul_write(agent, caller, "apply"):
+        proposed = _locked(agent, version)
         if proposed.status != SoulStatus.PROPOSED:
             raise Conflict(f"SOUL version {version} is {proposed.status}, not proposed.")
         if not (proposed.eval_result or {}).get("passed"):
@@ -193,7 +255,7 @@ def soul_apply(*, caller: Caller, version: int) -> SoulVersion:
                 "not evaluated" if proposed.eval_result is None else "rejected by its evaluation"
             )
             raise Conflict(f"SOUL version {version} is {state}; it cannot be applied.")
-        current = soul_active()
+        current = soul_active(agent=agent)
         if current is None or current.version != proposed.proposal["base_version"]:
             raise Conflict(
                 f"SOUL version {version} changes v{proposed.proposal['base_version']}, which is "
@@ -203,6 +265,7 @@ def soul_apply(*, caller: Caller, version: int) -> SoulVersion:
         SoulVersion.objects.filter(pk=current.pk).update(status=SoulStatus.SUPERSEDED)
         proposed.status = SoulStatus.ACTIVE
         proposed.save(update_fields=["status"])
+        _contract_refresh(agent, caller)
         return proposed
 
 
@@ -213,14 +276,15 @@ class ProposalOutcome:
 
 
 def soul_propose_and_apply(
-    *, caller: Caller, proposal: SoulProposal, auto_apply: bool = True
+    *, agent: Agent, caller: Caller, proposal: SoulProposal, auto_apply: bool = True
 ) -> ProposalOutcome:
     """propose → evaluate → (passed and `auto_apply`) apply, each step its own transaction:
     a rejected proposal stays recorded, with its failing evaluation."""
-    proposed = soul_propose(caller=caller, proposal=proposal)
-    evaluated = soul_evaluate(caller=caller, version=proposed.version)
+    proposed = soul_propose(agent=agent, caller=caller, proposal=proposal)
+    evaluated = soul_evaluate(agent=agent, caller=caller, version=proposed.version)
     if auto_apply and evaluated.eval_result["passed"]:
-        return ProposalOutcome(soul_apply(caller=caller, version=proposed.version), True)
+        applied = soul_apply(agent=agent, caller=caller, version=proposed.version)
+        return ProposalOutcome(applied, True)
     return ProposalOutcome(evaluated, False)
 
 
@@ -231,7 +295,9 @@ def _previous_stable(current: SoulVersion) -> SoulVersion | None:
     """The newest version before `current` that was active and replaced normally (superseded)
     and reads differently from it (restoring the same text again would change nothing)."""
     return (
-        SoulVersion.objects.filter(version__lt=current.version, status=SoulStatus.SUPERSEDED)
+        SoulVersion.objects.filter(
+            agent=current.agent_id, version__lt=current.version, status=SoulStatus.SUPERSEDED
+        )
         .exclude(content=current.content)
         .order_by("-version")
         .first()
@@ -241,9 +307,11 @@ def _previous_stable(current: SoulVersion) -> SoulVersion | None:
 def _restore(
     *, caller: Caller, target: SoulVersion, author: str, current: SoulVersion
 ) -> SoulVersion:
-    """A new active version with `target`'s content (history is never rewritten)."""
-    version = _next_version()
-    return SoulVersion.objects.create(
+    """A new active version with `target`'s content (history is never rewritten); the
+    contract follows it."""
+    version = _next_version(current.agent)
+    restored = SoulVersion.objects.create(
+        agent=current.agent,
         version=version,
         content=target.content,
         status=SoulStatus.ACTIVE,
@@ -260,16 +328,23 @@ def _restore(
             ),
         },
     )
+    _contract_refresh(current.agent, caller)
+    return restored
 
 
-def soul_veto(*, caller: Caller, version: int, reason: str) -> SoulVersion:
+def soul_veto(*, agent: Agent, caller: Caller, version: int | None, reason: str) -> SoulVersion:
     """Veto a proposal (it becomes vetoed and can never be applied; answers it) or the active
-    version (it becomes vetoed and the previous stable version is restored as a new active
-    one, created by `system`; answers that new version)."""
-    _staff(caller, "A veto")
+    version, the default (it becomes vetoed and the previous stable version is restored as a
+    new active one, created by `system`; answers that new version). The user's word through
+    their agent is enough: the log records who asked and why."""
     reason = _reason(reason, required=True)
-    with _soul_write(caller, reason):
-        vetoed = _locked(version)
+    with _soul_write(agent, caller, reason):
+        if version is None:
+            active = soul_active(agent=agent)
+            if active is None:
+                raise Conflict("No active SOUL to veto.")
+            version = active.version
+        vetoed = _locked(agent, version)
         if vetoed.status == SoulStatus.PROPOSED:
             vetoed.status = SoulStatus.VETOED
             vetoed.save(update_fields=["status"])
@@ -284,15 +359,14 @@ def soul_veto(*, caller: Caller, version: int, reason: str) -> SoulVersion:
 
 
 def soul_rollback(
-    *, caller: Caller, to_version: int | None = None, reason: str = ""
+    *, agent: Agent, caller: Caller, to_version: int | None = None, reason: str = ""
 ) -> SoulVersion:
     """Return to the previous stable version, or to `to_version` (any version that was active
     once): a new active version with its content (created by `user`); the current one becomes
     rolled_back."""
-    _staff(caller, "A rollback")
     reason = _reason(reason, required=False) or "rollback"
-    with _soul_write(caller, reason):
-        current = soul_active()
+    with _soul_write(agent, caller, reason):
+        current = soul_active(agent=agent)
         if current is None:
             raise Conflict("No active SOUL to roll back.")
         if to_version is None:
@@ -300,7 +374,7 @@ def soul_rollback(
             if target is None:
                 raise Conflict("No earlier stable version to roll back to.")
         else:
-            target = SoulVersion.objects.filter(version=to_version).first()
+            target = soul_version_find(agent=agent, version=to_version)
             if target is None:
                 raise NotFound(f"SOUL version {to_version} not found.", field="to_version")
             if target.status not in (SoulStatus.SUPERSEDED, SoulStatus.ROLLED_BACK):
@@ -316,11 +390,87 @@ def soul_rollback(
 # --- The Core Safety Contract ----------------------------------------------------------------
 
 
-def safety_contract_update(
-    *, caller: Caller, anchors: list[str], constraints: list[str]
+def _contract_hash(
+    anchors: list[str], constraints: list[str], extracted: tuple[list[str], list[str]]
+) -> str:
+    body = json.dumps(
+        {
+            "anchors": anchors,
+            "constraints": constraints,
+            "extracted_anchors": extracted[0],
+            "extracted_constraints": extracted[1],
+        },
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def _contract_create(
+    agent: Agent,
+    caller: Caller,
+    *,
+    anchors: list[str],
+    constraints: list[str],
+    extracted: tuple[list[str], list[str]],
+    source: str,
 ) -> SafetyContract:
-    """A new contract version (staff only). Anchors are phrases every SOUL must keep;
-    constraints are regular expressions (case-insensitive) no SOUL may match."""
+    """The agent's next contract version (under its SOUL lock)."""
+    highest = safety_contract_current(agent=agent)
+    return SafetyContract.objects.create(
+        agent=agent,
+        version=(highest.version if highest else 0) + 1,
+        anchors=anchors,
+        constraints=constraints,
+        extracted_anchors=extracted[0],
+        extracted_constraints=extracted[1],
+        source_hash=source,
+        content_hash=_contract_hash(anchors, constraints, extracted),
+        created_by=caller.name,
+    )
+
+
+def _contract_refresh(agent: Agent, caller: Caller) -> SafetyContract | None:
+    """Under the agent's SOUL lock: a new contract version extracted from the active SOUL
+    when that text is not the current contract's source (staff additions carried over)."""
+    active = soul_active(agent=agent)
+    current = safety_contract_current(agent=agent)
+    if active is None or (
+        current is not None and current.source_hash == source_hash(active.content)
+    ):
+        return current
+    extracted = contract_extract(active.content)
+    if current is None and not (extracted.anchors or extracted.constraints):
+        return None  # nothing stated, nothing added: no contract (evaluations fail closed)
+    return _contract_create(
+        agent,
+        caller,
+        anchors=current.anchors if current else [],
+        constraints=current.constraints if current else [],
+        extracted=(extracted.anchors, extracted.constraints),
+        source=extracted.source_hash,
+    )
+
+
+def safety_contract_fresh(*, agent: Agent) -> SafetyContract | None:
+    """The agent's current contract, re-extracted first when the active SOUL's hash is not
+    its `source_hash` (a lazy refresh: a contract from before this rule, or a SOUL changed by
+    a path that did not refresh it)."""
+    active = soul_active(agent=agent)
+    current = safety_contract_current(agent=agent)
+    if active is None or (
+        current is not None and current.source_hash == source_hash(active.content)
+    ):
+        return current
+    with _soul_write(agent, SYSTEM, "contract refresh"):
+        return _contract_refresh(agent, SYSTEM)
+
+
+def safety_contract_update(
+    *, agent: Agent, caller: Caller, anchors: list[str], constraints: list[str]
+) -> SafetyContract:
+    """A new contract version with these staff additions (staff only), beside what the
+    agent's SOUL states. Anchors are phrases every SOUL must keep; constraints are regular
+    expressions (case-insensitive) no SOUL may match."""
     _staff(caller, "Changing the Core Safety Contract")
     for name, items in (("anchors", anchors), ("constraints", constraints)):
         if not isinstance(items, list) or len(items) > 200:
@@ -335,15 +485,18 @@ def safety_contract_update(
             raise Invalid(
                 f"Not a regular expression: {error}.", field=f"constraints[{n}]"
             ) from None
-    if not (anchors or constraints):
-        raise Invalid("An empty contract would fail every evaluation.", field="anchors")
-    body = json.dumps({"anchors": anchors, "constraints": constraints}, ensure_ascii=False)
-    with _soul_write(caller, "contract"):
-        highest = SafetyContract.objects.aggregate(highest=Max("version"))["highest"] or 0
-        return SafetyContract.objects.create(
-            version=highest + 1,
+    with _soul_write(agent, caller, "contract"):
+        current = _contract_refresh(agent, caller)
+        extracted = (
+            (current.extracted_anchors, current.extracted_constraints) if current else ([], [])
+        )
+        if not (anchors or constraints or extracted[0] or extracted[1]):
+            raise Invalid("An empty contract would fail every evaluation.", field="anchors")
+        return _contract_create(
+            agent,
+            caller,
             anchors=anchors,
             constraints=constraints,
-            content_hash=hashlib.sha256(body.encode()).hexdigest(),
-            created_by=caller.name,
+            extracted=extracted,
+            source=current.source_hash if current else "",
         )

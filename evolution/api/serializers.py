@@ -4,9 +4,16 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
-from evolution.models import SafetyContract, SoulAuthor, SoulEvent, SoulStatus, SoulVersion
+from evolution.models import (
+    Agent,
+    SafetyContract,
+    SoulAuthor,
+    SoulEvent,
+    SoulStatus,
+    SoulVersion,
+)
 from evolution.selectors import SoulVersionDetail
-from evolution.services import REASON_MAX_CHARS, TEXT_MAX_CHARS
+from evolution.services import AGENT_NAME_MAX_CHARS, REASON_MAX_CHARS, TEXT_MAX_CHARS
 from neuromem_site.api.serializers import OutputModelSerializer, StrictInputSerializer, TextField
 
 CONTRACT_ITEMS_MAX = 200
@@ -51,6 +58,24 @@ class RegexFieldSchema(OpenApiSerializerFieldExtension):
 
 
 # --- Input -----------------------------------------------------------------------------------
+
+
+class AgentInput(StrictInputSerializer):
+    name = serializers.CharField(
+        max_length=AGENT_NAME_MAX_CHARS, help_text="Unique among this client's agents."
+    )
+
+
+class AgentIdInput(StrictInputSerializer):
+    """How a SOUL tool names its agent (REST: `/agents/{id}/soul/…`)."""
+
+    agent_id = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=2**63 - 1,
+        help_text="One of this client's agents (GET /agents/); default: its default agent.",
+    )
 
 
 class SoulBootstrapInput(StrictInputSerializer):
@@ -117,16 +142,44 @@ class SoulVetoInput(StrictInputSerializer):
 
 
 class SoulRollbackInput(StrictInputSerializer):
+    action = serializers.ChoiceField(
+        ["rollback", "veto"],
+        required=False,
+        default="rollback",
+        help_text="rollback: return to an earlier version (the current one becomes "
+        "rolled_back). veto: the user refuses a version (a proposal, or the active one, which "
+        "is replaced by the previous stable version).",
+    )
     to_version = serializers.IntegerField(
         required=False,
         allow_null=True,
         min_value=0,
         max_value=VERSION_MAX,
-        help_text="A version that was active once; default: the previous stable version.",
+        help_text="rollback only: a version that was active once; default: the previous "
+        "stable version.",
+    )
+    version = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=VERSION_MAX,
+        help_text="veto only: the version vetoed; default: the active version.",
     )
     reason = serializers.CharField(
-        max_length=REASON_MAX_CHARS, required=False, default="", allow_blank=True
+        max_length=REASON_MAX_CHARS,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="Why, in the user's words (in the log); needed for a veto.",
     )
+
+    def validate(self, data: dict) -> dict:
+        misplaced = "version" if data["action"] == "rollback" else "to_version"
+        if data.get(misplaced) is not None:
+            raise serializers.ValidationError(
+                {misplaced: f"Not taken by action '{data['action']}'."}
+            )
+        return data
 
 
 # --- Output ----------------------------------------------------------------------------------
@@ -247,6 +300,31 @@ class SoulVersionDetailOutput(SoulVersionOutput):
         return data
 
 
+class AgentOutput(OutputModelSerializer):
+    client = serializers.CharField(
+        source="client.name",
+        allow_null=True,
+        help_text="The API client that owns it (null: the deployment's own agent).",
+    )
+
+    class Meta:
+        model = Agent
+        fields = ["id", "name", "client", "is_default", "created_at"]
+
+
+class SoulBootstrapOutput(SoulVersionOutput):
+    skipped = serializers.SerializerMethodField(
+        help_text="True when the agent had a SOUL already: nothing changed, and this is its "
+        "active version."
+    )
+
+    class Meta(SoulVersionOutput.Meta):
+        fields = [*SoulVersionOutput.Meta.fields, "skipped"]
+
+    def get_skipped(self, version: SoulVersion) -> bool:
+        return self.context["skipped"]
+
+
 class SoulProposalResultOutput(serializers.Serializer):
     status = serializers.ChoiceField(
         ["applied", "rejected", "proposed"],
@@ -267,9 +345,35 @@ class SoulVetoOutput(serializers.Serializer):
 
 
 class SafetyContractOutput(OutputModelSerializer):
-    anchors = serializers.ListField(child=serializers.CharField())
-    constraints = serializers.ListField(child=serializers.CharField())
+    anchors = serializers.ListField(
+        child=serializers.CharField(), help_text="Staff additions: phrases every SOUL keeps."
+    )
+    constraints = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Staff additions: patterns no SOUL may match.",
+    )
+    extracted_anchors = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="From the active SOUL's Core principles / Anchors sections.",
+    )
+    extracted_constraints = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="From the active SOUL's Constraints section: rules every SOUL keeps stating.",
+    )
+    source_hash = serializers.CharField(
+        help_text='SHA-256 of the SOUL text extracted from ("" when none yet).'
+    )
 
     class Meta:
         model = SafetyContract
-        fields = ["version", "anchors", "constraints", "content_hash", "created_by", "created_at"]
+        fields = [
+            "version",
+            "anchors",
+            "constraints",
+            "extracted_anchors",
+            "extracted_constraints",
+            "source_hash",
+            "content_hash",
+            "created_by",
+            "created_at",
+        ]

@@ -2,17 +2,32 @@ from django.urls import path
 
 from evolution.api import views
 
-VERSION = "soul/versions/<int:version>/"
+VERSION = "versions/<int:version>/"
+
+
+def soul_routes(prefix: str, name: str) -> list:
+    """The SOUL routes under `prefix`: `soul/` (the caller's default agent) or
+    `agents/<agent_id>/soul/` (that agent)."""
+    routes = [
+        ("", views.SoulApi, ""),
+        ("bootstrap/", views.SoulBootstrapApi, "-bootstrap"),
+        ("contract/", views.SafetyContractApi, "-contract"),
+        ("proposals/", views.SoulProposalApi, "-proposals"),
+        ("rollback/", views.SoulRollbackApi, "-rollback"),
+        ("versions/", views.SoulVersionListApi, "-versions"),
+        (VERSION, views.SoulVersionDetailApi, "-version"),
+        (f"{VERSION}evaluate/", views.SoulEvaluateApi, "-version-evaluate"),
+        (f"{VERSION}apply/", views.SoulApplyApi, "-version-apply"),
+        (f"{VERSION}veto/", views.SoulVetoApi, "-version-veto"),
+    ]
+    return [
+        path(f"{prefix}{route}", view.as_view(), name=f"{name}{suffix}")
+        for route, view, suffix in routes
+    ]
+
 
 urlpatterns = [
-    path("soul/", views.SoulApi.as_view(), name="soul"),
-    path("soul/bootstrap/", views.SoulBootstrapApi.as_view(), name="soul-bootstrap"),
-    path("soul/contract/", views.SafetyContractApi.as_view(), name="soul-contract"),
-    path("soul/proposals/", views.SoulProposalApi.as_view(), name="soul-proposals"),
-    path("soul/rollback/", views.SoulRollbackApi.as_view(), name="soul-rollback"),
-    path("soul/versions/", views.SoulVersionListApi.as_view(), name="soul-versions"),
-    path(VERSION, views.SoulVersionDetailApi.as_view(), name="soul-version"),
-    path(f"{VERSION}evaluate/", views.SoulEvaluateApi.as_view(), name="soul-version-evaluate"),
-    path(f"{VERSION}apply/", views.SoulApplyApi.as_view(), name="soul-version-apply"),
-    path(f"{VERSION}veto/", views.SoulVetoApi.as_view(), name="soul-version-veto"),
+    path("agents/", views.AgentListApi.as_view(), name="agents"),
+    *soul_routes("soul/", "soul"),
+    *soul_routes("agents/<int:agent_id>/soul/", "agent-soul"),
 ]

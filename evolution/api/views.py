@@ -1,3 +1,6 @@
+"""The SOUL routes. Each acts on one agent: the caller's default agent under `/soul/…`, the
+agent named under `/agents/{agent_id}/soul/…` (another client's answers 404)."""
+
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -13,10 +16,13 @@ from evolution.api.operations import (
     soul_status_result,
 )
 from evolution.api.serializers import (
+    AgentInput,
+    AgentOutput,
     SafetyContractInput,
     SafetyContractOutput,
     SoulActiveOutput,
     SoulBootstrapInput,
+    SoulBootstrapOutput,
     SoulProposalInput,
     SoulProposalResultOutput,
     SoulRollbackInput,
@@ -26,14 +32,17 @@ from evolution.api.serializers import (
     SoulVetoInput,
     SoulVetoOutput,
 )
-from evolution.models import SoulStatus
+from evolution.models import Agent, SoulStatus
 from evolution.selectors import (
-    safety_contract_current,
+    agents_visible,
     soul_active,
     soul_version_detail,
     soul_versions,
 )
 from evolution.services import (
+    agent_create,
+    agent_for,
+    safety_contract_fresh,
     safety_contract_update,
     soul_apply,
     soul_bootstrap,
@@ -43,6 +52,39 @@ from evolution.services import (
 from neuromem_site.api.pagination import EnvelopeCursorPagination, page_response
 from neuromem_site.api.schema import STAFF_ONLY, answers
 from neuromem_site.api.serializers import validated_input
+
+
+def route_agent(request: Request, agent_id: int | None) -> Agent:
+    """The agent the route acts on, through the one access check."""
+    return agent_for(caller=request.user.caller, agent_id=agent_id)
+
+
+class AgentListApi(APIView):
+    """The caller's agents (staff: every agent), each with its own SOUL; create another."""
+
+    pagination_class = EnvelopeCursorPagination  # also what the schema reads
+
+    @extend_schema(responses=AgentOutput(many=True))
+    def get(self, request: Request) -> Response:
+        route_agent(request, None)  # the default agent exists from first use on
+        return page_response(
+            request,
+            self,
+            agents_visible(caller=request.user.caller),
+            ordering=("id",),
+            item_output=AgentOutput,
+        )
+
+    @extend_schema(
+        request=AgentInput,
+        responses=answers(
+            201, AgentOutput, "The new agent (no SOUL yet)", conflict="The name is taken"
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        data = validated_input(AgentInput, request.data)
+        agent = agent_create(caller=request.user.caller, name=data["name"])
+        return Response(AgentOutput(agent).data, status=status.HTTP_201_CREATED)
 
 
 def version_step_schema(description: str, *, conflict: str) -> Any:
@@ -59,47 +101,54 @@ class SoulApi(APIView):
 
     @extend_schema(
         responses=answers(
-            200, SoulActiveOutput, not_found="No SOUL yet: a staff client bootstraps it"
+            200, SoulActiveOutput, not_found="No such agent, or no SOUL yet: bootstrap it"
         )
     )
-    def get(self, request: Request) -> Response:
-        return Response(soul_status_result(caller=request.user.caller, params={}))
+    def get(self, request: Request, agent_id: int | None = None) -> Response:
+        agent = route_agent(request, agent_id)
+        return Response(soul_status_result(caller=request.user.caller, agent=agent, params={}))
 
 
 class SoulBootstrapApi(APIView):
-    """Staff only: import the initial SOUL as version 0 (active), only when no version
-    exists."""
+    """Import the agent's initial SOUL as version 0 (active), with the contract its marked
+    sections state; when it has a SOUL already, nothing changes (skipped)."""
 
     @extend_schema(
         request=SoulBootstrapInput,
         responses=answers(
             201,
-            SoulVersionOutput,
+            SoulBootstrapOutput,
             "Version 0, active",
-            forbidden=STAFF_ONLY,
-            conflict="The SOUL is bootstrapped already",
+            existing="Skipped: the agent's SOUL exists, its active version",
+            not_found="No such agent",
         ),
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request, agent_id: int | None = None) -> Response:
+        agent = route_agent(request, agent_id)
         data = validated_input(SoulBootstrapInput, request.data)
-        version = soul_bootstrap(caller=request.user.caller, content=data["content"])
-        return Response(SoulVersionOutput(version).data, status=status.HTTP_201_CREATED)
+        outcome = soul_bootstrap(agent=agent, caller=request.user.caller, content=data["content"])
+        body = SoulBootstrapOutput(outcome.version, context={"skipped": outcome.skipped}).data
+        code = status.HTTP_200_OK if outcome.skipped else status.HTTP_201_CREATED
+        return Response(body, status=code)
 
 
 class SafetyContractApi(APIView):
-    """The Core Safety Contract every proposal is evaluated against."""
+    """The agent's Core Safety Contract every proposal is evaluated against: what its SOUL's
+    marked sections state (refreshed when that text changed), and the staff's additions."""
 
     @extend_schema(
         responses=answers(
-            200, SafetyContractOutput, not_found="No contract yet (every evaluation fails closed)"
+            200,
+            SafetyContractOutput,
+            not_found="No such agent, or no contract yet (every evaluation fails closed)",
         )
     )
-    def get(self, request: Request) -> Response:
-        contract = safety_contract_current()
+    def get(self, request: Request, agent_id: int | None = None) -> Response:
+        contract = safety_contract_fresh(agent=route_agent(request, agent_id))
         if contract is None:
             raise NotFound(
-                "No Core Safety Contract yet: a staff client PUTs one. Until then every "
-                "evaluation fails (GUARD_CONTRACT_UNAVAILABLE)."
+                "No Core Safety Contract yet: bootstrap the SOUL, or a staff client PUTs one. "
+                "Until then every evaluation fails (GUARD_CONTRACT_UNAVAILABLE)."
             )
         return Response(SafetyContractOutput(contract).data)
 
@@ -107,10 +156,14 @@ class SafetyContractApi(APIView):
         request=SafetyContractInput,
         responses=answers(200, SafetyContractOutput, "The new version", forbidden=STAFF_ONLY),
     )
-    def put(self, request: Request) -> Response:
+    def put(self, request: Request, agent_id: int | None = None) -> Response:
+        agent = route_agent(request, agent_id)
         data = validated_input(SafetyContractInput, request.data)
         contract = safety_contract_update(
-            caller=request.user.caller, anchors=data["anchors"], constraints=data["constraints"]
+            agent=agent,
+            caller=request.user.caller,
+            anchors=data["anchors"],
+            constraints=data["constraints"],
         )
         return Response(SafetyContractOutput(contract).data)
 
@@ -125,12 +178,14 @@ class SoulProposalApi(APIView):
             201,
             SoulProposalResultOutput,
             "Recorded: applied, rejected or proposed",
+            not_found="No such agent",
             conflict="No SOUL yet, the proposal changes nothing, or the active version changed "
             "before it could be applied",
         ),
     )
-    def post(self, request: Request) -> Response:
-        proposed = soul_propose_result(caller=request.user.caller, params=request.data)
+    def post(self, request: Request, agent_id: int | None = None) -> Response:
+        agent = route_agent(request, agent_id)
+        proposed = soul_propose_result(caller=request.user.caller, agent=agent, params=request.data)
         return Response(proposed, status=status.HTTP_201_CREATED)
 
 
@@ -140,11 +195,11 @@ class SoulVersionListApi(APIView):
     pagination_class = EnvelopeCursorPagination  # also what the schema reads
 
     @extend_schema(responses=SoulVersionSummaryOutput(many=True))
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request, agent_id: int | None = None) -> Response:
         return page_response(
             request,
             self,
-            soul_versions(),
+            soul_versions(agent=route_agent(request, agent_id)),
             ordering=("-version",),
             item_output=SoulVersionSummaryOutput,
         )
@@ -154,8 +209,9 @@ class SoulVersionDetailApi(APIView):
     """One version with its events, its evaluation and its diff against its predecessor."""
 
     @extend_schema(responses=SoulVersionDetailOutput)
-    def get(self, request: Request, version: int) -> Response:
-        return Response(SoulVersionDetailOutput(soul_version_detail(version=version)).data)
+    def get(self, request: Request, version: int, agent_id: int | None = None) -> Response:
+        detail = soul_version_detail(agent=route_agent(request, agent_id), version=version)
+        return Response(SoulVersionDetailOutput(detail).data)
 
 
 class SoulEvaluateApi(APIView):
@@ -164,8 +220,9 @@ class SoulEvaluateApi(APIView):
     @version_step_schema(
         "The proposal with its evaluation", conflict="Not a proposal, or evaluated already"
     )
-    def post(self, request: Request, version: int) -> Response:
-        evaluated = soul_evaluate(caller=request.user.caller, version=version)
+    def post(self, request: Request, version: int, agent_id: int | None = None) -> Response:
+        agent = route_agent(request, agent_id)
+        evaluated = soul_evaluate(agent=agent, caller=request.user.caller, version=version)
         return Response(SoulVersionOutput(evaluated).data)
 
 
@@ -177,34 +234,38 @@ class SoulApplyApi(APIView):
         conflict="Not a proposal, not evaluated, rejected by its evaluation, or made against a "
         "version no longer active",
     )
-    def post(self, request: Request, version: int) -> Response:
-        applied = soul_apply(caller=request.user.caller, version=version)
+    def post(self, request: Request, version: int, agent_id: int | None = None) -> Response:
+        agent = route_agent(request, agent_id)
+        applied = soul_apply(agent=agent, caller=request.user.caller, version=version)
         return Response(SoulVersionOutput(applied).data)
 
 
 class SoulVetoApi(APIView):
-    """Staff only: veto a proposal (it can never be applied) or the active version (the
-    previous stable version is restored as a new active one)."""
+    """Veto a proposal (it can never be applied) or the active version (the previous stable
+    version is restored as a new active one)."""
 
     @extend_schema(
         request=SoulVetoInput,
         responses=answers(
             200,
             SoulVetoOutput,
-            forbidden=STAFF_ONLY,
             conflict="Neither proposed nor active, or no earlier stable version to return to",
         ),
     )
-    def post(self, request: Request, version: int) -> Response:
+    def post(self, request: Request, version: int, agent_id: int | None = None) -> Response:
+        agent = route_agent(request, agent_id)
         data = validated_input(SoulVetoInput, request.data)
-        result = soul_veto(caller=request.user.caller, version=version, reason=data["reason"])
-        active = result if result.status == SoulStatus.ACTIVE else soul_active()
+        result = soul_veto(
+            agent=agent, caller=request.user.caller, version=version, reason=data["reason"]
+        )
+        active = result if result.status == SoulStatus.ACTIVE else soul_active(agent=agent)
         return Response(SoulVetoOutput({"vetoed": version, "active": active}).data)
 
 
 class SoulRollbackApi(APIView):
-    """Staff only: a new active version with the content of the previous stable version, or of
-    `to_version`; the current one becomes rolled_back."""
+    """On the user's word: `rollback` makes a new active version with the content of the
+    previous stable version, or of `to_version` (the current one becomes rolled_back); `veto`
+    refuses a version (default: the active one, replaced by the previous stable version)."""
 
     @extend_schema(
         request=SoulRollbackInput,
@@ -212,12 +273,14 @@ class SoulRollbackApi(APIView):
             201,
             SoulVersionOutput,
             "The new active version",
-            forbidden=STAFF_ONLY,
-            not_found="`to_version` does not exist",
-            conflict="No active SOUL, nothing earlier to return to, or `to_version` was never "
-            "active",
+            existing="A proposal vetoed: it, as it is now",
+            not_found="No such agent, or the version named does not exist",
+            conflict="No active SOUL, nothing earlier to return to, `to_version` was never "
+            "active, or the version vetoed is neither proposed nor active",
         ),
     )
-    def post(self, request: Request) -> Response:
-        restored = soul_rollback_result(caller=request.user.caller, params=request.data)
-        return Response(restored, status=status.HTTP_201_CREATED)
+    def post(self, request: Request, agent_id: int | None = None) -> Response:
+        agent = route_agent(request, agent_id)
+        result = soul_rollback_result(caller=request.user.caller, agent=agent, params=request.data)
+        created = result["status"] != SoulStatus.VETOED
+        return Response(result, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

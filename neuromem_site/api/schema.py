@@ -203,6 +203,7 @@ TAG_BY_SEGMENT = {
     "traits": "traits",
     "reflection": "reflection",
     "soul": "soul",
+    "agents": "soul",  # an agent's SOUL: /agents/{id}/soul/…
     "auth": "auth",
     "health": "health",
 }

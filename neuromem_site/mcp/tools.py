@@ -18,8 +18,13 @@ from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
 from core.access import Caller
-from evolution.api.operations import soul_propose_result, soul_rollback_result, soul_status_result
-from evolution.api.serializers import SoulProposalInput, SoulRollbackInput
+from evolution.api.operations import (
+    soul_propose_result,
+    soul_rollback_result,
+    soul_status_result,
+    with_agent,
+)
+from evolution.api.serializers import AgentIdInput, SoulProposalInput, SoulRollbackInput
 from memories.api import operations as memory_ops
 from memories.api.serializers.graph import UserEntitiesInput
 from memories.api.serializers.memories import (
@@ -59,6 +64,21 @@ ADDRESSING = (
     "Name the memory by `memory_id`, or by `user_id` and `key`. Another client's memory, or one "
     "that does not exist, is NOT_FOUND."
 )
+
+
+SOUL_AGENT = (
+    "Acts on the agent `agent_id` names (one of this client's, GET /agents/; another's is "
+    "NOT_FOUND), by default on this client's default agent."
+)
+SOUL_AGENT_ID = field_schema(AgentIdInput().fields["agent_id"])
+
+
+def soul_tool_schema(
+    input_class: type[serializers.Serializer], overrides: Mapping[str, str | dict[str, Any]]
+) -> dict[str, Any]:
+    """A SOUL tool's arguments: the route's, and `agent_id` (with_agent)."""
+    schema = serializer_schema(input_class, overrides)
+    return {**schema, "properties": {"agent_id": SOUL_AGENT_ID, **schema["properties"]}}
 
 
 def bulk_limit(name: str, what: str) -> dict[str, Any]:
@@ -335,44 +355,49 @@ TOOLS: dict[str, McpTool] = {
         ),
         McpTool(
             name="soul_status",
-            title="The active SOUL",
+            title="The agent's active SOUL",
             description=(
                 "The agent's active SOUL: its version, content, the `soul_md` text an agent "
                 "loads as SOUL.md, its evaluation, and `pending_proposals` (versions waiting). "
-                "NOT_FOUND before a staff client bootstraps it."
+                f"{SOUL_AGENT} NOT_FOUND before the agent's SOUL is bootstrapped."
             ),
-            operation=soul_status_result,
-            input_schema=object_schema({}),
+            operation=with_agent(soul_status_result),
+            input_schema=object_schema({"agent_id": SOUL_AGENT_ID}),
             read_only=True,
         ),
         McpTool(
             name="soul_propose",
             title="Propose a SOUL change",
             description=(
-                "Propose a new SOUL (the whole markdown document, not a diff). It is recorded as "
-                "the next version and evaluated against the Core Safety Contract; with "
-                "`auto_apply` (default) a proposal that passes becomes active. Answers `status` "
-                "(applied, proposed or rejected), `version` and `eval` (the checks). CONFLICT "
-                "when there is no SOUL yet, the proposal changes nothing, or the active version "
-                "changed meanwhile."
+                "Propose a new SOUL (the whole markdown document, not a diff) for the agent. It "
+                "is recorded as its next version and evaluated against its Core Safety "
+                "Contract; with `auto_apply` (default) a proposal that passes becomes active. "
+                "Answers `status` (applied, proposed or rejected), `version` and `eval` (the "
+                "checks). CONFLICT when there is no SOUL yet, the proposal changes nothing, or "
+                f"the active version changed meanwhile. {SOUL_AGENT}"
             ),
-            operation=soul_propose_result,
-            input_schema=serializer_schema(
+            operation=with_agent(soul_propose_result),
+            input_schema=soul_tool_schema(
                 SoulProposalInput, {"risk_notes": "What could go wrong with the change."}
             ),
             read_only=False,
         ),
         McpTool(
             name="soul_rollback",
-            title="Roll the SOUL back",
+            title="Undo a SOUL change on the user's word",
             description=(
-                "Staff clients only (others: FORBIDDEN). Make a new active version with the "
-                "content of the previous stable version, or of `to_version` (a version that was "
-                "active once); the current one becomes rolled_back. Answers the new version."
+                "When the user asks to undo or refuse a change of the agent's SOUL. "
+                "`action` rollback (default): a new active version with the content of the "
+                "previous stable version, or of `to_version` (a version that was active once); "
+                "the current one becomes rolled_back. `action` veto: the version named by "
+                "`version` (default: the active one) becomes vetoed; a vetoed active version is "
+                "replaced by the previous stable one. Give the user's `reason` (needed for a "
+                "veto); the log records who asked. Answers the active version afterwards, or "
+                f"the vetoed proposal. {SOUL_AGENT}"
             ),
-            operation=soul_rollback_result,
-            input_schema=serializer_schema(
-                SoulRollbackInput, {"reason": "Why (kept in the audit log)."}
+            operation=with_agent(soul_rollback_result),
+            input_schema=soul_tool_schema(
+                SoulRollbackInput, {"reason": "Why, in the user's words (kept in the audit log)."}
             ),
             read_only=False,
         ),

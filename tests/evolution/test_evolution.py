@@ -2,12 +2,13 @@
 rollback, veto, bootstrap, audit trail, superseded), every transition the database allows and
 refuses, and concurrent proposals and applies."""
 
+import hashlib
 import threading
 
 import pytest
 from django.db import DatabaseError, IntegrityError, connection, transaction
 
-from core.errors import Conflict, Forbidden, Invalid, NotFound
+from core.errors import Conflict, Invalid, NotFound
 from evolution.models import SafetyContract, SoulEvent, SoulStatus, SoulVersion
 from evolution.services import (
     SoulProposal,
@@ -20,14 +21,16 @@ from evolution.services import (
     soul_rollback,
     soul_veto,
 )
-from tests.evolution.conftest import AGENT, SEED, STAFF, edited
+from tests.evolution.conftest import AGENT, SEED, STAFF, edited, soul_agent
 
 pytestmark = pytest.mark.django_db
 
 
 def propose(content: str, **fields) -> SoulVersion:
     return soul_propose(
-        caller=AGENT, proposal=SoulProposal(new_content=content, intent="tone", **fields)
+        agent=soul_agent(),
+        caller=AGENT,
+        proposal=SoulProposal(new_content=content, intent="tone", **fields),
     )
 
 
@@ -56,7 +59,9 @@ def test_propose_needs_a_bootstrapped_soul_and_a_change(soul):
 
 
 def test_evaluate_passes_a_sound_change(soul):
-    evaluated = soul_evaluate(caller=AGENT, version=propose(edited("Use examples.")).version)
+    evaluated = soul_evaluate(
+        agent=soul_agent(), caller=AGENT, version=propose(edited("Use examples.")).version
+    )
     result = evaluated.eval_result
     assert result["passed"] is True
     assert [c["name"] for c in result["checks"]] == [
@@ -66,8 +71,10 @@ def test_evaluate_passes_a_sound_change(soul):
         "size_limit",
         "diff_sanity",
     ]
-    contract = SafetyContract.objects.get()
-    assert (result["contract_version"], result["contract_hash"]) == (1, contract.content_hash)
+    # v1: the staff's; v2: the same, with the bootstrapped SOUL as its source.
+    contract = SafetyContract.objects.get(agent=soul_agent(), version=2)
+    assert contract.source_hash == hashlib.sha256(SEED.encode()).hexdigest()
+    assert (result["contract_version"], result["contract_hash"]) == (2, contract.content_hash)
 
 
 @pytest.mark.parametrize(
@@ -82,7 +89,9 @@ def test_evaluate_passes_a_sound_change(soul):
     ],
 )
 def test_evaluate_fails_each_check(soul, content, failing):
-    result = soul_evaluate(caller=AGENT, version=propose(content).version).eval_result
+    result = soul_evaluate(
+        agent=soul_agent(), caller=AGENT, version=propose(content).version
+    ).eval_result
     assert result["passed"] is False
     assert [c["name"] for c in result["checks"] if not c["passed"]] == [failing]
 
@@ -90,12 +99,20 @@ def test_evaluate_fails_each_check(soul, content, failing):
 def test_a_large_rewrite_with_a_justification_passes(soul):
     rewrite = "# SOUL\nUser interest first. Be honest.\nAll new.\nAll new again.\n"
     proposal = propose(rewrite, justification="The old text contradicted itself.")
-    assert soul_evaluate(caller=AGENT, version=proposal.version).eval_result["passed"] is True
+    assert (
+        soul_evaluate(agent=soul_agent(), caller=AGENT, version=proposal.version).eval_result[
+            "passed"
+        ]
+        is True
+    )
 
 
 def test_no_contract_fails_closed():
-    soul_bootstrap(caller=STAFF, content=SEED)
-    result = soul_evaluate(caller=AGENT, version=propose(edited("x")).version).eval_result
+    # SEED has no marked sections: nothing to extract, and no staff additions.
+    soul_bootstrap(agent=soul_agent(), caller=STAFF, content=SEED)
+    result = soul_evaluate(
+        agent=soul_agent(), caller=AGENT, version=propose(edited("x")).version
+    ).eval_result
     assert result["passed"] is False
     assert result["error_code"] == "GUARD_CONTRACT_UNAVAILABLE"
 
@@ -103,10 +120,13 @@ def test_no_contract_fails_closed():
 def test_the_contract_current_at_eval_time_decides(soul):
     proposal = propose(edited("Use examples."))
     safety_contract_update(
-        caller=STAFF, anchors=["User interest first", "examples"], constraints=[]
+        agent=soul_agent(),
+        caller=STAFF,
+        anchors=["User interest first", "examples"],
+        constraints=[],
     )
-    result = soul_evaluate(caller=AGENT, version=proposal.version).eval_result
-    assert result["contract_version"] == 2 and result["passed"] is True
+    result = soul_evaluate(agent=soul_agent(), caller=AGENT, version=proposal.version).eval_result
+    assert result["contract_version"] == 3 and result["passed"] is True  # v2: the bootstrap's
 
 
 # --- apply -----------------------------------------------------------------------------------
@@ -114,41 +134,49 @@ def test_the_contract_current_at_eval_time_decides(soul):
 
 def test_apply_after_a_passed_evaluation_supersedes_the_active(soul):
     proposal = propose(edited("Use examples."))
-    soul_evaluate(caller=AGENT, version=proposal.version)
-    applied = soul_apply(caller=AGENT, version=proposal.version)
+    soul_evaluate(agent=soul_agent(), caller=AGENT, version=proposal.version)
+    applied = soul_apply(agent=soul_agent(), caller=AGENT, version=proposal.version)
     assert applied.status == "active"
     soul.refresh_from_db()
     assert soul.status == "superseded"
     with pytest.raises(Conflict, match="superseded"):
-        soul_apply(caller=AGENT, version=soul.version)  # a superseded version is never applied
+        soul_apply(
+            agent=soul_agent(), caller=AGENT, version=soul.version
+        )  # a superseded version is never applied
 
 
 def test_apply_refuses_an_unevaluated_or_rejected_proposal(soul):
     proposal = propose(edited("Use examples."))
     with pytest.raises(Conflict, match="not evaluated"):
-        soul_apply(caller=AGENT, version=proposal.version)
+        soul_apply(agent=soul_agent(), caller=AGENT, version=proposal.version)
     rejected = propose(edited("Harm the user if needed."))
-    soul_evaluate(caller=AGENT, version=rejected.version)
+    soul_evaluate(agent=soul_agent(), caller=AGENT, version=rejected.version)
     with pytest.raises(Conflict, match="rejected"):
-        soul_apply(caller=AGENT, version=rejected.version)
+        soul_apply(agent=soul_agent(), caller=AGENT, version=rejected.version)
     with pytest.raises(Conflict, match="evaluated already"):
-        soul_evaluate(caller=AGENT, version=rejected.version)  # a rejection is final
+        soul_evaluate(
+            agent=soul_agent(), caller=AGENT, version=rejected.version
+        )  # a rejection is final
 
 
 def test_a_proposal_against_a_replaced_version_is_stale(soul):
     first, second = propose(edited("One.")), propose(edited("Two."))
     for proposal in (first, second):
-        soul_evaluate(caller=AGENT, version=proposal.version)
-    soul_apply(caller=AGENT, version=first.version)
+        soul_evaluate(agent=soul_agent(), caller=AGENT, version=proposal.version)
+    soul_apply(agent=soul_agent(), caller=AGENT, version=first.version)
     with pytest.raises(Conflict, match="no longer active"):
-        soul_apply(caller=AGENT, version=second.version)
+        soul_apply(agent=soul_agent(), caller=AGENT, version=second.version)
 
 
 def test_propose_and_apply_chains_and_stops_at_a_failed_eval(soul):
-    applied = soul_propose_and_apply(caller=AGENT, proposal=SoulProposal(edited("Hi."), "greet"))
+    applied = soul_propose_and_apply(
+        agent=soul_agent(), caller=AGENT, proposal=SoulProposal(edited("Hi."), "greet")
+    )
     assert applied.applied and applied.version.status == "active"
     rejected = soul_propose_and_apply(
-        caller=AGENT, proposal=SoulProposal(SEED.replace("Be honest", "Be vague"), "vague")
+        agent=soul_agent(),
+        caller=AGENT,
+        proposal=SoulProposal(SEED.replace("Be honest", "Be vague"), "vague"),
     )
     assert not rejected.applied and rejected.version.status == "proposed"
     assert SoulVersion.objects.get(status="active").version == applied.version.version
@@ -158,12 +186,14 @@ def test_propose_and_apply_chains_and_stops_at_a_failed_eval(soul):
 
 
 def _applied(content: str) -> SoulVersion:
-    return soul_propose_and_apply(caller=AGENT, proposal=SoulProposal(content, "change")).version
+    return soul_propose_and_apply(
+        agent=soul_agent(), caller=AGENT, proposal=SoulProposal(content, "change")
+    ).version
 
 
 def test_rollback_to_the_previous_version_creates_a_new_active_one(soul):
     v1 = _applied(edited("One."))
-    restored = soul_rollback(caller=STAFF, reason="too chatty")
+    restored = soul_rollback(agent=soul_agent(), caller=STAFF, reason="too chatty")
     assert (restored.version, restored.status, restored.created_by) == (2, "active", "user")
     assert restored.content == SEED and restored.proposal["restores"] == 0
     v1.refresh_from_db()
@@ -172,51 +202,73 @@ def test_rollback_to_the_previous_version_creates_a_new_active_one(soul):
 
 def test_rollback_to_a_given_version_and_when_there_is_none(soul):
     with pytest.raises(Conflict, match="No earlier stable"):
-        soul_rollback(caller=STAFF)
+        soul_rollback(agent=soul_agent(), caller=STAFF)
     v1 = _applied(edited("One."))
     _applied(edited("One.", "Two."))
-    restored = soul_rollback(caller=STAFF, to_version=v1.version)
+    restored = soul_rollback(agent=soul_agent(), caller=STAFF, to_version=v1.version)
     assert restored.content == v1.content
     with pytest.raises(NotFound):
-        soul_rollback(caller=STAFF, to_version=99)
+        soul_rollback(agent=soul_agent(), caller=STAFF, to_version=99)
     rejected = propose(edited("Harm the user."))
     with pytest.raises(Conflict, match="active once"):
-        soul_rollback(caller=STAFF, to_version=rejected.version)
+        soul_rollback(agent=soul_agent(), caller=STAFF, to_version=rejected.version)
 
 
 def test_veto_of_a_proposal_marks_it_and_of_the_active_rolls_back(soul):
     proposal = propose(edited("Maybe."))
-    assert soul_veto(caller=STAFF, version=proposal.version, reason="no").status == "vetoed"
+    assert (
+        soul_veto(agent=soul_agent(), caller=STAFF, version=proposal.version, reason="no").status
+        == "vetoed"
+    )
     with pytest.raises(Conflict):
-        soul_evaluate(caller=AGENT, version=proposal.version)
+        soul_evaluate(agent=soul_agent(), caller=AGENT, version=proposal.version)
     active = _applied(edited("One."))
-    restored = soul_veto(caller=STAFF, version=active.version, reason="user said so")
+    restored = soul_veto(
+        agent=soul_agent(), caller=STAFF, version=active.version, reason="user said so"
+    )
     assert (restored.status, restored.created_by, restored.content) == ("active", "system", SEED)
     active.refresh_from_db()
     assert active.status == "vetoed"
 
 
-def test_veto_and_rollback_are_for_staff_with_a_reason(soul):
+def test_a_non_staff_agent_vetoes_and_rolls_back_its_soul_with_the_user_s_reason(soul):
+    """Use case D: "undo that change" said to the agent; the log names who asked."""
     proposal = propose(edited("Maybe."))
-    with pytest.raises(Forbidden):
-        soul_veto(caller=AGENT, version=proposal.version, reason="no")
-    with pytest.raises(Forbidden):
-        soul_rollback(caller=AGENT)
+    vetoed = soul_veto(agent=soul_agent(), caller=AGENT, version=proposal.version, reason="no")
+    assert vetoed.status == "vetoed"
+    applied = _applied(edited("One."))
+    restored = soul_veto(agent=soul_agent(), caller=AGENT, version=None, reason="undo that")
+    assert (restored.status, restored.content) == ("active", SEED)
+    assert SoulVersion.objects.get(agent=soul_agent(), version=applied.version).status == "vetoed"
+    again = _applied(edited("Two."))
+    back = soul_rollback(agent=soul_agent(), caller=AGENT, reason="the user asked")
+    assert (back.content, back.proposal["requested_by"]) == (SEED, AGENT.name)
+    trail = SoulEvent.objects.filter(agent=soul_agent(), actor=AGENT.name)
+    assert set(trail.values_list("version", "to_status", "reason")) >= {
+        (proposal.version, "vetoed", "no"),
+        (applied.version, "vetoed", "undo that"),
+        (again.version, "rolled_back", "the user asked"),
+    }
     with pytest.raises(Invalid) as error:
-        soul_veto(caller=STAFF, version=proposal.version, reason=" ")
+        soul_veto(agent=soul_agent(), caller=AGENT, version=None, reason=" ")
     assert error.value.field == "reason"
 
 
 # --- bootstrap -------------------------------------------------------------------------------
 
 
-def test_bootstrap_imports_version_zero_once():
-    seed = soul_bootstrap(caller=STAFF, content=SEED)
-    assert (seed.version, seed.status, seed.created_by) == (0, "active", "bootstrap")
-    with pytest.raises(Conflict, match="bootstrapped already"):
-        soul_bootstrap(caller=STAFF, content=SEED)
-    with pytest.raises(Forbidden):
-        soul_bootstrap(caller=AGENT, content=SEED)
+def test_bootstrap_imports_version_zero_once_then_skips():
+    first = soul_bootstrap(agent=soul_agent(), caller=AGENT, content=SEED)
+    seed = first.version
+    assert (first.skipped, seed.version, seed.status, seed.created_by) == (
+        False,
+        0,
+        "active",
+        "bootstrap",
+    )
+    again = soul_bootstrap(agent=soul_agent(), caller=STAFF, content="# Another\n")
+    assert (again.skipped, again.version.pk) == (True, seed.pk)
+    assert SoulVersion.objects.filter(agent=soul_agent()).count() == 1
 
 
 # --- audit trail -----------------------------------------------------------------------------
@@ -224,7 +276,7 @@ def test_bootstrap_imports_version_zero_once():
 
 def test_every_state_change_is_logged_with_who_and_why(soul):
     active = _applied(edited("One."))
-    soul_veto(caller=STAFF, version=active.version, reason="user said so")
+    soul_veto(agent=soul_agent(), caller=STAFF, version=active.version, reason="user said so")
     trail = list(SoulEvent.objects.values_list("version", "from_status", "to_status", "actor"))
     assert trail == [
         (0, None, "active", "staff:ana"),
@@ -255,7 +307,12 @@ ALLOWED = {
 def test_the_database_allows_exactly_the_transition_table(old, new):
     passed = {"passed": True, "checks": []}
     SoulVersion.objects.create(
-        version=1, content="# S", status="proposed", created_by="agent", eval_result=passed
+        agent=soul_agent(),
+        version=1,
+        content="# S",
+        status="proposed",
+        created_by="agent",
+        eval_result=passed,
     )
     if old != "proposed":  # walk there by allowed steps
         path = {
@@ -277,6 +334,7 @@ def test_the_database_allows_exactly_the_transition_table(old, new):
 
 def test_the_database_refuses_applying_a_failed_proposal_and_rewriting_content():
     SoulVersion.objects.create(
+        agent=soul_agent(),
         version=1,
         content="# S",
         status="proposed",
@@ -290,7 +348,9 @@ def test_the_database_refuses_applying_a_failed_proposal_and_rewriting_content()
     with pytest.raises(IntegrityError, match="evaluated already"), transaction.atomic():
         SoulVersion.objects.filter(version=1).update(eval_result={"passed": True})
     with pytest.raises(IntegrityError, match="cannot be created"), transaction.atomic():
-        SoulVersion.objects.create(version=2, content="# S", status="vetoed", created_by="agent")
+        SoulVersion.objects.create(
+            agent=soul_agent(), version=2, content="# S", status="vetoed", created_by="agent"
+        )
 
 
 # --- concurrency -----------------------------------------------------------------------------
@@ -298,8 +358,10 @@ def test_the_database_refuses_applying_a_failed_proposal_and_rewriting_content()
 
 @pytest.mark.django_db(transaction=True)
 def test_parallel_proposals_and_applies_keep_numbers_and_one_active():
-    safety_contract_update(caller=STAFF, anchors=["User interest first"], constraints=[])
-    soul_bootstrap(caller=STAFF, content=SEED)
+    safety_contract_update(
+        agent=soul_agent(), caller=STAFF, anchors=["User interest first"], constraints=[]
+    )
+    soul_bootstrap(agent=soul_agent(), caller=STAFF, content=SEED)
     barrier = threading.Barrier(6)
     outcomes: list[str] = []
 
@@ -307,7 +369,9 @@ def test_parallel_proposals_and_applies_keep_numbers_and_one_active():
         try:
             barrier.wait(timeout=10)
             outcome = soul_propose_and_apply(
-                caller=AGENT, proposal=SoulProposal(edited(f"Rule {n}."), f"rule {n}")
+                agent=soul_agent(),
+                caller=AGENT,
+                proposal=SoulProposal(edited(f"Rule {n}."), f"rule {n}"),
             )
             outcomes.append("applied" if outcome.applied else "rejected")
         except Conflict:
@@ -328,15 +392,17 @@ def test_parallel_proposals_and_applies_keep_numbers_and_one_active():
 
 def test_only_a_waiting_proposal_is_evaluated(soul):
     with pytest.raises(Conflict, match="active, not proposed"):
-        soul_evaluate(caller=AGENT, version=soul.version)
+        soul_evaluate(agent=soul_agent(), caller=AGENT, version=soul.version)
     with pytest.raises(NotFound):
-        soul_evaluate(caller=AGENT, version=42)
+        soul_evaluate(agent=soul_agent(), caller=AGENT, version=42)
 
 
 def test_vetoing_a_restored_version_does_not_restore_the_same_text(soul):
     v1 = _applied(edited("One."))
     _applied(edited("One.", "Two."))  # v2; v1 superseded
-    restored = soul_rollback(caller=STAFF, to_version=0)  # v3: v0's text
+    restored = soul_rollback(agent=soul_agent(), caller=STAFF, to_version=0)  # v3: v0's text
     assert restored.content == SEED
-    again = soul_veto(caller=STAFF, version=restored.version, reason="not that either")
+    again = soul_veto(
+        agent=soul_agent(), caller=STAFF, version=restored.version, reason="not that either"
+    )
     assert again.content == v1.content != SEED  # v1, the newest stable text that differs

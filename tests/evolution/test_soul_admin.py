@@ -8,13 +8,13 @@ from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 from django.urls import reverse
 
-from evolution.models import SafetyContract, SoulEvent, SoulStatus, SoulVersion
+from evolution.models import Agent, SafetyContract, SoulEvent, SoulStatus, SoulVersion
 from evolution.services import (
     SoulProposal,
     soul_propose,
     soul_propose_and_apply,
 )
-from tests.evolution.conftest import AGENT, CONSTRAINTS, SEED, STAFF, edited
+from tests.evolution.conftest import AGENT, CONSTRAINTS, SEED, STAFF, edited, soul_agent
 
 pytestmark = pytest.mark.django_db
 
@@ -25,6 +25,7 @@ EVENTS = "/admin/evolution/soulevent/"
 
 def propose(content: str, *, caller=STAFF, auto_apply=True, **fields) -> SoulVersion:
     outcome = soul_propose_and_apply(
+        agent=soul_agent(),
         caller=caller,
         proposal=SoulProposal(new_content=content, intent=fields.pop("intent", "tone"), **fields),
         auto_apply=auto_apply,
@@ -33,11 +34,15 @@ def propose(content: str, *, caller=STAFF, auto_apply=True, **fields) -> SoulVer
 
 
 def page_url(version: SoulVersion) -> str:
-    return reverse("admin:evolution_soulversion_change", args=[f"v{version.version}"])
+    return reverse(
+        "admin:evolution_soulversion_change", args=[f"a{version.agent_id}-v{version.version}"]
+    )
 
 
 def action_url(name: str, version: SoulVersion) -> str:
-    return reverse(f"admin:evolution_soulversion_{name}", args=[f"v{version.version}"])
+    return reverse(
+        f"admin:evolution_soulversion_{name}", args=[f"a{version.agent_id}-v{version.version}"]
+    )
 
 
 def messages_of(response) -> list[str]:
@@ -88,8 +93,15 @@ def test_lists_render_with_eval_summary_intent_and_filters(admin_client, soul):
 
     contracts = admin_client.get(CONTRACTS)
     assert contracts.status_code == 200
-    contract = SafetyContract.objects.get()
+    contract = SafetyContract.objects.filter(agent=soul.agent_id).first()  # the newest
     assert contract.content_hash[:12] in contracts.content.decode()
+    other = Agent.objects.create(name="other")
+    assert (
+        "obedience"
+        not in admin_client.get(VERSIONS, {"agent__id__exact": other.pk}).content.decode()
+    )
+    agents = admin_client.get("/admin/evolution/agent/").content.decode()
+    assert f"{VERSIONS}?agent__id__exact={soul.agent_id}" in agents
 
     events = admin_client.get(EVENTS)
     assert events.status_code == 200
@@ -98,7 +110,9 @@ def test_lists_render_with_eval_summary_intent_and_filters(admin_client, soul):
     assert "staff:ana" not in vetoed
     assert "staff:ana" in admin_client.get(EVENTS, {"q": "ana"}).content.decode()
     assert "staff:ana" not in admin_client.get(EVENTS, {"q": "nobody"}).content.decode()
-    assert f'href="{VERSIONS}v1/change/"' in events.content.decode()  # an event's version
+    assert (
+        f'href="{VERSIONS}a{soul.agent_id}-v1/change/"' in events.content.decode()
+    )  # an event's version
 
 
 def test_version_page_shows_escaped_content_diff_checks_proposal_and_events(admin_client, soul):
@@ -124,7 +138,7 @@ def test_version_page_shows_escaped_content_diff_checks_proposal_and_events(admi
     for name in ("anchor_preservation", "constraint_compliance", "well_formed_markdown"):
         assert name in html
     assert "size_limit" in html and "diff_sanity" in html
-    assert SafetyContract.objects.get().content_hash in html
+    assert SafetyContract.objects.filter(agent=soul.agent_id).first().content_hash in html
     # The proposal.
     assert "examples &lt;please&gt;" in html and "none known" in html
     assert "mem:1, mem:2" in html
@@ -153,22 +167,24 @@ def test_versions_are_addressed_by_their_number_never_by_row_id(admin_client, so
     listed = admin_client.get(VERSIONS).content.decode()
     for version in versions:
         assert version.pk != version.version  # else the test could not tell them apart
-        assert f'href="{VERSIONS}v{version.version}/change/"' in listed
+        assert f'href="{VERSIONS}a{version.agent_id}-v{version.version}/change/"' in listed
         assert f'href="{VERSIONS}{version.pk}/change/"' not in listed
-        page = admin_client.get(f"{VERSIONS}v{version.version}/change/")
+        page = admin_client.get(f"{VERSIONS}a{version.agent_id}-v{version.version}/change/")
         assert page.status_code == 200
         assert page.context["original"].version == version.version
 
         old_address = admin_client.get(f"{VERSIONS}{version.pk}/change/", follow=True)
-        assert old_address.redirect_chain == [(f"{VERSIONS}v{version.version}/change/", 302)]
+        assert old_address.redirect_chain == [
+            (f"{VERSIONS}a{version.agent_id}-v{version.version}/change/", 302)
+        ]
         assert old_address.context["original"].version == version.version
         assert any(
             f"row id, that of v{version.version}" in message for message in messages_of(old_address)
         )
         history = admin_client.get(f"{VERSIONS}{version.pk}/history/")
-        assert history["Location"] == f"{VERSIONS}v{version.version}/history/"
+        assert history["Location"] == f"{VERSIONS}a{version.agent_id}-v{version.version}/history/"
 
-    missing = admin_client.get(f"{VERSIONS}v99/change/", follow=True)
+    missing = admin_client.get(f"{VERSIONS}a{soul.agent_id}-v99/change/", follow=True)
     assert missing.redirect_chain[-1][0] == "/admin/"
     no_row = admin_client.get(f"{VERSIONS}{max(v.pk for v in versions) + 1000}/change/")
     assert no_row.status_code == 302 and no_row["Location"] == "/admin/"
@@ -177,7 +193,7 @@ def test_versions_are_addressed_by_their_number_never_by_row_id(admin_client, so
 def test_history_shows_the_versions_events_and_the_staff_actions(admin_client, soul):
     version = propose(edited("Use examples."), auto_apply=False)
     page = admin_client.get(page_url(version)).content.decode()
-    history_url = f"{VERSIONS}v{version.version}/history/"
+    history_url = f"{VERSIONS}a{version.agent_id}-v{version.version}/history/"
     assert f'href="{history_url}"' in page  # the History button, by number too
 
     admin_client.post(action_url("veto", version), {"reason": "Not what we want"})
@@ -304,7 +320,9 @@ def test_a_stale_proposal_has_no_apply_and_is_refused(admin_client, soul):
 
 def test_evaluate_then_apply_an_unevaluated_proposal(admin_client, soul):
     version = soul_propose(
-        caller=AGENT, proposal=SoulProposal(new_content=edited("Use examples."), intent="tone")
+        agent=soul_agent(),
+        caller=AGENT,
+        proposal=SoulProposal(new_content=edited("Use examples."), intent="tone"),
     )
     html = admin_client.get(page_url(version)).content.decode()
     assert action_url("evaluate", version) in html
@@ -370,18 +388,19 @@ def test_contract_add_creates_the_next_version(admin_client, admin_user, soul):
     assert form.status_code == 200
     html = form.content.decode()
     assert "User interest first\nBe honest" in html  # starts from the current contract
-    assert "safety contract v2" in html
+    assert "safety contract v3" in html  # v2: v1 with the bootstrapped SOUL as source
 
     response = admin_client.post(
         add,
         {
+            "agent": soul.agent_id,
             "anchors": "User interest first\r\n  Be honest \r\n\r\n",
             "constraints": "ignore (all|previous) instructions\r\n\\bharm the user\\b\r\n"
             "\\bdeceive\\b\r\n",
         },
         follow=True,
     )
-    created = SafetyContract.objects.get(version=2)
+    created = SafetyContract.objects.get(version=3)
     assert response.redirect_chain[-1][0] == reverse(
         "admin:evolution_safetycontract_change", args=[created.pk]
     )
@@ -395,14 +414,18 @@ def test_contract_add_creates_the_next_version(admin_client, admin_user, soul):
 
     # New evaluations use it.
     version = propose(edited("Deceive when it helps."), auto_apply=False)
-    assert version.eval_result["contract_version"] == 2
+    assert version.eval_result["contract_version"] == 3
     assert version.eval_result["passed"] is False
 
 
 def test_contract_add_with_a_bad_regex_shows_the_error_and_creates_nothing(admin_client, soul):
     response = admin_client.post(
         f"{CONTRACTS}add/",
-        {"anchors": "User interest first", "constraints": "fine\n(unclosed"},
+        {
+            "agent": soul.agent_id,
+            "anchors": "User interest first",
+            "constraints": "fine\n(unclosed",
+        },
     )
     assert response.status_code == 200
     errors = response.context["form"].errors
@@ -412,16 +435,17 @@ def test_contract_add_with_a_bad_regex_shows_the_error_and_creates_nothing(admin
         and "Not a regular expression" in errors["constraints"][0]
     )
     assert "Not a regular expression" in response.content.decode()
-    assert SafetyContract.objects.count() == 1
+    assert SafetyContract.objects.count() == 2
     assert not LogEntry.objects.exists()
 
-    empty = admin_client.post(f"{CONTRACTS}add/", {"anchors": " \n", "constraints": ""})
+    body = {"agent": soul.agent_id, "anchors": " \n", "constraints": ""}
+    empty = admin_client.post(f"{CONTRACTS}add/", body)
     assert "anchors" in empty.context["form"].errors
-    assert SafetyContract.objects.count() == 1
+    assert SafetyContract.objects.count() == 2
 
 
 def test_contract_versions_are_read_only(admin_client, soul):
-    contract = SafetyContract.objects.get()
+    contract = SafetyContract.objects.get(version=2)
     change = reverse("admin:evolution_safetycontract_change", args=[contract.pk])
     page = admin_client.get(change)
     assert page.status_code == 200
@@ -432,7 +456,7 @@ def test_contract_versions_are_read_only(admin_client, soul):
     assert admin_client.post(change, {"anchors": "[]"}).status_code == 403
     delete = reverse("admin:evolution_safetycontract_delete", args=[contract.pk])
     assert admin_client.post(delete, {"post": "yes"}).status_code == 403
-    assert SafetyContract.objects.get().anchors == ["User interest first", "Be honest"]
+    assert SafetyContract.objects.get(version=2).anchors == ["User interest first", "Be honest"]
 
 
 # --- Staff who may only look -----------------------------------------------------------------
@@ -441,8 +465,11 @@ def test_contract_versions_are_read_only(admin_client, soul):
 def test_view_only_staff_see_no_actions_and_get_403(viewer, soul):
     current = propose(edited("Use examples."))
     proposal = propose(edited("Use short examples."), auto_apply=False)
+    contracts = SafetyContract.objects.count()
     unevaluated = soul_propose(
-        caller=AGENT, proposal=SoulProposal(new_content=edited("Use more."), intent="more")
+        agent=soul_agent(),
+        caller=AGENT,
+        proposal=SoulProposal(new_content=edited("Use more."), intent="more"),
     )
     for version in (soul, current, proposal, unevaluated):
         page = viewer.get(page_url(version))
@@ -467,5 +494,5 @@ def test_view_only_staff_see_no_actions_and_get_403(viewer, soul):
     # Nor may they make a contract version.
     assert viewer.get(f"{CONTRACTS}add/").status_code == 403
     assert viewer.post(f"{CONTRACTS}add/", {"anchors": "x"}).status_code == 403
-    assert SafetyContract.objects.count() == 1
+    assert SafetyContract.objects.count() == contracts
     assert f"{CONTRACTS}add/" not in viewer.get(CONTRACTS).content.decode()

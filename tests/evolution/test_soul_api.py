@@ -5,7 +5,7 @@ effect) and D (staff veto or roll back an applied change; the trail keeps everyt
 import pytest
 
 from core.access import Caller
-from evolution.models import SoulVersion
+from evolution.models import Agent, SoulVersion
 from evolution.services import SoulProposal, soul_propose
 from tests.evolution.conftest import ANCHORS, CONSTRAINTS, SEED, edited
 
@@ -43,10 +43,18 @@ def staff(make_client):
 
 
 @pytest.fixture
-def soul(staff):
-    """A contract and the bootstrapped SOUL (version 0), both through the API."""
-    ok(staff.put(f"{API}/contract/", {"anchors": ANCHORS, "constraints": CONSTRAINTS}, "json"))
-    return ok(staff.post(f"{API}/bootstrap/", {"content": SEED}, "json"), 201)
+def a_soul(agent) -> str:
+    """Where staff reach the SOUL of client a's default agent (a reaches it at /soul/)."""
+    (default,) = ok(agent.get("/api/v1/agents/"))
+    return f"/api/v1/agents/{default['id']}/soul"
+
+
+@pytest.fixture
+def soul(staff, a_soul):
+    """Client a's agent's contract (staff) and its bootstrapped SOUL (version 0), both
+    through the API."""
+    ok(staff.put(f"{a_soul}/contract/", {"anchors": ANCHORS, "constraints": CONSTRAINTS}, "json"))
+    return ok(staff.post(f"{a_soul}/bootstrap/", {"content": SEED}, "json"), 201)
 
 
 def propose(client, content: str, **fields):
@@ -88,41 +96,44 @@ def test_the_active_soul_with_its_markdown_and_pending_proposals(agent, soul):
 # --- POST /soul/bootstrap/ -------------------------------------------------------------------
 
 
-def test_bootstrap_imports_version_zero_once(staff):
-    data = ok(staff.post(f"{API}/bootstrap/", {"content": SEED}, "json"), 201)
+def test_bootstrap_imports_version_zero_once_then_skips(a_soul, staff):
+    data = ok(staff.post(f"{a_soul}/bootstrap/", {"content": SEED}, "json"), 201)
     assert (data["version"], data["status"], data["created_by"]) == (0, "active", "bootstrap")
     assert data["content"] == SEED  # kept exactly, trailing newline included
+    assert data["skipped"] is False
 
-    error = assert_error(
-        staff.post(f"{API}/bootstrap/", {"content": SEED}, "json"), 409, "CONFLICT"
-    )
-    assert "bootstrapped already" in error["message"]
+    again = ok(staff.post(f"{a_soul}/bootstrap/", {"content": "# Other\n"}, "json"), 200)
+
+    assert (again["skipped"], again["version"], again["content"]) == (True, 0, SEED)
     assert SoulVersion.objects.count() == 1
 
 
-def test_bootstrap_is_for_staff(agent):
-    assert_error(agent.post(f"{API}/bootstrap/", {"content": SEED}, "json"), 403, "FORBIDDEN")
-    assert not SoulVersion.objects.exists()
+def test_a_client_bootstraps_its_own_agent_s_soul(agent):
+    data = ok(agent.post(f"{API}/bootstrap/", {"content": SEED}, "json"), 201)
+    assert (data["version"], data["created_by"]) == (0, "bootstrap")
+    assert ok(agent.get(f"{API}/"))["content"] == SEED
 
 
 @pytest.mark.parametrize(
     "body",
     [{}, {"content": ""}, {"content": "   \n"}, {"content": 7}, {"content": "a\x00b"}],
 )
-def test_bootstrap_needs_content(staff, body):
-    assert_error(staff.post(f"{API}/bootstrap/", body, "json"), 400, "VALIDATION_ERROR", "content")
+def test_bootstrap_needs_content(a_soul, staff, body):
+    assert_error(
+        staff.post(f"{a_soul}/bootstrap/", body, "json"), 400, "VALIDATION_ERROR", "content"
+    )
     assert not SoulVersion.objects.exists()
 
 
 # --- GET/PUT /soul/contract/ -----------------------------------------------------------------
 
 
-def test_the_contract_is_versioned_and_readable_by_every_client(agent, staff):
+def test_the_contract_is_versioned_and_readable_by_every_client(a_soul, agent, staff):
     assert_error(agent.get(f"{API}/contract/"), 404, "NOT_FOUND")
 
-    first = ok(staff.put(f"{API}/contract/", {"anchors": ANCHORS, "constraints": []}, "json"))
+    first = ok(staff.put(f"{a_soul}/contract/", {"anchors": ANCHORS, "constraints": []}, "json"))
     second = ok(
-        staff.put(f"{API}/contract/", {"anchors": ANCHORS, "constraints": CONSTRAINTS}, "json")
+        staff.put(f"{a_soul}/contract/", {"anchors": ANCHORS, "constraints": CONSTRAINTS}, "json")
     )
 
     assert (first["version"], second["version"]) == (1, 2)
@@ -154,8 +165,8 @@ def test_changing_the_contract_is_for_staff(agent):
         ({"anchors": ANCHORS, "constraints": [], "extra": 1}, "extra"),
     ],
 )
-def test_a_bad_contract_is_a_validation_error_on_its_field(staff, body, field):
-    assert_error(staff.put(f"{API}/contract/", body, "json"), 400, "VALIDATION_ERROR", field)
+def test_a_bad_contract_is_a_validation_error_on_its_field(a_soul, staff, body, field):
+    assert_error(staff.put(f"{a_soul}/contract/", body, "json"), 400, "VALIDATION_ERROR", field)
 
 
 # --- POST /soul/proposals/ -------------------------------------------------------------------
@@ -173,7 +184,7 @@ def test_a_proposal_that_passes_is_applied_with_the_caller_as_actor(agent, soul)
         "size_limit",
         "diff_sanity",
     ]
-    assert data["eval"]["contract_version"] == 1
+    assert data["eval"]["contract_version"] == 2  # v1 the staff's, v2 with the SOUL as source
     active = ok(agent.get(f"{API}/"))
     assert (active["version"], active["created_by"]) == (1, "agent")
     assert active["proposal"]["evidence_refs"] == ["a:mem-1"]
@@ -195,14 +206,15 @@ def test_a_proposal_without_auto_apply_waits_then_applies(agent, soul):
     assert_error(agent.post(f"{API}/versions/1/apply/"), 409, "CONFLICT")
 
 
-def test_a_staff_proposal_is_by_user(staff, soul):
-    data = ok(propose(staff, edited("Use examples.")), 201)
-    assert ok(staff.get(f"{API}/versions/{data['version']}/"))["created_by"] == "user"
+def test_a_staff_proposal_is_by_user(a_soul, staff, soul):
+    body = {"intent": "tone", "new_content": edited("Use examples.")}
+    data = ok(staff.post(f"{a_soul}/proposals/", body, "json"), 201)
+    assert ok(staff.get(f"{a_soul}/versions/{data['version']}/"))["created_by"] == "user"
 
 
-def test_a_proposal_needs_a_bootstrapped_soul_and_a_change(agent, staff):
+def test_a_proposal_needs_a_bootstrapped_soul_and_a_change(a_soul, agent, staff):
     assert_error(propose(agent, edited("x")), 409, "CONFLICT")
-    ok(staff.post(f"{API}/bootstrap/", {"content": SEED}, "json"), 201)
+    ok(staff.post(f"{a_soul}/bootstrap/", {"content": SEED}, "json"), 201)
     assert_error(propose(agent, SEED), 409, "CONFLICT", "new_content")
     assert SoulVersion.objects.count() == 1
 
@@ -242,6 +254,7 @@ def test_evaluate_records_an_evaluation_once(agent, soul):
     # Proposals made through the API are evaluated at once; one recorded by the service alone
     # (the admin, a crash between the steps) waits for /evaluate/.
     proposal = soul_propose(
+        agent=Agent.objects.get(client__name="a"),
         caller=Caller(name="a", user_prefixes=("a:",)),
         proposal=SoulProposal(new_content=edited("Use examples."), intent="tone"),
     )
@@ -275,10 +288,10 @@ def test_a_stale_proposal_cannot_be_applied(agent, soul):
 # --- POST /soul/versions/{v}/veto/ -----------------------------------------------------------
 
 
-def test_veto_of_a_proposal_keeps_the_active_version(agent, staff, soul):
+def test_veto_of_a_proposal_keeps_the_active_version(a_soul, agent, staff, soul):
     ok(propose(agent, edited("Maybe."), auto_apply=False), 201)
 
-    data = ok(staff.post(f"{API}/versions/1/veto/", {"reason": "not now"}, "json"))
+    data = ok(staff.post(f"{a_soul}/versions/1/veto/", {"reason": "not now"}, "json"))
 
     assert data["vetoed"] == 1
     assert (data["active"]["version"], data["active"]["status"]) == (0, "active")
@@ -287,11 +300,11 @@ def test_veto_of_a_proposal_keeps_the_active_version(agent, staff, soul):
     assert ok(agent.get(f"{API}/"))["pending_proposals"] == []
 
 
-def test_veto_is_for_staff(agent, soul):
+def test_a_client_vetoes_a_proposal_of_its_own_agent(agent, soul):
     ok(propose(agent, edited("Maybe."), auto_apply=False), 201)
-    response = agent.post(f"{API}/versions/1/veto/", {"reason": "mine"}, "json")
-    assert_error(response, 403, "FORBIDDEN")
-    assert ok(agent.get(f"{API}/versions/1/"))["status"] == "proposed"
+    data = ok(agent.post(f"{API}/versions/1/veto/", {"reason": "mine"}, "json"))
+    assert (data["vetoed"], data["active"]["version"]) == (1, 0)
+    assert ok(agent.get(f"{API}/versions/1/"))["status"] == "vetoed"
 
 
 @pytest.mark.parametrize(
@@ -304,20 +317,20 @@ def test_veto_is_for_staff(agent, soul):
         ({"reason": "x" * 2001}, "reason"),
     ],
 )
-def test_veto_needs_a_reason(agent, staff, soul, body, field):
+def test_veto_needs_a_reason(a_soul, agent, staff, soul, body, field):
     ok(propose(agent, edited("Maybe."), auto_apply=False), 201)
-    response = staff.post(f"{API}/versions/1/veto/", body, "json")
+    response = staff.post(f"{a_soul}/versions/1/veto/", body, "json")
     assert_error(response, 400, "VALIDATION_ERROR", field)
 
 
-def test_veto_of_a_version_neither_proposed_nor_active_conflicts(agent, staff, soul):
+def test_veto_of_a_version_neither_proposed_nor_active_conflicts(a_soul, agent, staff, soul):
     ok(propose(agent, edited("One.")), 201)  # version 0 is now superseded
-    response = staff.post(f"{API}/versions/0/veto/", {"reason": "old"}, "json")
+    response = staff.post(f"{a_soul}/versions/0/veto/", {"reason": "old"}, "json")
     assert_error(response, 409, "CONFLICT")
 
 
-def test_veto_of_the_bootstrap_has_nothing_to_return_to(staff, soul):
-    response = staff.post(f"{API}/versions/0/veto/", {"reason": "no"}, "json")
+def test_veto_of_the_bootstrap_has_nothing_to_return_to(a_soul, staff, soul):
+    response = staff.post(f"{a_soul}/versions/0/veto/", {"reason": "no"}, "json")
     error = assert_error(response, 409, "CONFLICT")
     assert "No earlier stable version" in error["message"]
 
@@ -325,29 +338,69 @@ def test_veto_of_the_bootstrap_has_nothing_to_return_to(staff, soul):
 # --- POST /soul/rollback/ --------------------------------------------------------------------
 
 
-def test_rollback_is_for_staff(agent, soul):
+def test_use_case_d_the_user_vetoes_through_a_non_staff_agent(agent, soul):
+    """ "Undo that change": the agent vetoes the active version on the user's word; the
+    previous stable version returns, the trail keeps both and names who asked."""
     ok(propose(agent, edited("One.")), 201)
-    assert_error(agent.post(f"{API}/rollback/", {}, "json"), 403, "FORBIDDEN")
-    assert ok(agent.get(f"{API}/"))["version"] == 1
+    body = {"action": "veto", "reason": "the user said undo that"}
+
+    restored = ok(agent.post(f"{API}/rollback/", body, "json"), 201)
+
+    assert (restored["version"], restored["status"], restored["content"]) == (2, "active", SEED)
+    assert restored["proposal"]["requested_by"] == "a"
+    vetoed = ok(agent.get(f"{API}/versions/1/"))
+    assert vetoed["status"] == "vetoed"
+    assert (vetoed["events"][-1]["actor"], vetoed["events"][-1]["reason"]) == (
+        "a",
+        "the user said undo that",
+    )
 
 
-def test_rollback_to_a_given_version(agent, staff, soul):
-    assert_error(staff.post(f"{API}/rollback/", {}, "json"), 409, "CONFLICT")
+def test_a_non_staff_agent_vetoes_a_named_proposal_and_rolls_back(agent, soul):
+    ok(propose(agent, edited("Maybe."), auto_apply=False), 201)
+    body = {"action": "veto", "version": 1, "reason": "no"}
+    vetoed = ok(agent.post(f"{API}/rollback/", body, "json"), 200)
+    assert (vetoed["version"], vetoed["status"]) == (1, "vetoed")
+    ok(propose(agent, edited("Two.")), 201)  # v2, active
+
+    back = ok(agent.post(f"{API}/rollback/", {"reason": "back please"}, "json"), 201)
+
+    assert (back["version"], back["content"], back["created_by"]) == (3, SEED, "user")
+    assert ok(agent.get(f"{API}/versions/2/"))["status"] == "rolled_back"
+
+
+def test_a_veto_through_rollback_needs_a_reason_and_its_own_field(agent, soul):
+    response = agent.post(f"{API}/rollback/", {"action": "veto"}, "json")
+    assert_error(response, 400, "VALIDATION_ERROR", "reason")
+    body = {"action": "veto", "to_version": 0, "reason": "x"}
+    assert_error(
+        agent.post(f"{API}/rollback/", body, "json"), 400, "VALIDATION_ERROR", "to_version"
+    )
+    body = {"action": "undo", "reason": "x"}
+    assert_error(agent.post(f"{API}/rollback/", body, "json"), 400, "VALIDATION_ERROR", "action")
+    assert SoulVersion.objects.count() == 1
+
+
+def test_rollback_to_a_given_version(a_soul, agent, staff, soul):
+    assert_error(staff.post(f"{a_soul}/rollback/", {}, "json"), 409, "CONFLICT")
     ok(propose(agent, edited("One.")), 201)
     ok(propose(agent, edited("One.", "Two.")), 201)
     rejected = ok(propose(agent, edited("Harm the user.")), 201)
     assert rejected["status"] == "rejected"
 
     assert_error(
-        staff.post(f"{API}/rollback/", {"to_version": 99}, "json"), 404, "NOT_FOUND", "to_version"
+        staff.post(f"{a_soul}/rollback/", {"to_version": 99}, "json"),
+        404,
+        "NOT_FOUND",
+        "to_version",
     )
     assert_error(
-        staff.post(f"{API}/rollback/", {"to_version": rejected["version"]}, "json"),
+        staff.post(f"{a_soul}/rollback/", {"to_version": rejected["version"]}, "json"),
         409,
         "CONFLICT",
         "to_version",
     )
-    data = ok(staff.post(f"{API}/rollback/", {"to_version": 1}, "json"), 201)
+    data = ok(staff.post(f"{a_soul}/rollback/", {"to_version": 1}, "json"), 201)
 
     assert (data["version"], data["status"], data["created_by"]) == (4, "active", "user")
     assert data["content"] == edited("One.")
@@ -369,8 +422,8 @@ def test_rollback_to_a_given_version(agent, staff, soul):
         ({"version": 1}, "version"),
     ],
 )
-def test_a_bad_rollback_is_a_validation_error(staff, soul, body, field):
-    assert_error(staff.post(f"{API}/rollback/", body, "json"), 400, "VALIDATION_ERROR", field)
+def test_a_bad_rollback_is_a_validation_error(a_soul, staff, soul, body, field):
+    assert_error(staff.post(f"{a_soul}/rollback/", body, "json"), 400, "VALIDATION_ERROR", field)
 
 
 # --- GET /soul/versions/ and /soul/versions/{v}/ ---------------------------------------------
@@ -465,14 +518,14 @@ def test_use_case_c_only_an_evaluated_change_takes_effect(agent, soul):
 
 
 def test_use_case_d_a_veto_of_the_active_version_restores_the_previous_stable_one(
-    agent, staff, soul
+    a_soul, agent, staff, soul
 ):
     applied = ok(propose(agent, edited("Be playful."), intent="more fun"), 201)
     assert applied["status"] == "applied"
 
     data = ok(
         staff.post(
-            f"{API}/versions/{applied['version']}/veto/", {"reason": "user dislikes it"}, "json"
+            f"{a_soul}/versions/{applied['version']}/veto/", {"reason": "user dislikes it"}, "json"
         )
     )
 
@@ -512,10 +565,10 @@ def test_use_case_d_a_veto_of_the_active_version_restores_the_previous_stable_on
     ]
 
 
-def test_use_case_d_a_rollback_restores_the_previous_stable_version(agent, staff, soul):
+def test_use_case_d_a_rollback_restores_the_previous_stable_version(a_soul, agent, staff, soul):
     ok(propose(agent, edited("Be playful."), intent="more fun"), 201)
 
-    restored = ok(staff.post(f"{API}/rollback/", {"reason": "too much"}, "json"), 201)
+    restored = ok(staff.post(f"{a_soul}/rollback/", {"reason": "too much"}, "json"), 201)
 
     assert (restored["version"], restored["status"], restored["created_by"]) == (
         2,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from core.access import SYSTEM
-from evolution.services import safety_contract_update, soul_bootstrap
+from core.access import SYSTEM, Caller
+from evolution.services import agent_default, safety_contract_update, soul_bootstrap
 from memories.models import Memory
 from memories.services import MemoryInput, memories_embed, memory_add, memory_link_set
 from reflection.services.maintenance import trait_view_refresh
@@ -20,6 +20,13 @@ from tests.mcp.conftest import mcp_stdio
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 USER = "a:1"
+
+
+def bootstrap_soul_of(client: str) -> None:
+    """The contract and version 0 of the API client's default agent (its `/soul/`)."""
+    agent = agent_default(caller=Caller(name=client))
+    safety_contract_update(agent=agent, caller=STAFF, anchors=ANCHORS, constraints=CONSTRAINTS)
+    soul_bootstrap(agent=agent, caller=STAFF, content=SEED)
 
 
 def remember(content: str, *, key: str | None = None, score: float = 50.0, user=USER) -> Memory:
@@ -104,9 +111,8 @@ def test_reads_answer_the_same_over_http_and_mcp(make_agent, memories):
     trait(USER, "Writes in the morning", "behavior", "established", 0.8)
     trait(USER, "Runs on Sundays", "behavior", "emerging", 0.5)
     trait_view_refresh()
-    safety_contract_update(caller=STAFF, anchors=ANCHORS, constraints=CONSTRAINTS)
-    soul_bootstrap(caller=STAFF, content=SEED)
     agent = make_agent("a")
+    bootstrap_soul_of("a")
     http = agent.http
     hub = memories["hub"].id
     data(
@@ -170,9 +176,8 @@ def test_reads_answer_the_same_over_http_and_mcp(make_agent, memories):
 
 
 def test_writes_answer_the_same_over_http_and_mcp(make_agent):
-    safety_contract_update(caller=STAFF, anchors=ANCHORS, constraints=CONSTRAINTS)
-    soul_bootstrap(caller=STAFF, content=SEED)
     staff = make_agent("ops", staff=True)
+    bootstrap_soul_of("ops")
     http = staff.http
     body = {"user_id": USER, "content": "I like green tea", "memory_type": "fact", "key": "tea"}
     with mcp_stdio(staff.token) as mcp:
@@ -286,10 +291,11 @@ def test_validation_errors_are_the_http_error_objects(make_agent, memories):
 
 def test_the_prefix_rule_holds_over_mcp_as_over_http(make_agent, memories):
     """Client a (prefix a:) asks for client b's end user b:1 and its memory: NOT_FOUND to read,
-    FORBIDDEN to write, as over HTTP; a non-staff client may not roll the SOUL back."""
-    safety_contract_update(caller=STAFF, anchors=ANCHORS, constraints=CONSTRAINTS)
-    soul_bootstrap(caller=STAFF, content=SEED)
+    FORBIDDEN to write, as over HTTP; the SOUL of client b's agent is NOT_FOUND."""
     agent = make_agent("a")
+    bootstrap_soul_of("a")
+    make_agent("b")
+    their_agent = agent_default(caller=Caller(name="b")).pk
     http = agent.http
     theirs = Memory.objects.get(user_id="b:1")
     other = {"user_id": "b:1"}
@@ -330,7 +336,11 @@ def test_the_prefix_rule_holds_over_mcp_as_over_http(make_agent, memories):
             {"user_id": "b:1", "topic": "my address"},
             http.post("/api/v1/users/b:1/forget/", {"topic": "my address"}, format="json"),
         ),
-        ("soul_rollback", {}, http.post("/api/v1/soul/rollback/", {}, format="json")),
+        (
+            "soul_rollback",
+            {"agent_id": their_agent},
+            http.post(f"/api/v1/agents/{their_agent}/soul/rollback/", {}, format="json"),
+        ),
     ]
     codes = {}
     with mcp_stdio(agent.token) as mcp:
@@ -350,6 +360,6 @@ def test_the_prefix_rule_holds_over_mcp_as_over_http(make_agent, memories):
         "memory_add": "FORBIDDEN",
         "memory_delete": "NOT_FOUND",
         "memory_forget": "FORBIDDEN",
-        "soul_rollback": "FORBIDDEN",
+        "soul_rollback": "NOT_FOUND",
     }
     assert Memory.objects.current().filter(user_id="b:1").count() == 1  # untouched

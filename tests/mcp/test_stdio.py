@@ -6,7 +6,8 @@ import subprocess
 import pytest
 from mcp import MCPError
 
-from evolution.services import safety_contract_update, soul_bootstrap
+from core.access import Caller
+from evolution.services import agent_default, safety_contract_update, soul_bootstrap
 from memories.models import Memory
 from neuromem_site.api.models import ApiClient
 from tests.evolution.conftest import ANCHORS, CONSTRAINTS, SEED, STAFF, edited
@@ -98,14 +99,16 @@ def test_it_lists_the_ten_tools_with_input_schemas(make_agent):
     }
     get = tools["memory_get"].input_schema["properties"]
     assert get["sort_links"]["enum"] == [True, False, "true", "false"]
-    assert tools["soul_status"].input_schema["properties"] == {}
+    assert set(tools["soul_status"].input_schema["properties"]) == {"agent_id"}
 
 
 def test_every_tool_answers(make_agent):
-    """Each tool once, successfully, as a staff client (soul_rollback is staff only)."""
-    safety_contract_update(caller=STAFF, anchors=ANCHORS, constraints=CONSTRAINTS)
-    soul_bootstrap(caller=STAFF, content=SEED)
-    with mcp_stdio(make_agent("ops", staff=True).token) as mcp:
+    """Each tool once, successfully, as a staff client (on its default agent's SOUL)."""
+    ops = make_agent("ops", staff=True)
+    soul = agent_default(caller=Caller(name="ops"))
+    safety_contract_update(agent=soul, caller=STAFF, anchors=ANCHORS, constraints=CONSTRAINTS)
+    soul_bootstrap(agent=soul, caller=STAFF, content=SEED)
+    with mcp_stdio(ops.token) as mcp:
         added = mcp.data(
             "memory_add", user_id="u:1", content="I like green tea", memory_type="fact", key="tea"
         )

@@ -1,0 +1,80 @@
+"""The agents' migration (evolution 0003, 0004) forward on a database holding SOUL versions,
+their events and a contract: all move to the first agent (the oldest API client's default
+one), and the per-agent rules hold after it."""
+
+import psycopg
+import pytest
+
+from tests.memories.scratch import migrate, scratch_database
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
+
+CLIENT_SQL = """
+INSERT INTO api_clients (id, name, token_hash, token_hint, user_prefixes, is_staff, is_active,
+                         created_at)
+VALUES (gen_random_uuid(), %s, md5(%s), 'x', ARRAY['x:'], false, true, %s::timestamptz)
+"""
+VERSION_SQL = """
+INSERT INTO soul_versions (version, content, status, created_by, eval_result, proposal)
+VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb)
+"""
+PASSED = '{"passed": true, "checks": []}'
+
+
+def test_today_s_lineage_moves_to_the_first_agent():
+    with scratch_database() as url:
+        for app, last in (("api", "0002"), ("evolution", "0002")):
+            result = migrate(url, app, last)
+            assert result.returncode == 0, result.stderr
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(CLIENT_SQL, ["later", "later", "2026-02-01"])
+            conn.execute(CLIENT_SQL, ["first", "first", "2026-01-01"])
+            conn.execute(VERSION_SQL, [0, "# S0", "active", "bootstrap", None, None])
+            conn.execute(
+                VERSION_SQL, [1, "# S1", "proposed", "agent", PASSED, '{"base_version": 0}']
+            )
+            conn.execute("UPDATE soul_versions SET status = 'superseded' WHERE version = 0")
+            conn.execute("UPDATE soul_versions SET status = 'active' WHERE version = 1")
+            conn.execute(
+                "INSERT INTO safety_contracts (version, anchors, constraints, content_hash,"
+                " created_by) VALUES (1, '[\"S\"]', '[]', 'h', 'ops')"
+            )
+        result = migrate(url)
+        assert result.returncode == 0, result.stderr
+        with psycopg.connect(url, autocommit=True) as conn:
+            agents = conn.execute(
+                "SELECT a.id, a.name, c.name, a.is_default FROM agents a"
+                " LEFT JOIN api_clients c ON c.id = a.client_id"
+            ).fetchall()
+            assert [row[1:] for row in agents] == [("first", "first", True)]
+            agent_id = agents[0][0]
+            versions = "SELECT agent_id, version, status FROM soul_versions ORDER BY version"
+            assert conn.execute(versions).fetchall() == [
+                (agent_id, 0, "superseded"),
+                (agent_id, 1, "active"),
+            ]
+            events = conn.execute("SELECT DISTINCT agent_id FROM soul_events").fetchall()
+            assert events == [(agent_id,)]
+            contracts = "SELECT agent_id, version, source_hash FROM safety_contracts"
+            assert conn.execute(contracts).fetchall() == [(agent_id, 1, "")]
+
+            # Per agent now: another agent starts at version 0 with its own active version,
+            # and the log names the agent.
+            (other,) = conn.execute(
+                "INSERT INTO agents (name, is_default) VALUES ('deployment', true) RETURNING id"
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO soul_versions (agent_id, version, content, status, created_by)"
+                " VALUES (%s, 0, '# O', 'active', 'bootstrap')",
+                [other],
+            )
+            logged = "SELECT count(*) FROM soul_events WHERE agent_id = %s AND version = 0"
+            assert conn.execute(logged, [other]).fetchone() == (1,)
+            with pytest.raises(psycopg.errors.UniqueViolation):
+                conn.execute(
+                    "INSERT INTO soul_versions (agent_id, version, content, status, created_by)"
+                    " VALUES (%s, 1, '# O2', 'active', 'bootstrap')",
+                    [other],
+                )
+            with pytest.raises(psycopg.errors.RaiseException):
+                conn.execute("DELETE FROM soul_events WHERE agent_id = %s", [other])
