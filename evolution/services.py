@@ -42,10 +42,12 @@ ApiClient = Agent._meta.get_field("client").related_model
 
 
 def agent_default(*, caller: Caller) -> Agent:
-    """The API client's default agent, named after it and made on first use. A caller that is
-    no API client (NeuroMem itself, a staff member in the admin) gets the first agent, made as
-    the deployment's own when there is none."""
+    """The API client's default agent, named after it and made on first use. A staff caller
+    that is no API client (NeuroMem itself, a staff member in the admin) gets the first agent,
+    made as the deployment's own when there is none."""
     client = ApiClient.objects.filter(name=caller.name).first()
+    if client is None and not caller.is_staff:
+        raise NotFound("Agent not found.")  # no client, no agent of its own
     with transaction.atomic():
         xact_lock(LockNamespace.SOUL, [f"agents:{client.pk if client else ''}"])
         if client is None:

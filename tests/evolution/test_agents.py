@@ -4,7 +4,10 @@ apart, and another client's agent answering 404."""
 
 import pytest
 
-from evolution.models import SafetyContract, SoulEvent, SoulVersion
+from core.access import Caller
+from core.errors import NotFound
+from evolution.models import Agent, SafetyContract, SoulEvent, SoulVersion
+from evolution.services import agent_default
 from tests.evolution.conftest import SEED, edited
 
 pytestmark = pytest.mark.django_db
@@ -116,11 +119,18 @@ def test_another_client_s_agent_is_not_found_and_unchanged(a, b, staff):
         b.post(f"{helper_soul}/rollback/", {"action": "veto", "reason": "mine"}, "json"),
         b.post(f"{helper_soul}/versions/0/veto/", {"reason": "mine"}, "json"),
         b.get("/api/v1/agents/999999/soul/"),
+        b.get(f"/api/v1/agents/{2**70}/soul/"),
     ):
         assert error(response, 404, "NOT_FOUND")["message"] == "Agent not found."
     assert list(SoulVersion.objects.values_list("version", "status")) == [(0, "active")]
     # Staff reach every agent.
     assert ok(staff.get(f"{helper_soul}/"))["content"] == SEED
+
+
+def test_a_non_staff_caller_without_a_client_has_no_default_agent():
+    with pytest.raises(NotFound):
+        agent_default(caller=Caller(name="nobody", user_prefixes=("n:",)))
+    assert not Agent.objects.exists()
 
 
 def test_a_non_staff_client_proposes_to_each_of_its_agents(a):

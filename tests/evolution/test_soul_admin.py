@@ -11,6 +11,7 @@ from django.urls import reverse
 from evolution.models import Agent, SafetyContract, SoulEvent, SoulStatus, SoulVersion
 from evolution.services import (
     SoulProposal,
+    soul_bootstrap,
     soul_propose,
     soul_propose_and_apply,
 )
@@ -496,3 +497,21 @@ def test_view_only_staff_see_no_actions_and_get_403(viewer, soul):
     assert viewer.post(f"{CONTRACTS}add/", {"anchors": "x"}).status_code == 403
     assert SafetyContract.objects.count() == contracts
     assert f"{CONTRACTS}add/" not in viewer.get(CONTRACTS).content.decode()
+
+
+# --- Per agent -------------------------------------------------------------------------------
+
+
+def test_each_agent_s_versions_have_their_own_pages(admin_client, soul):
+    helper = Agent.objects.create(name="helper")
+    other = soul_bootstrap(agent=helper, caller=STAFF, content="# Helper\n").version
+    assert (other.version, soul.version) == (0, 0)
+
+    mine = admin_client.get(page_url(soul)).content.decode()
+    theirs = admin_client.get(page_url(other)).content.decode()
+
+    assert "User interest first" in mine and "# Helper" not in mine
+    assert "# Helper" in theirs and "User interest first" not in theirs
+    assert "helper" in theirs  # the agent, among the version's fields
+    only_helper = admin_client.get(VERSIONS, {"agent__id__exact": helper.pk}).content.decode()
+    assert page_url(other) in only_helper and page_url(soul) not in only_helper
