@@ -32,4 +32,11 @@ class Conflict(DomainError):
 
 
 class Unavailable(DomainError):
-    """A service it needs is down; trying again later may work."""
+    """A service it needs is down; trying again later may work, `retry_after` seconds from now
+    when known (it travels to the client as `retry_after` and HTTP's Retry-After)."""
+
+    def __init__(self, message: str, *, retry_after: int | None = None, **extra: Any) -> None:
+        if retry_after is not None:
+            extra["retry_after"] = retry_after
+        super().__init__(message, **extra)
+        self.retry_after = retry_after

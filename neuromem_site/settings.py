@@ -56,6 +56,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "neuromem_site.api.middleware.ApiErrorEnvelopeMiddleware",
+    "neuromem_site.api.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -93,10 +94,15 @@ DATABASES = {"default": env.db_url_config(DATABASE_URL)}
 if not DATABASES["default"]["HOST"] and "host" in DATABASES["default"].get("OPTIONS", {}):
     DATABASES["default"]["HOST"] = DATABASES["default"]["OPTIONS"].pop("host")
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+# A persistent connection is checked before a request's first query and replaced when it broke
+# (the database restarted or was away): the request after an outage succeeds.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A database that does not answer fails a new connection after this many seconds (503).
 DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int(
     "DATABASE_CONNECT_TIMEOUT", default=5
 )
+# The database away (core/db/outages.py) answers 503 UNAVAILABLE with this Retry-After (seconds).
+DATABASE_RETRY_AFTER = env.int("DATABASE_RETRY_AFTER", default=5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="") or embedded.redis_url(DATA_DIR)

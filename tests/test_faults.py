@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from datetime import timedelta
+from email.message import Message
 from pathlib import Path
 
 import psutil
@@ -178,11 +179,16 @@ class Stack:
     def stop(self, name: str) -> None:
         stop_process_group(self.processes.pop(name))
 
-    def request(
-        self, method: str, path: str, body: dict | None = None, token: str | None = None
-    ) -> tuple[int, str, dict, float]:
-        """(status, Content-Type, JSON body, seconds taken)."""
-        request = urllib.request.Request(f"{self.base}{path}", method=method)
+    def exchange(
+        self,
+        method: str,
+        path: str,
+        body: dict | None = None,
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Message, bytes, float]:
+        """(status, headers, body, seconds taken)."""
+        request = urllib.request.Request(f"{self.base}{path}", method=method, headers=headers or {})
         if body is not None:
             request.data = json.dumps(body).encode()
             request.add_header("Content-Type", "application/json")
@@ -191,10 +197,16 @@ class Stack:
         started = time.monotonic()
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
-                status, headers, raw = response.status, response.headers, response.read()
+                status, answered, raw = response.status, response.headers, response.read()
         except urllib.error.HTTPError as error:
-            status, headers, raw = error.code, error.headers, error.read()
-        elapsed = time.monotonic() - started
+            status, answered, raw = error.code, error.headers, error.read()
+        return status, answered, raw, time.monotonic() - started
+
+    def request(
+        self, method: str, path: str, body: dict | None = None, token: str | None = None
+    ) -> tuple[int, str, dict, float]:
+        """(status, Content-Type, JSON body, seconds taken)."""
+        status, headers, raw, elapsed = self.exchange(method, path, body, token)
         content_type = headers.get("Content-Type", "")
         assert content_type.startswith("application/json"), (status, content_type, raw[:300])
         return status, content_type, json.loads(raw), elapsed

@@ -10,6 +10,7 @@ or something crashed, goes through
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -19,6 +20,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
+from core.db.outages import database_unavailable
 from core.errors import Conflict, DomainError, Forbidden, Invalid, NotFound, Unavailable
 
 log = logging.getLogger("neuromem.api")
@@ -155,9 +157,21 @@ def api_error_response(exc: exceptions.APIException | DomainError) -> Response:
     return Response(body, status=exc.status_code, headers=headers)
 
 
+def database_unavailable_error(exc: Exception) -> Unavailable:
+    """What a client is told when the database is away (core/db/outages.py): try again."""
+    log.warning("Database unavailable: %s", exc)
+    return Unavailable(
+        "The database is unavailable; try again shortly.",
+        retry_after=settings.DATABASE_RETRY_AFTER,
+    )
+
+
 def exception_handler(exc: Exception, context: dict) -> Response:
-    """DRF's EXCEPTION_HANDLER: every failure becomes an error envelope and rolls back."""
-    if isinstance(exc, Http404):
+    """DRF's EXCEPTION_HANDLER (and the MCP tools'): every failure becomes an error envelope
+    and rolls back; the database away is 503 UNAVAILABLE with Retry-After."""
+    if database_unavailable(exc):
+        exc = database_unavailable_error(exc)
+    elif isinstance(exc, Http404):
         exc = exceptions.NotFound(str(exc) or None)
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
@@ -169,7 +183,10 @@ def exception_handler(exc: Exception, context: dict) -> Response:
 
     set_rollback()
     if isinstance(exc, exceptions.APIException | DomainError):
-        return api_error_response(exc)
+        response = api_error_response(exc)
+        if isinstance(exc, Unavailable) and exc.retry_after is not None:
+            response["Retry-After"] = str(exc.retry_after)
+        return response
     view = context.get("view")
     log.error("Unhandled error in %s", type(view).__name__ if view else "API", exc_info=exc)
     return Response(

@@ -4,8 +4,9 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from core.db.outages import database_unavailable
 from memories.api.compat_urls import ROOT_API_PATHS
-from neuromem_site.api.envelope import STATUS_CODES, error_body
+from neuromem_site.api.envelope import STATUS_CODES, database_unavailable_error, error_body
 
 DEFAULT_MESSAGES = {
     404: "No API route matches {method} {path}.",
@@ -77,3 +78,27 @@ class ApiErrorEnvelopeMiddleware:
             provided=length,
         )
         return JsonResponse(body, status=413)
+
+
+class DatabaseUnavailableMiddleware:
+    """503 with Retry-After when the database is away (core/db/outages.py) in a view outside
+    DRF, which answers through exception_handler: the admin, Django's own views. The envelope
+    on API paths, plain text elsewhere; instead of Django's 500 page."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not database_unavailable(exception):
+            return None
+        error = database_unavailable_error(exception)
+        if is_api_path(request.path):
+            body = error_body("UNAVAILABLE", error.message, **error.extra)
+            response: HttpResponse = JsonResponse(body, status=503)
+        else:
+            response = HttpResponse(error.message, status=503, content_type="text/plain")
+        response["Retry-After"] = str(error.retry_after)
+        return response
