@@ -487,13 +487,13 @@ def safety_contract_update(
             raise Invalid(
                 f"Not a regular expression: {error}.", field=f"constraints[{n}]"
             ) from None
+    if not (anchors or constraints):  # as the schema says (SafetyContractInputSchema)
+        raise Invalid("Name at least one anchor or constraint.", field="anchors")
     with _soul_write(agent, caller, "contract"):
         current = _contract_refresh(agent, caller)
         extracted = (
             (current.extracted_anchors, current.extracted_constraints) if current else ([], [])
         )
-        if not (anchors or constraints or extracted[0] or extracted[1]):
-            raise Invalid("An empty contract would fail every evaluation.", field="anchors")
         return _contract_create(
             agent,
             caller,

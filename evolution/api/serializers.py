@@ -96,7 +96,7 @@ class SafetyContractInput(StrictInputSerializer):
 
 
 class SafetyContractInputSchema(OpenApiSerializerExtension):
-    """An empty contract would fail every evaluation: the service refuses it (on `anchors`)."""
+    """Staff name at least one addition: the service refuses none (on `anchors`)."""
 
     target_class = SafetyContractInput
 

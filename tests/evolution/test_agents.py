@@ -64,6 +64,10 @@ def test_a_client_creates_more_agents_and_lists_only_its_own(a, b, staff):
         "b",
         "ops",
     }
+    deployment = Agent.objects.create(name="default", is_default=True)  # no client: staff's
+    listed = {agent["id"]: agent for agent in ok(staff.get("/api/v1/agents/"))}
+    assert listed[deployment.pk]["client"] is None
+    assert deployment.pk not in [agent["id"] for agent in ok(a.get("/api/v1/agents/"))]
     error(a.post("/api/v1/agents/", {"name": "helper"}, "json"), 409, "CONFLICT", "name")
     error(a.post("/api/v1/agents/", {"name": ""}, "json"), 400, "VALIDATION_ERROR", "name")
     error(a.post("/api/v1/agents/", {"name": "x" * 101}, "json"), 400, "VALIDATION_ERROR", "name")
