@@ -2,11 +2,12 @@
 
 Services enqueue by task name, so they never import task modules (tasks import services). A
 publish that fails is logged and dropped: by then the write is committed, and every job
-enqueued here is also found again by a beat job (stale pending embeddings, the hourly index
-refresh), so a lost publish delays work, never loses it.
+enqueued here is also found again by a beat job (pending embeddings no task holds, within a
+minute; the hourly index refresh), so a lost publish delays work, never loses it.
 """
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from celery import current_app
@@ -15,9 +16,14 @@ from django.db import transaction
 log = logging.getLogger("neuromem.jobs")
 
 
-def enqueue_on_commit(task_name: str, *arg_lists: list[Any]) -> None:
-    """After commit, publish `task_name` once per argument list, in order; stop at the first
-    failed publish (the next would only wait out the same broker timeout)."""
+def enqueue_on_commit(
+    task_name: str,
+    *arg_lists: list[Any],
+    on_published: Callable[[list[Any]], None] | None = None,
+) -> None:
+    """After commit, publish `task_name` once per argument list, in order, calling
+    `on_published(args)` after each publish that succeeded; stop at the first failed publish
+    (the next would only wait out the same broker timeout)."""
 
     def publish() -> None:
         for done, args in enumerate(arg_lists):
@@ -32,5 +38,7 @@ def enqueue_on_commit(task_name: str, *arg_lists: list[Any]) -> None:
                     exc_info=True,
                 )
                 return
+            if on_published is not None:
+                on_published(args)
 
     transaction.on_commit(publish)

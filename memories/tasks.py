@@ -13,6 +13,7 @@ from memories.access_counts import accesses_flush
 from memories.embeddings import EmbeddingError
 from memories.scoring import memories_score, score_resume_point
 from memories.services import embeddings_requeue_stale, memories_embed, memories_embedding_failed
+from memories.services.embedding_jobs import embeddings_hold
 from memories.user_indexes import user_indexes_refresh
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ def embed_memories(self, memory_ids: list[str]) -> int:
     """Embed pending memories (up to 100 a task). A failing provider is retried with
     exponential backoff; after EMBEDDING_MAX_RETRIES the memories are marked `failed`
     (never lost, and a later run can still embed them). Running twice changes nothing."""
+    embeddings_hold(memory_ids=memory_ids)  # running: beat's sweep leaves them to this task
     try:
         return memories_embed(memory_ids=memory_ids)
     except EmbeddingError as error:
@@ -54,9 +56,10 @@ def flush_accesses() -> int | str:
 
 @shared_task(acks_late=True, **LATE_ACK_LIMITS)
 def requeue_stale_embeddings() -> int | str:
-    """Beat, every EMBEDDING_REQUEUE_AFTER: hand memories pending longer than that to the
-    worker again (one run at a time: two would queue the same memories twice)."""
-    older_than = timedelta(seconds=settings.EMBEDDING_REQUEUE_AFTER)
+    """Beat, every EMBEDDING_REQUEUE_INTERVAL: hand memories pending longer than
+    EMBEDDING_REQUEUE_GRACE that no task holds to the worker again (one run at a time: two
+    would queue the same memories twice)."""
+    older_than = timedelta(seconds=settings.EMBEDDING_REQUEUE_GRACE)
     with single_flight(LockNamespace.EMBEDDING_REQUEUE) as running:
         return embeddings_requeue_stale(older_than=older_than) if running else SKIPPED
 

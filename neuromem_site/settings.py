@@ -158,8 +158,13 @@ CELERY_BEAT_MAX_LOOP_INTERVAL = 5
 ACCESS_FLUSH_INTERVAL = env.int("ACCESS_FLUSH_INTERVAL", default=300)
 # Seconds between beat's builds of per-user indexes (memories/user_indexes.py).
 USER_INDEX_REFRESH_INTERVAL = env.int("USER_INDEX_REFRESH_INTERVAL", default=3600)
-# Memories still `pending` this long (seconds) are handed to the worker again, as often: their
-# task was never published (Redis down at commit) or was lost.
+# Beat sweeps every EMBEDDING_REQUEUE_INTERVAL seconds for memories `pending` longer than
+# EMBEDDING_REQUEUE_GRACE that no embedding task holds (memories/services/embedding_jobs.py):
+# their publish failed (Redis down at commit), so they are queued again within about a minute
+# of Redis's return. A task holds its memories for EMBEDDING_REQUEUE_AFTER seconds from its
+# publish or start; memories still pending after that are presumed lost and queued again.
+EMBEDDING_REQUEUE_INTERVAL = env.int("EMBEDDING_REQUEUE_INTERVAL", default=30)
+EMBEDDING_REQUEUE_GRACE = env.int("EMBEDDING_REQUEUE_GRACE", default=20)
 EMBEDDING_REQUEUE_AFTER = env.int("EMBEDDING_REQUEUE_AFTER", default=600)
 CELERY_BEAT_SCHEDULE = {
     "flush-memory-accesses": {
@@ -172,7 +177,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "requeue-stale-embeddings": {
         "task": "memories.tasks.requeue_stale_embeddings",
-        "schedule": EMBEDDING_REQUEUE_AFTER,
+        "schedule": EMBEDDING_REQUEUE_INTERVAL,
     },
 }
 

@@ -29,8 +29,10 @@ from django.db import connection
 from django.utils import timezone
 
 from core.access import Caller
+from core.redis_client import app_redis
 from memories.models import EmbeddingStatus, Memory
 from memories.services import MemoryInput, embeddings_requeue_stale, memory_add
+from memories.services.embedding_jobs import QUEUED_KEY
 from neuromem_site import embedded
 from neuromem_site.api.services import api_client_create
 from neuromem_site.celery import app as celery_app
@@ -50,12 +52,14 @@ class FakeEmbeddings(FakeOpenAIHandler):
     mid-work."""
 
     calls = 0
+    texts: list[str] = []  # every text embedded, in order
     hold = threading.Event()  # set: the next calls wait for `release`
     release = threading.Event()
     received = threading.Event()
 
     def answer(self, path: str, body: dict) -> tuple[int, dict]:
         type(self).calls += 1
+        type(self).texts.extend(body["input"])
         if self.hold.is_set():
             self.received.set()
             self.release.wait(30)
@@ -69,6 +73,7 @@ class FakeEmbeddings(FakeOpenAIHandler):
 @pytest.fixture
 def provider() -> Iterator[str]:
     FakeEmbeddings.calls = 0
+    FakeEmbeddings.texts.clear()
     for event in (FakeEmbeddings.hold, FakeEmbeddings.release, FakeEmbeddings.received):
         event.clear()
     with serving(FakeEmbeddings) as base_url:
@@ -291,7 +296,9 @@ def wait_ready(memory_id: str, stack: Stack, timeout: float = READY_TIMEOUT) -> 
 def test_write_with_redis_killed_is_committed_and_requeued_when_redis_returns(
     make_stack, own_redis, token
 ):
-    stack = make_stack("web", "worker", "beat", EMBEDDING_REQUEUE_AFTER="2")
+    stack = make_stack(
+        "web", "worker", "beat", EMBEDDING_REQUEUE_INTERVAL="2", EMBEDDING_REQUEUE_GRACE="2"
+    )
     own_redis.kill()
 
     status, body, elapsed = write(stack, token, "written while Redis was dead")
@@ -306,7 +313,7 @@ def test_write_with_redis_killed_is_committed_and_requeued_when_redis_returns(
     assert body["data"]["checks"]["redis"]["ok"] is False
     assert elapsed < ANSWER_BOUND
 
-    # No task was ever published for it: beat's requeue job hands it to the worker.
+    # No task was ever published for it: beat's sweep hands it to the worker.
     own_redis.restart()
     assert wait_ready(memory.pk, stack).embedding is not None
     assert "requeue_stale_embeddings" in (stack.tmp_path / "beat.log").read_text()
@@ -440,21 +447,29 @@ def test_the_visibility_timeout_outlasts_every_late_acknowledged_task():
     assert settings.CELERY_TASK_REJECT_ON_WORKER_LOST is True
 
 
-def test_requeue_takes_only_memories_pending_longer_than_the_age():
+def test_the_sweep_requeues_stale_memories_no_task_holds_once():
     def add(content: str) -> Memory:
         item = MemoryInput(user_id="faults:bob", content=content, memory_type="fact")
         return memory_add(item=item, caller=Caller(name="test", is_staff=True)).memory
 
-    stranded, ready = add("stranded at 3am"), add("green tea")
-    add("quantum physics")  # pending too, but not for long enough
+    def publish_failed(memory: Memory) -> None:  # as when Redis was down at its commit
+        app_redis().delete(QUEUED_KEY.format(memory.pk))
+
+    stranded, ready, queued = add("stranded at 3am"), add("green tea"), add("a task holds it")
+    fresh = add("quantum physics")  # pending too, but not for long enough
+    for memory in (stranded, ready, fresh):
+        publish_failed(memory)
     hour_ago = timezone.now() - timedelta(hours=1)
-    Memory.objects.filter(pk__in=[stranded.pk, ready.pk]).update(created_at=hour_ago)
+    Memory.objects.filter(pk__in=[stranded.pk, ready.pk, queued.pk]).update(created_at=hour_ago)
     Memory.objects.filter(pk=ready.pk).update(embedding_status=EmbeddingStatus.READY)
     queue = redis.Redis.from_url(settings.REDIS_URL)
-    queued = queue.llen("celery")
+    before = queue.llen("celery")
 
     assert embeddings_requeue_stale(older_than=timedelta(minutes=10)) == 1
-    assert queue.llen("celery") == queued + 1
+    assert queue.llen("celery") == before + 1
     task = json.loads(queue.lindex("celery", 0))
     assert task["headers"]["task"] == "memories.tasks.embed_memories"
     assert task["headers"]["argsrepr"] == repr(([str(stranded.pk)],))
+    # Its task now holds it: the next sweep queues nothing.
+    assert embeddings_requeue_stale(older_than=timedelta(minutes=10)) == 0
+    assert queue.llen("celery") == before + 1

@@ -1,8 +1,10 @@
-"""The database away, on the real stack of tests/test_faults.py.
+"""The database or Redis away, on the real stack of tests/test_faults.py.
 
 While PostgreSQL cannot be reached, every route answers 503 UNAVAILABLE with Retry-After (REST,
 a seed 004 route, MCP over HTTP and over stdio, the admin), none waits longer than the connect
-timeout, and the first requests after it returns succeed.
+timeout, and the first requests after it returns succeed. Writes stored while Redis (the
+Celery broker) was down or hung are all `ready` within two minutes of its return, each
+embedded once.
 
 The database is taken away through a relay: a Unix socket in front of the test's PostgreSQL,
 which the stack connects through and the test cuts (every connection closed, new ones
@@ -10,10 +12,14 @@ refused, as when the server stops) or stalls (new connections accepted, never an
 """
 
 import json
+import os
 import shutil
+import signal
 import socket
 import tempfile
 import threading
+import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -25,11 +31,11 @@ from django.conf import settings
 from django.db import connection
 from mcp import StdioServerParameters
 
-from memories.models import Memory
+from memories.models import EmbeddingStatus, Memory
 from tests import test_faults
 from tests.mcp.conftest import mcp_session, stdio_command, stdio_environment
 from tests.memories.scratch import BASE_DIR, server_url
-from tests.test_faults import ANSWER_BOUND, Stack, write
+from tests.test_faults import ANSWER_BOUND, FakeEmbeddings, Stack, write
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -44,6 +50,8 @@ make_stack, own_redis, provider, token = (
 USER = "faults:alice"
 # The stack's connections, to find them in pg_stat_activity.
 APPLICATION_NAME = "neuromem-outages"
+# The issue's target: every write stored during the outage is ready this long after it ends.
+READY_AFTER_RETURN = 120.0
 
 
 def pipe(source: socket.socket, target: socket.socket) -> None:
@@ -249,3 +257,65 @@ def test_mcp_tools_answer_unavailable_while_the_database_is_away(relay, token):
         assert mcp.data("memory_add", content="after the outage", **add)["operation"] == "ADD"
     written = set(Memory.objects.filter(user_id=USER).values_list("content", flat=True))
     assert written == {"before the outage", "after the outage"}
+
+
+def write_through(stack: Stack, token: str, seconds: float, label: str) -> list[str]:
+    """Write for `seconds`, every write answered 201 in time; the memories' ids."""
+    ids = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        status, body, elapsed = write(stack, token, f"{label} {len(ids)}")
+        assert status == 201 and elapsed < ANSWER_BOUND, (status, body, elapsed)
+        ids.append(body["data"]["memory"]["id"])
+        time.sleep(0.2)
+    return ids
+
+
+def wait_all_ready(ids: list[str], stack: Stack, timeout: float) -> float:
+    """Seconds until every memory of `ids` is `ready`; fails after `timeout`."""
+    started = time.monotonic()
+    while True:
+        states = Counter(
+            Memory.objects.filter(pk__in=ids).values_list("embedding_status", flat=True)
+        )
+        if states[EmbeddingStatus.READY] == len(ids):
+            return time.monotonic() - started
+        assert time.monotonic() - started < timeout, f"{dict(states)}\n{stack.logs()}"
+        time.sleep(0.5)
+
+
+def assert_embedded_once(ids: list[str]) -> None:
+    contents = Memory.objects.filter(pk__in=ids).values_list("content", flat=True)
+    embedded = Counter(FakeEmbeddings.texts)
+    assert {content: embedded[content] for content in contents} == dict.fromkeys(contents, 1)
+
+
+def test_writes_stored_while_redis_was_down_are_ready_soon_after_it_returns(
+    make_stack, own_redis, token
+):
+    stack = make_stack("web", "worker", "beat")  # the sweep's defaults: every 30 s, 20 s grace
+    own_redis.kill()
+    ids = write_through(stack, token, 30, "written while Redis was down")
+    assert Memory.objects.filter(pk__in=ids, embedding_status=EmbeddingStatus.PENDING).count() == (
+        len(ids)
+    )
+
+    own_redis.restart()
+    took = wait_all_ready(ids, stack, READY_AFTER_RETURN)
+    print(f"{len(ids)} writes stored while Redis was down: all ready {took:.0f} s after its return")
+    assert_embedded_once(ids)
+
+
+def test_writes_stored_while_redis_hung_are_ready_soon_after_it_answers(
+    make_stack, own_redis, token
+):
+    stack = make_stack("web", "worker", "beat")
+    assert write(stack, token, "before the hang")[0] == 201  # the web's broker connection is up
+    os.kill(own_redis.process.pid, signal.SIGSTOP)
+    try:
+        ids = write_through(stack, token, 20, "written while Redis hung")
+    finally:
+        os.kill(own_redis.process.pid, signal.SIGCONT)
+    took = wait_all_ready(ids, stack, READY_AFTER_RETURN)
+    print(f"{len(ids)} writes stored while Redis hung: all ready {took:.0f} s after it answered")
+    assert_embedded_once(ids)

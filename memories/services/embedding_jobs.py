@@ -1,29 +1,68 @@
 """Embeddings are the worker's job: a write schedules its new memories after commit, the
 worker computes and stores their vectors, confirms by meaning whether they restate a current
-memory (memories/services/dedup.py), and beat hands back those left pending too long."""
+memory (memories/services/dedup.py), and beat hands back those no task holds.
 
+A task holds a memory from its publish (or its start) for EMBEDDING_REQUEUE_AFTER seconds,
+recorded in Redis beside the queue (`neuromem:embedding-queued:<id>`). Beat's sweep, every
+EMBEDDING_REQUEUE_INTERVAL, hands the worker again the memories pending longer than
+EMBEDDING_REQUEUE_GRACE that no task holds: their publish failed (the broker was down at
+commit), so they are queued again soon after the broker returns; or their task was published
+so long ago that it is presumed lost. A memory whose task is queued or running is not queued
+twice.
+"""
+
+import logging
 import uuid
 from datetime import timedelta
 
+import redis
+from django.conf import settings
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core.jobs import enqueue_on_commit
+from core.redis_client import app_redis
 from memories.embeddings import embedding_provider
 from memories.models import EmbeddingStatus, Memory
 from memories.vectors import halfvecs, vector_cursor
 
+log = logging.getLogger(__name__)
+
 EMBED_TASK_SIZE = 100
+QUEUED_KEY = "neuromem:embedding-queued:{}"
+# Memories looked up in Redis at once by the sweep.
+SWEEP_BATCH = 1000
+
+
+def embeddings_hold(*, memory_ids: list[str]) -> None:
+    """Record that a task holds these memories (published, or started) for
+    EMBEDDING_REQUEUE_AFTER seconds. Failing here costs at most a duplicate task, which finds
+    the memories ready: logged, not raised."""
+    try:
+        with app_redis().pipeline(transaction=False) as pipe:
+            for memory_id in memory_ids:
+                pipe.set(QUEUED_KEY.format(memory_id), 1, ex=settings.EMBEDDING_REQUEUE_AFTER)
+            pipe.execute()
+    except redis.RedisError:
+        log.warning("%d queued embeddings not recorded (Redis unavailable)", len(memory_ids))
+
+
+def embeddings_unheld(memory_ids: list[str]) -> list[str]:
+    """Those of `memory_ids` no task holds."""
+    held = app_redis().mget([QUEUED_KEY.format(memory_id) for memory_id in memory_ids])
+    return [memory_id for memory_id, mark in zip(memory_ids, held, strict=True) if mark is None]
 
 
 def embeddings_schedule(*, memory_ids: list[uuid.UUID] | list[str]) -> None:
-    """After commit, hand the memories to the worker, EMBED_TASK_SIZE to a task. Never fails
-    the write, which is committed by then: memories whose task could not be published stay
-    `pending` for beat's requeue job (embeddings_requeue_stale)."""
+    """After commit, hand the memories to the worker, EMBED_TASK_SIZE to a task, each task's
+    memories held once it is published. Never fails the write, which is committed by then:
+    memories whose task could not be published stay `pending`, held by no task, for beat's
+    sweep (embeddings_requeue_stale)."""
     ids = [str(memory_id) for memory_id in memory_ids]
     enqueue_on_commit(
         "memories.tasks.embed_memories",
         *([ids[start : start + EMBED_TASK_SIZE]] for start in range(0, len(ids), EMBED_TASK_SIZE)),
+        on_published=lambda args: embeddings_hold(memory_ids=args[0]),
     )
 
 
@@ -47,6 +86,7 @@ def memories_embed(*, memory_ids: list[uuid.UUID], confirm_duplicates: bool = Tr
             UPDATE memories m SET embedding = u.embedding, embedding_status = 'ready'
             FROM unnest(%s::uuid[], %s::text[], %b::halfvec[]) AS u(id, content_hash, embedding)
             WHERE m.id = u.id AND m.content_hash = u.content_hash
+              AND m.embedding_status <> 'ready'
             RETURNING m.id
             """,
             [
@@ -57,6 +97,14 @@ def memories_embed(*, memory_ids: list[uuid.UUID], confirm_duplicates: bool = Tr
             binary=True,
         )
         ready = [memory_id for (memory_id,) in cursor.fetchall()]
+    if len(ready) < len(pending):
+        # Edited since (a later task embeds the new text), or embedded by another task
+        # meanwhile: the one duplicate embedding there can be, counted here.
+        log.info(
+            "%d of %d embeddings not stored: the memory changed or was embedded meanwhile",
+            len(pending) - len(ready),
+            len(pending),
+        )
     if confirm_duplicates:
         # Imported here: writes imports rows, which imports this module.
         from memories.services.writes import duplicates_by_meaning_supersede
@@ -72,17 +120,23 @@ def memories_embedding_failed(*, memory_ids: list[uuid.UUID]) -> None:
 
 
 def embeddings_requeue_stale(*, older_than: timedelta, limit: int = 10_000) -> int:
-    """Hand memories `pending` for longer than `older_than` (since their last change) to the
-    worker again, oldest first, at most `limit`; answers how many. Their task was never
-    published (broker down at commit) or was lost. A duplicate task costs one query (the embed
-    task skips ready memories), so two runs at once are safe."""
-    ids = [
+    """Hand the worker again the memories `pending` for longer than `older_than` (since their
+    last change) that no task holds, oldest first, at most `limit`; answers how many. Two runs
+    at once may queue a memory twice: harmless (the embed task skips ready memories), and
+    prevented by the task's single-flight lock."""
+    stale = [
         str(memory_id)
         for memory_id in Memory.objects.filter(embedding_status=EmbeddingStatus.PENDING)
         .annotate(changed_at=Coalesce("updated_at", "created_at"))
         .filter(changed_at__lt=timezone.now() - older_than)
         .order_by("changed_at")
-        .values_list("id", flat=True)[:limit]
+        .values_list("id", flat=True)
     ]
+    ids: list[str] = []
+    for start in range(0, len(stale), SWEEP_BATCH):
+        ids += embeddings_unheld(stale[start : start + SWEEP_BATCH])
+        if len(ids) >= limit:
+            break
+    ids = ids[:limit]
     embeddings_schedule(memory_ids=ids)
     return len(ids)
