@@ -18,6 +18,7 @@ Rows still waiting for their embedding are found by text only.
 import hashlib
 import logging
 import re
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
@@ -497,8 +498,10 @@ def _said_by_meaning(words: tuple[str, ...], memories: list[Memory]) -> bool:
     (no embedding): then the hits stay."""
     vector = query_vector(" ".join(words))
     floors = similarity_floors(vector) if vector is not None else None
-    if floors is None or not memories:
-        return floors is None
+    if floors is None:
+        return True
+    if not memories:
+        return False
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -520,7 +523,7 @@ def _said_by_meaning(words: tuple[str, ...], memories: list[Memory]) -> bool:
 CHANGING_TYPES = [MemoryType.FACT.value, MemoryType.EPISODIC.value]
 
 
-def _followed_last(hits: list[RecallHit], *, user_id: str, held: set) -> list[RecallHit]:
+def _followed_last(hits: list[RecallHit], *, user_id: str, held: set[uuid.UUID]) -> list[RecallHit]:
     """The hits, those a later hit on the same topic follows after all the others (in order):
     the older of "I live in Austin" and "I'm all settled in Denver now" is likely the value
     that changed, whatever the words the change was said in. Not when the later one names a
