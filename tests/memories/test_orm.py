@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from evolution.models import SoulVersion
+from evolution.models import Agent, SoulVersion
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -243,10 +243,23 @@ def test_session_holds_its_messages_and_takes_them_along():
     assert ConversationMessage.objects.count() == 0
 
 
-def test_only_one_active_soul_version():
-    SoulVersion.objects.create(version=0, content="v0", status="active", created_by="bootstrap")
-    SoulVersion.objects.create(version=1, content="v1", status="proposed", created_by="agent")
+def test_only_one_active_soul_version_per_agent():
+    agent = Agent.objects.create(name="one")
+    SoulVersion.objects.create(
+        agent=agent, version=0, content="v0", status="active", created_by="bootstrap"
+    )
+    SoulVersion.objects.create(
+        agent=agent, version=1, content="v1", status="proposed", created_by="agent"
+    )
     with pytest.raises(IntegrityError, match="soul_versions_one_active"), transaction.atomic():
-        SoulVersion.objects.create(version=2, content="v2", status="active", created_by="agent")
+        SoulVersion.objects.create(
+            agent=agent, version=2, content="v2", status="active", created_by="agent"
+        )
     with pytest.raises(IntegrityError), transaction.atomic():
-        SoulVersion.objects.create(version=1, content="dup", status="proposed", created_by="agent")
+        SoulVersion.objects.create(
+            agent=agent, version=1, content="dup", status="proposed", created_by="agent"
+        )
+    other = Agent.objects.create(name="two")
+    SoulVersion.objects.create(
+        agent=other, version=0, content="v0", status="active", created_by="bootstrap"
+    )
