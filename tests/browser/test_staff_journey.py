@@ -17,8 +17,10 @@ from django.utils import timezone
 
 from core.access import Caller
 from core.models import JobRun
+from evolution.admin import version_url_id
 from evolution.services import (
     SoulProposal,
+    agent_default,
     safety_contract_update,
     soul_bootstrap,
     soul_propose_and_apply,
@@ -128,9 +130,11 @@ def alice() -> dict:
         item=MemoryInput(user_id=OTHER, content="Plays chess", memory_type="fact"), caller=AGENT
     )
 
-    safety_contract_update(caller=STAFF, anchors=ANCHORS, constraints=CONSTRAINTS)
-    soul_bootstrap(caller=STAFF, content=SEED)
+    agent = agent_default(caller=STAFF)
+    safety_contract_update(agent=agent, caller=STAFF, anchors=ANCHORS, constraints=CONSTRAINTS)
+    soul_bootstrap(agent=agent, caller=STAFF, content=SEED)
     applied = soul_propose_and_apply(
+        agent=agent,
         caller=STAFF,
         proposal=SoulProposal(
             new_content=edited("Give a concrete example when explaining."),
@@ -373,7 +377,8 @@ def test_viewer_sees_no_mutating_button_and_may_not_purge(page, live_server, dja
     expect(page.locator("#trait-evidence")).to_contain_text("Went running along the river")
     assert page.get_by_role("link", name="Veto…").count() == 0
 
-    page.goto(f"/admin/evolution/soulversion/{data['soul'].pk}/change/")
+    soul = data["soul"]
+    page.goto(f"/admin/evolution/soulversion/{version_url_id(soul.agent_id, soul.version)}/change/")
     expect(page.locator("#soul-diff")).to_contain_text("Give a concrete example")
     assert page.locator("#soul-actions").count() == 0
 
