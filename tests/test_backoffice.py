@@ -19,9 +19,11 @@ from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from core.models import JobRun
+from evolution.admin import version_url_id
 from evolution.models import SoulStatus, SoulVersion
 from evolution.services import (
     SoulProposal,
+    agent_default,
     safety_contract_update,
     soul_bootstrap,
     soul_propose,
@@ -430,17 +432,21 @@ def test_viewer_cannot_veto_a_trait_operator_can_and_it_is_logged(
 @pytest.fixture
 def souls():
     """v0 (superseded by v1), v1 active, v2 a proposal not evaluated yet."""
-    safety_contract_update(caller=STAFF, anchors=ANCHORS, constraints=CONSTRAINTS)
-    soul_bootstrap(caller=STAFF, content=SEED)
+    agent = agent_default(caller=STAFF)
+    safety_contract_update(agent=agent, caller=STAFF, anchors=ANCHORS, constraints=CONSTRAINTS)
+    soul_bootstrap(agent=agent, caller=STAFF, content=SEED)
     applied = soul_propose_and_apply(
+        agent=agent,
         caller=STAFF,
         proposal=SoulProposal(new_content=edited("Use examples."), intent="x"),
         auto_apply=True,
     ).version
     proposed = soul_propose(
-        caller=STAFF, proposal=SoulProposal(new_content=edited("Be brief."), intent="y")
+        agent=agent,
+        caller=STAFF,
+        proposal=SoulProposal(new_content=edited("Be brief."), intent="y"),
     )
-    return SoulVersion.objects.get(version=0), applied, proposed
+    return SoulVersion.objects.get(agent=agent, version=0), applied, proposed
 
 
 def test_viewer_cannot_act_on_soul_versions_operator_can(client, viewer_user, operator_user, souls):
@@ -448,7 +454,10 @@ def test_viewer_cannot_act_on_soul_versions_operator_can(client, viewer_user, op
     assert active.status == SoulStatus.ACTIVE and proposed.status == SoulStatus.PROPOSED
 
     def url(name, version):
-        return reverse(f"admin:evolution_soulversion_{name}", args=[f"v{version.version}"])
+        return reverse(
+            f"admin:evolution_soulversion_{name}",
+            args=[version_url_id(version.agent_id, version.version)],
+        )
 
     client.force_login(viewer_user)
     assert client.get(url("change", active)).status_code == 200
