@@ -100,8 +100,9 @@ bench-locomo: $(STAMP)
 bench-privacy: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/privacy.py $(ARGS)
 
-## schemathesis over the whole OpenAPI schema as a staff and a prefixed client, on throw-away
-## embedded services (scripts/fuzz.py; docs/security.md): make fuzz [ARGS="--max-time 60"]
+## schemathesis, every check, over the whole OpenAPI schema as a staff and a prefixed client
+## (over 30,000 cases, ~13 min), on throw-away embedded services (scripts/fuzz.py;
+## docs/security.md): make fuzz [ARGS="--max-time 60"]
 fuzz: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python scripts/fuzz.py $(ARGS)
 
