@@ -10,6 +10,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -98,6 +100,35 @@ class Stack:
         self.process.send_signal(signal.SIGINT)
         return self.process.wait(timeout=90)
 
+    @contextmanager
+    def running(self) -> Iterator["Stack"]:
+        """Started and healthy; interrupted afterwards unless it already stopped."""
+        self.start()
+        try:
+            self.wait_healthy()
+            yield self
+        finally:
+            if self.process.poll() is None:
+                self.interrupt()
+
+    def create_api_client(self, name: str, *options: str) -> str:
+        """A token, made by `manage.py create_api_client` beside the running stack."""
+        maker = self.devstack(
+            "exec",
+            "--",
+            sys.executable,
+            "manage.py",
+            "create_api_client",
+            name,
+            *options,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        output, errors = maker.communicate(timeout=120)
+        assert maker.returncode == 0, errors
+        return output.strip()
+
     def log(self) -> str:
         return self.log_path.read_text()[-5000:]
 
@@ -134,20 +165,7 @@ def test_run_boots_healthy_keeps_data_across_restarts_and_stops_cleanly(tmp_path
         assert "already running" in output
 
         # One-off commands beside a running stack use its services.
-        maker = stack.devstack(
-            "exec",
-            "--",
-            sys.executable,
-            "manage.py",
-            "create_api_client",
-            "boot-test",
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        token, errors = maker.communicate(timeout=120)
-        assert maker.returncode == 0, errors
-        token = token.strip()
+        token = stack.create_api_client("boot-test")
         status, body = get(f"{stack.base}/api/v1/auth/whoami/", token)
         assert (status, body["data"]["name"]) == (200, "boot-test")
 

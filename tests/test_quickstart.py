@@ -96,14 +96,8 @@ def test_readme_blocks_are_extracted():
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("quickstart")
-    stack = Stack(tmp / "data", tmp / "run.log")
-    stack.start()
-    try:
-        stack.wait_healthy()
+    with Stack(tmp / "data", tmp / "run.log").running() as stack:
         yield stack
-    finally:
-        if stack.process.poll() is None:
-            stack.interrupt()
 
 
 def shell_environment(stack: Stack, **extra: str) -> dict[str, str]:

@@ -5,8 +5,6 @@ healthy again; a process that keeps crashing stops the whole stack and says why.
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -47,34 +45,13 @@ def light_environment() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory, light_environment) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("supervision")
-    stack = Stack(tmp / "data", tmp / "run.log")
-    stack.start()
-    try:
-        stack.wait_healthy()
+    with Stack(tmp / "data", tmp / "run.log").running() as stack:
         yield stack
-    finally:
-        if stack.process.poll() is None:
-            stack.interrupt()
 
 
 @pytest.fixture(scope="module")
 def token(stack: Stack) -> str:
-    maker = stack.devstack(
-        "exec",
-        "--",
-        sys.executable,
-        "manage.py",
-        "create_api_client",
-        "supervision",
-        "--user-prefix",
-        "sv:",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    output, errors = maker.communicate(timeout=120)
-    assert maker.returncode == 0, errors
-    return output.strip()
+    return stack.create_api_client("supervision", "--user-prefix", "sv:")
 
 
 def child_pid(stack: Stack, name: str) -> int | None:
