@@ -488,7 +488,7 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
         and about_user
         and (request.as_of is not None or not statements.asks_about_the_past(request.query))
     ):
-        kept = _followed_last(kept, user_id=request.user_id, held=set(question.answer_memory_ids))
+        kept = _followed_last(kept, nodes=question.nodes, held=set(question.answer_memory_ids))
     return answers + kept
 
 
@@ -523,7 +523,9 @@ def _said_by_meaning(words: tuple[str, ...], memories: list[Memory]) -> bool:
 CHANGING_TYPES = [MemoryType.FACT.value, MemoryType.EPISODIC.value]
 
 
-def _followed_last(hits: list[RecallHit], *, user_id: str, held: set[uuid.UUID]) -> list[RecallHit]:
+def _followed_last(
+    hits: list[RecallHit], *, nodes: list[GraphNode], held: set[uuid.UUID]
+) -> list[RecallHit]:
     """The hits, those a later hit on the same topic follows after all the others (in order):
     the older of "I live in Austin" and "I'm all settled in Denver now" is likely the value
     that changed, whatever the words the change was said in. Not when the later one names a
@@ -558,9 +560,8 @@ def _followed_last(hits: list[RecallHit], *, user_id: str, held: set[uuid.UUID])
         return hits
     names = [
         name
-        for node in GraphNode.objects.filter(
-            user_id=user_id, kind__in=[EntityKind.PERSON, EntityKind.PET]
-        )
+        for node in nodes
+        if node.kind in (EntityKind.PERSON, EntityKind.PET)
         for name in (node.name, *node.aliases)
         if name
     ]

@@ -41,6 +41,7 @@ class Asked:
     """What a question asks, as the graph at its instant knows it."""
 
     question: QuestionReading
+    nodes: list[GraphNode] = field(default_factory=list)  # the user's entities
     entity: GraphNode | None = None  # the asked subject, when the graph holds it
     unresolved_names: list[str] = field(default_factory=list)
     answer_memory_ids: list[uuid.UUID] = field(default_factory=list)  # the held value's facts
@@ -53,8 +54,8 @@ class Asked:
 
 def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     question = statements.question_read(query)
-    result = Asked(question)
     nodes = list(GraphNode.objects.filter(user_id=user_id))
+    result = Asked(question, nodes)
     if not nodes:
         return result
     by_name = {name: node for node in nodes for name in (node.name, *node.aliases) if name}
