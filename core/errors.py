@@ -27,6 +27,15 @@ class Forbidden(DomainError):
     """The caller may not change it."""
 
 
+class Refused(Forbidden):
+    """Forbidden by a rule with a code of its own (the runtime guardrail's GUARD_*), which the
+    client reads instead of FORBIDDEN."""
+
+    def __init__(self, message: str, *, code: str, **extra: Any) -> None:
+        super().__init__(message, **extra)
+        self.code = code
+
+
 class Conflict(DomainError):
     """It changed since the caller read it, or its state forbids the change."""
 

@@ -1,5 +1,5 @@
 """Staff views of the agents' SOUL documents: their versions, their Core Safety Contracts, the
-event log; each list filters by agent.
+event log, and what each agent's runtime guardrail recorded; each list filters by agent.
 
 Nothing is edited in place. A version changes only through the services (docs/evolution.md)
 that the API uses too, reached from its page: veto (with a reason), evaluate and apply a
@@ -21,6 +21,7 @@ from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -36,7 +37,14 @@ from core.admin_base import (
     staff_caller,
 )
 from core.errors import DomainError
-from evolution.models import Agent, SafetyContract, SoulEvent, SoulStatus, SoulVersion
+from evolution.models import (
+    Agent,
+    GuardEvent,
+    SafetyContract,
+    SoulEvent,
+    SoulStatus,
+    SoulVersion,
+)
 from evolution.selectors import (
     safety_contract_current,
     soul_active,
@@ -45,6 +53,7 @@ from evolution.selectors import (
 )
 from evolution.services import (
     REASON_MAX_CHARS,
+    agent_update,
     safety_contract_update,
     soul_apply,
     soul_evaluate,
@@ -108,14 +117,20 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
 
 @admin.register(Agent)
 class AgentAdmin(ReadOnlyAdmin):
-    """The agents, each linking to its SOUL's versions, contract and events."""
+    """The agents, each linking to its SOUL's versions, contract and events and to what its
+    runtime guardrail recorded; staff turn an agent's guard on or off (agent_update)."""
 
-    list_display = ["name", "client", "is_default", "created_at", "soul_links"]
-    list_filter = ["is_default"]
+    list_display = ["name", "client", "is_default", "guard_enabled", "created_at", "soul_links"]
+    list_filter = ["is_default", "guard_enabled"]
     list_select_related = ["client"]
     search_fields = ["name", "client__name"]
-    fields = ["name", "client", "is_default", "created_at", "soul_links"]
+    fields = ["name", "client", "is_default", "guard_enabled", "created_at", "soul_links"]
     readonly_fields = fields
+    actions = ["guard_on", "guard_off"]
+
+    def has_guard_permission(self, request: HttpRequest) -> bool:
+        # Django's own check of `evolution.change_agent`.
+        return admin.ModelAdmin.has_change_permission(self, request)
 
     @admin.display(description="SOUL")
     def soul_links(self, obj: Agent) -> str:
@@ -125,9 +140,53 @@ class AgentAdmin(ReadOnlyAdmin):
                 ("soulversion", "versions"),
                 ("safetycontract", "contract"),
                 ("soulevent", "events"),
+                ("guardevent", "guardrail"),
             )
         ]
         return format_html_join(" · ", '<a href="{}">{}</a>', links)
+
+    def set_guard(self, request: HttpRequest, queryset: QuerySet, enabled: bool) -> None:
+        caller, state = staff_caller(request), "on" if enabled else "off"
+        with transaction.atomic():  # the changes and their log entries, or neither
+            agents = list(queryset.exclude(guard_enabled=enabled).select_for_update(of=("self",)))
+            for agent in agents:
+                agent_update(caller=caller, agent=agent, guard_enabled=enabled)
+                self.log_change(request, agent, f"Turned the runtime guardrail {state}.")
+        self.message_user(request, f"Turned the guardrail {state} for {len(agents)} agent(s).")
+
+    @admin.action(description="Turn the runtime guardrail on", permissions=["guard"])
+    def guard_on(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self.set_guard(request, queryset, True)
+
+    @admin.action(description="Turn the runtime guardrail off", permissions=["guard"])
+    def guard_off(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self.set_guard(request, queryset, False)
+
+
+@admin.register(GuardEvent)
+class GuardEventAdmin(ReadOnlyAdmin):
+    """What the agents' runtime guardrails recorded: failed checks, refused calls, calls let
+    through while a check had failed (append-only)."""
+
+    list_display = ["created_at", "agent", "kind", "action", "risk_level", "error_code", "session"]
+    list_filter = ["kind", "agent", "error_code"]
+    list_select_related = ["agent"]
+    ordering = ["-id"]
+    sortable_by = ["created_at"]
+    search_fields = ["session", "actor", "action"]
+    search_help_text = "A session, an actor (an API client's name) or an action (a tool, a route)."
+    fields = [
+        "agent",
+        "session",
+        "kind",
+        "action",
+        "risk_level",
+        "error_code",
+        "detail",
+        "actor",
+        "created_at",
+    ]
+    readonly_fields = fields
 
 
 # --- SOUL versions ---------------------------------------------------------------------------

@@ -23,6 +23,12 @@ from evolution.models import SafetyContract
 CONTRACT_UNAVAILABLE = "GUARD_CONTRACT_UNAVAILABLE"
 ANCHOR_MISSING = "GUARD_ANCHOR_MISSING"
 CONSTRAINT_VIOLATED = "GUARD_CONSTRAINT_VIOLATED"
+# Seed 003 §4.0.11: the guardrail's codes, as a client reads them.
+GUARD_ERROR_CODES = {
+    ANCHOR_MISSING: "Core anchor(s) not visible in the execution context",
+    CONSTRAINT_VIOLATED: "Safety constraint violation detected",
+    CONTRACT_UNAVAILABLE: "Core Safety Contract could not be loaded",
+}
 FENCE = re.compile(r"^\s*(```|~~~)", re.M)
 
 
@@ -147,3 +153,39 @@ def soul_checks(
         "contract_hash": contract.content_hash if contract else None,
         "evaluated_at": now.isoformat(),
     }
+
+
+@dataclass(frozen=True)
+class GuardCheckResult:
+    """One guard check of the context an agent is about to send its model (seed 003 §4.0.10):
+    `error_code` is "" when it passed."""
+
+    passed: bool
+    missing_anchors: list[str]
+    violated_constraints: list[str]
+    error_code: str
+    detail: str
+
+
+def _visible_form(text: str) -> str:
+    """Compared case-insensitively, with any run of whitespace as one space: a prompt
+    builder's line wrapping does not hide an anchor."""
+    return " ".join(text.split()).casefold()
+
+
+def guard_context_check(*, context: str, contract: SafetyContract | None) -> GuardCheckResult:
+    """Is the contract visible in `context`? Every anchor and every rule the SOUL states
+    (extracted constraint) must appear in it, and no staff constraint (a forbidden pattern)
+    may match it. No contract, or an empty one: failed, GUARD_CONTRACT_UNAVAILABLE."""
+    if contract_is_empty(contract):
+        return GuardCheckResult(
+            False, [], [], CONTRACT_UNAVAILABLE, GUARD_ERROR_CODES[CONTRACT_UNAVAILABLE]
+        )
+    seen = _visible_form(context)
+    missing = [a for a in contract_anchors(contract) if _visible_form(a) not in seen]
+    violated = [
+        rule for rule in contract.extracted_constraints if _visible_form(rule) not in seen
+    ] + [pattern for pattern in contract.constraints if re.search(pattern, context, re.I | re.M)]
+    code = ANCHOR_MISSING if missing else CONSTRAINT_VIOLATED if violated else ""
+    detail = GUARD_ERROR_CODES[code] if code else "every anchor and constraint visible"
+    return GuardCheckResult(not code, missing, violated, code, detail)

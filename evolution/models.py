@@ -60,6 +60,9 @@ class Agent(models.Model):
     )
     name = models.CharField(max_length=100)
     is_default = models.BooleanField(default=False)
+    # With the runtime guardrail on, a high-risk call is refused while the agent's latest
+    # guard check failed (GuardState).
+    guard_enabled = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(db_default=Now())
 
     class Meta:
@@ -250,3 +253,69 @@ class SafetyContract(models.Model):
         return (
             f"Safety contract v{self.version} of agent {self.agent_id} ({self.content_hash[:12]})"
         )
+
+
+class GuardState(models.Model):
+    """An agent session's latest guard check (seed 003 §4.0.10): whether the Core Safety
+    Contract's anchors were visible in the context the agent was about to send its model. One
+    row per agent and session, replaced by each check; it speaks for one round only
+    (GUARD_ROUND_SECONDS), never for the next."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="guard_states")
+    session = models.CharField(max_length=200, blank=True)
+    passed = models.BooleanField()
+    error_code = models.CharField(max_length=40, blank=True)
+    missing_anchors = models.JSONField(default=list)
+    violated_constraints = models.JSONField(default=list)
+    contract_version = models.IntegerField(null=True, blank=True)
+    checked_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "guard_states"
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "session"], name="guard_states_per_session"),
+        ]
+
+    def __str__(self) -> str:
+        return f"guard of agent {self.agent_id}, session '{self.session}': {self.passed}"
+
+
+class GuardEventKind(models.TextChoices):
+    WARNING = "guardrail_warning"  # a check failed (detection only)
+    BLOCKED = "guardrail_blocked"  # a high-risk call refused
+    DEGRADED = "guardrail_degraded"  # a low-risk call let through while the check failed
+
+
+class GuardEvent(models.Model):
+    """What the runtime guardrail saw or did, one row each (append-only): which agent and
+    session, what call (`action`: an MCP tool's name or `METHOD /route`) at what risk, the
+    check's error code and what was missing, and who called."""
+
+    id = models.BigAutoField(primary_key=True)
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="guard_events")
+    session = models.CharField(max_length=200, blank=True)
+    kind = models.CharField(max_length=24, choices=GuardEventKind)
+    action = models.CharField(max_length=200, blank=True)
+    risk_level = models.CharField(max_length=8, blank=True)
+    error_code = models.CharField(max_length=40, blank=True)
+    detail = models.JSONField(default=dict)
+    actor = models.CharField(max_length=255)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "guard_events"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["agent", "-id"], name="idx_guard_events_agent")]
+        constraints = [
+            models.CheckConstraint(
+                name="chk_guard_event_kind", condition=Q(kind__in=GuardEventKind.values)
+            ),
+        ]
+        triggers = [
+            pgtrigger.Protect(
+                name="guard_events_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of agent {self.agent_id}: {self.action or 'check'}"

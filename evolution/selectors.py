@@ -8,7 +8,14 @@ from django.db.models import Q, QuerySet
 from core.access import Caller, agent_access_check
 from core.errors import NotFound
 from evolution.evaluation import unified_diff
-from evolution.models import Agent, SafetyContract, SoulEvent, SoulStatus, SoulVersion
+from evolution.models import (
+    Agent,
+    GuardEvent,
+    SafetyContract,
+    SoulEvent,
+    SoulStatus,
+    SoulVersion,
+)
 
 
 def agents_visible(*, caller: Caller) -> QuerySet[Agent]:
@@ -89,3 +96,15 @@ def soul_version_detail(*, agent: Agent, version: int) -> SoulVersionDetail:
 
 def safety_contract_current(*, agent: Agent) -> SafetyContract | None:
     return SafetyContract.objects.filter(agent=agent).order_by("-version").first()
+
+
+def guard_events(
+    *, agent: Agent, kind: str | None = None, session: str | None = None
+) -> QuerySet[GuardEvent]:
+    """What the agent's runtime guardrail recorded, newest first; of one kind, one session."""
+    events = GuardEvent.objects.filter(agent=agent)
+    if kind is not None:
+        events = events.filter(kind=kind)
+    if session is not None:
+        events = events.filter(session=session)
+    return events.order_by("-id")

@@ -339,6 +339,10 @@ PROMPT_CONTEXT_MAX_TOKENS = env.int("PROMPT_CONTEXT_MAX_TOKENS", default=600)
 # a proposal may rewrite without a justification.
 SOUL_MAX_TOKENS = env.int("SOUL_MAX_TOKENS", default=4000)
 SOUL_DIFF_MAX_SHARE = env.float("SOUL_DIFF_MAX_SHARE", default=0.5)
+# The runtime guardrail (docs/evolution.md): how long an agent session's guard check speaks
+# for its calls (one round of its model loop), seconds; the longest context it checks.
+GUARD_ROUND_SECONDS = env.int("GUARD_ROUND_SECONDS", default=120)
+GUARD_CONTEXT_MAX_CHARS = env.int("GUARD_CONTEXT_MAX_CHARS", default=200_000)
 # `manage.py soul_bootstrap` without a path reads this file.
 SOUL_BOOTSTRAP_FILE = env.str("SOUL_BOOTSTRAP_FILE", default="")
 
@@ -371,7 +375,10 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "neuromem_site.api.authentication.BearerTokenAuthentication"
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "neuromem_site.api.permissions.GuardGate",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["neuromem_site.api.envelope.EnvelopeJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["neuromem_site.api.serializers.BoundedJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "neuromem_site.api.pagination.EnvelopeCursorPagination",
@@ -403,6 +410,8 @@ SPECTACULAR_SETTINGS = {
         "StatusEnum": ["healthy", "degraded", "unhealthy"],
         "ReflectionStatusEnum": "reflection.models.ReflectionStatus",
         "SoulStatusEnum": "evolution.models.SoulStatus",
+        "GuardEventKindEnum": "evolution.models.GuardEventKind",
+        "EntityKindEnum": "memories.graph.models.EntityKind",
     },
     # Swagger UI's files are served from this server, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",

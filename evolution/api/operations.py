@@ -6,12 +6,15 @@ route puts in the envelope's `data`, or raises the error the envelope reports
 (`with_agent`), a route by its URL."""
 
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from typing import Any
 
 from core.access import Caller
 from core.errors import NotFound
 from evolution.api.serializers import (
     AgentIdInput,
+    GuardCheckInput,
+    GuardCheckOutput,
     SoulActiveOutput,
     SoulProposalInput,
     SoulProposalResultOutput,
@@ -23,6 +26,7 @@ from evolution.selectors import soul_active, soul_markdown, soul_proposals_pendi
 from evolution.services import (
     SoulProposal,
     agent_for,
+    guard_check,
     soul_propose_and_apply,
     soul_rollback,
     soul_veto,
@@ -99,3 +103,15 @@ def soul_rollback_result(
             agent=agent, caller=caller, to_version=data.get("to_version"), reason=data["reason"]
         )
     return SoulVersionOutput(result).data
+
+
+def guard_check_result(
+    *, caller: Caller, agent: Agent, params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """POST /agents/{id}/guard/check/: check the context the agent is about to send its model
+    against its Core Safety Contract; the result is the session's guard state for this round.
+    Detection only: a failed check answers 200 with `passed` false (and is recorded)."""
+    data = validated_input(GuardCheckInput, params)
+    session = data.get("session", "")
+    result = guard_check(caller=caller, agent=agent, session=session, context=data["context"])
+    return GuardCheckOutput({**asdict(result), "session": session}).data

@@ -1,11 +1,14 @@
 import re
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
 from evolution.models import (
     Agent,
+    GuardEvent,
+    GuardEventKind,
     SafetyContract,
     SoulAuthor,
     SoulEvent,
@@ -14,7 +17,13 @@ from evolution.models import (
 )
 from evolution.selectors import SoulVersionDetail
 from evolution.services import AGENT_NAME_MAX_CHARS, REASON_MAX_CHARS, TEXT_MAX_CHARS
-from neuromem_site.api.serializers import OutputModelSerializer, StrictInputSerializer, TextField
+from evolution.services.guard import SESSION_MAX_CHARS
+from neuromem_site.api.serializers import (
+    OutputModelSerializer,
+    QueryInputSerializer,
+    StrictInputSerializer,
+    TextField,
+)
 
 CONTRACT_ITEMS_MAX = 200
 CONTRACT_ITEM_MAX_CHARS = 500
@@ -64,6 +73,34 @@ class AgentInput(StrictInputSerializer):
     name = serializers.CharField(
         max_length=AGENT_NAME_MAX_CHARS, help_text="Unique among this client's agents."
     )
+
+
+class AgentUpdateInput(StrictInputSerializer):
+    guard_enabled = serializers.BooleanField(
+        help_text="Turn the runtime guardrail on: high-risk calls made for this agent are "
+        "refused while its session's latest guard check failed."
+    )
+
+
+class GuardCheckInput(StrictInputSerializer):
+    context = TextField(
+        max_length=settings.GUARD_CONTEXT_MAX_CHARS,
+        help_text="What the agent is about to send its model: system prompt, compacted context "
+        "and history, as one text.",
+    )
+    session = serializers.CharField(
+        max_length=SESSION_MAX_CHARS,
+        allow_blank=True,
+        trim_whitespace=False,
+        required=False,
+        help_text="The agent session (one conversation, one loop) whose guard state this check "
+        'sets; default: the X-NeuroMem-Session header, else the default session "".',
+    )
+
+
+class GuardEventListInput(QueryInputSerializer):
+    kind = serializers.ChoiceField(GuardEventKind.choices, required=False)
+    session = serializers.CharField(max_length=SESSION_MAX_CHARS, required=False)
 
 
 class AgentIdInput(StrictInputSerializer):
@@ -309,7 +346,50 @@ class AgentOutput(OutputModelSerializer):
 
     class Meta:
         model = Agent
-        fields = ["id", "name", "client", "is_default", "created_at"]
+        fields = ["id", "name", "client", "is_default", "guard_enabled", "created_at"]
+
+
+class GuardCheckOutput(serializers.Serializer):
+    """Seed 003's GuardCheckResult."""
+
+    passed = serializers.BooleanField()
+    missing_anchors = serializers.ListField(
+        child=serializers.CharField(), help_text="Anchors not visible in the context."
+    )
+    violated_constraints = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Constraints the SOUL states that are not in view, and staff patterns the "
+        "context matches.",
+    )
+    error_code = serializers.CharField(
+        allow_null=True,
+        help_text="Null when it passed; else GUARD_ANCHOR_MISSING, GUARD_CONSTRAINT_VIOLATED or "
+        "GUARD_CONTRACT_UNAVAILABLE.",
+    )
+    detail = serializers.CharField()
+    session = serializers.CharField(allow_blank=True)
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        data["error_code"] = data["error_code"] or None
+        return data
+
+
+class GuardEventOutput(OutputModelSerializer):
+    class Meta:
+        model = GuardEvent
+        fields = [
+            "id",
+            "agent",
+            "session",
+            "kind",
+            "action",
+            "risk_level",
+            "error_code",
+            "detail",
+            "actor",
+            "created_at",
+        ]
 
 
 class SoulBootstrapOutput(SoulVersionOutput):

@@ -26,8 +26,22 @@ def soul_routes(prefix: str, name: str) -> list:
     ]
 
 
+def guard_routes(prefix: str, name: str) -> list:
+    """The runtime guardrail's routes under `prefix`: `` (the caller's default agent) or
+    `agents/<agent_id>/` (that agent)."""
+    return [
+        path(f"{prefix}guard/check/", views.GuardCheckApi.as_view(), name=f"{name}guard-check"),
+        path(
+            f"{prefix}guard/events/", views.GuardEventListApi.as_view(), name=f"{name}guard-events"
+        ),
+    ]
+
+
 urlpatterns = [
     path("agents/", views.AgentListApi.as_view(), name="agents"),
+    path("agents/<int:agent_id>/", views.AgentDetailApi.as_view(), name="agent"),
+    *guard_routes("", ""),
+    *guard_routes("agents/<int:agent_id>/", "agent-"),
     *soul_routes("soul/", "soul"),
     *soul_routes("agents/<int:agent_id>/soul/", "agent-soul"),
 ]

@@ -3,6 +3,7 @@ agent named under `/agents/{agent_id}/soul/…` (another client's answers 404)."
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -10,7 +11,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import NotFound
+from core.risk import RiskLevel
 from evolution.api.operations import (
+    guard_check_result,
     soul_propose_result,
     soul_rollback_result,
     soul_status_result,
@@ -18,6 +21,11 @@ from evolution.api.operations import (
 from evolution.api.serializers import (
     AgentInput,
     AgentOutput,
+    AgentUpdateInput,
+    GuardCheckInput,
+    GuardCheckOutput,
+    GuardEventListInput,
+    GuardEventOutput,
     SafetyContractInput,
     SafetyContractOutput,
     SoulActiveOutput,
@@ -35,6 +43,7 @@ from evolution.api.serializers import (
 from evolution.models import Agent, SoulStatus
 from evolution.selectors import (
     agents_visible,
+    guard_events,
     soul_active,
     soul_version_detail,
     soul_versions,
@@ -42,6 +51,7 @@ from evolution.selectors import (
 from evolution.services import (
     agent_create,
     agent_for,
+    agent_update,
     safety_contract_fresh,
     safety_contract_update,
     soul_apply,
@@ -50,6 +60,7 @@ from evolution.services import (
     soul_veto,
 )
 from neuromem_site.api.pagination import EnvelopeCursorPagination, page_response
+from neuromem_site.api.permissions import guard_scope
 from neuromem_site.api.schema import STAFF_ONLY, answers
 from neuromem_site.api.serializers import validated_input
 
@@ -61,6 +72,8 @@ def route_agent(request: Request, agent_id: int | None) -> Agent:
 
 class AgentListApi(APIView):
     """The caller's agents (staff: every agent), each with its own SOUL; create another."""
+
+    risk_levels = {"post": RiskLevel.HIGH}
 
     pagination_class = EnvelopeCursorPagination  # also what the schema reads
 
@@ -85,6 +98,71 @@ class AgentListApi(APIView):
         data = validated_input(AgentInput, request.data)
         agent = agent_create(caller=request.user.caller, name=data["name"])
         return Response(AgentOutput(agent).data, status=status.HTTP_201_CREATED)
+
+
+class AgentDetailApi(APIView):
+    """One of the caller's agents; turn its runtime guardrail on or off."""
+
+    risk_levels = {"patch": RiskLevel.HIGH}
+
+    @extend_schema(responses=answers(200, AgentOutput, not_found="No such agent"))
+    def get(self, request: Request, agent_id: int) -> Response:
+        return Response(AgentOutput(route_agent(request, agent_id)).data)
+
+    @extend_schema(
+        request=AgentUpdateInput,
+        responses=answers(200, AgentOutput, "The agent as changed", not_found="No such agent"),
+    )
+    def patch(self, request: Request, agent_id: int) -> Response:
+        agent = route_agent(request, agent_id)
+        data = validated_input(AgentUpdateInput, request.data)
+        agent = agent_update(
+            caller=request.user.caller, agent=agent, guard_enabled=data["guard_enabled"]
+        )
+        return Response(AgentOutput(agent).data)
+
+
+class GuardCheckApi(APIView):
+    """The runtime guardrail's check (seed 003 §4.0.10): is the agent's Core Safety Contract
+    visible in the context it is about to send its model? Run it before each model call; the
+    result is the session's guard state for that round."""
+
+    guard_exempt = True  # the guard itself: always reachable, or a failed check could not be redone
+    max_body_bytes = 4 * settings.GUARD_CONTEXT_MAX_CHARS + 4096  # see ApiErrorEnvelopeMiddleware
+
+    @extend_schema(
+        request=GuardCheckInput,
+        responses=answers(
+            200, GuardCheckOutput, "Checked: passed or not", not_found="No such agent"
+        ),
+    )
+    def post(self, request: Request, agent_id: int | None = None) -> Response:
+        agent = route_agent(request, agent_id)
+        params = request.data
+        if isinstance(params, dict) and "session" not in params:
+            params = {**params, "session": guard_scope(request).session}
+        return Response(guard_check_result(caller=request.user.caller, agent=agent, params=params))
+
+
+class GuardEventListApi(APIView):
+    """What the agent's runtime guardrail recorded, newest first: failed checks
+    (guardrail_warning), refused calls (guardrail_blocked), calls let through while a check had
+    failed (guardrail_degraded)."""
+
+    guard_exempt = True
+    pagination_class = EnvelopeCursorPagination  # also what the schema reads
+
+    @extend_schema(parameters=[GuardEventListInput], responses=GuardEventOutput(many=True))
+    def get(self, request: Request, agent_id: int | None = None) -> Response:
+        agent = route_agent(request, agent_id)
+        filters = validated_input(GuardEventListInput, request.query_params)
+        return page_response(
+            request,
+            self,
+            guard_events(agent=agent, **filters),
+            ordering=("-id",),
+            item_output=GuardEventOutput,
+        )
 
 
 def version_step_schema(description: str, *, conflict: str) -> Any:
@@ -113,6 +191,8 @@ class SoulBootstrapApi(APIView):
     """Import the agent's initial SOUL as version 0 (active), with the contract its marked
     sections state; when it has a SOUL already, nothing changes (skipped)."""
 
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @extend_schema(
         request=SoulBootstrapInput,
         responses=answers(
@@ -135,6 +215,8 @@ class SoulBootstrapApi(APIView):
 class SafetyContractApi(APIView):
     """The agent's Core Safety Contract every proposal is evaluated against: what its SOUL's
     marked sections state (refreshed when that text changed), and the staff's additions."""
+
+    risk_levels = {"put": RiskLevel.HIGH}
 
     @extend_schema(
         responses=answers(
@@ -171,6 +253,8 @@ class SafetyContractApi(APIView):
 class SoulProposalApi(APIView):
     """Propose a change: it is recorded as the next version, evaluated, and (when it passes and
     `auto_apply`) applied."""
+
+    risk_levels = {"post": RiskLevel.HIGH}
 
     @extend_schema(
         request=SoulProposalInput,
@@ -217,6 +301,8 @@ class SoulVersionDetailApi(APIView):
 class SoulEvaluateApi(APIView):
     """Evaluate a proposal not evaluated yet (an evaluation is recorded once)."""
 
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @version_step_schema(
         "The proposal with its evaluation", conflict="Not a proposal, or evaluated already"
     )
@@ -228,6 +314,8 @@ class SoulEvaluateApi(APIView):
 
 class SoulApplyApi(APIView):
     """Make a proposal whose evaluation passed the active version."""
+
+    risk_levels = {"post": RiskLevel.HIGH}
 
     @version_step_schema(
         "The version, now active",
@@ -243,6 +331,8 @@ class SoulApplyApi(APIView):
 class SoulVetoApi(APIView):
     """Veto a proposal (it can never be applied) or the active version (the previous stable
     version is restored as a new active one)."""
+
+    risk_levels = {"post": RiskLevel.HIGH}
 
     @extend_schema(
         request=SoulVetoInput,
@@ -266,6 +356,8 @@ class SoulRollbackApi(APIView):
     """On the user's word: `rollback` makes a new active version with the content of the
     previous stable version, or of `to_version` (the current one becomes rolled_back); `veto`
     refuses a version (default: the active one, replaced by the previous stable version)."""
+
+    risk_levels = {"post": RiskLevel.HIGH}
 
     @extend_schema(
         request=SoulRollbackInput,

@@ -26,6 +26,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import DomainError
+from core.risk import RiskLevel
 from core.validation import NON_BLANK_TEXT_PATTERN
 from memories.access_counts import accesses_record
 from memories.api.operations import bulk_read, bulk_shaped, search_hits
@@ -259,6 +260,8 @@ def seed_response(memory: Memory, **extra: Any) -> dict[str, Any]:
 
 
 class AddMemoryApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @extend_schema(
         request=AddMemoryInput,
         responses=answers(
@@ -291,6 +294,8 @@ class AddMemoryApi(APIView):
 
 
 class GetMemoryApi(APIView):
+    risk_levels = {"post": RiskLevel.LOW}  # reads: a POST for seed 004's body
+
     @keyed_schema(GetMemoryInput)
     def post(self, request: Request) -> Response:
         data, memory = keyed_memory(request, GetMemoryInput)
@@ -299,6 +304,8 @@ class GetMemoryApi(APIView):
 
 
 class UpdateMemoryApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @keyed_schema(UpdateMemoryInput, conflict="The memory changed meanwhile")
     def post(self, request: Request) -> Response:
         """New `value.text` makes a new version (the key moves to it); `importance`,
@@ -325,6 +332,8 @@ class UpdateMemoryApi(APIView):
 
 
 class UpdateMemoryKeyApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @keyed_schema(UpdateMemoryKeyInput, conflict="`newKey` is held by another current memory")
     def post(self, request: Request) -> Response:
         data, memory = keyed_memory(request, UpdateMemoryKeyInput)

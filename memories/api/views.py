@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import DomainError
+from core.risk import RiskLevel
 from memories.api.operations import (
     entity_get_result,
     forget_outcome_data,
@@ -110,6 +111,8 @@ WriteOutput = inline_serializer(
 
 
 class MemoryListCreateApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @extend_schema(
         request=MemoryCreateInput,
         responses=answers(
@@ -143,6 +146,7 @@ class MemoryListCreateApi(APIView):
 
 
 class MemoryBatchApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
     max_body_bytes = settings.API_BATCH_BODY_MAX_BYTES  # see ApiErrorEnvelopeMiddleware
 
     @extend_schema(
@@ -213,6 +217,8 @@ def memory_records(
 
 
 class MemoryDetailApi(APIView):
+    risk_levels = {"patch": RiskLevel.HIGH, "delete": RiskLevel.HIGH}
+
     @extend_schema(parameters=[MemoryGetParams], responses=MemoryWithLinksOutput)
     def get(self, request: Request, memory_id: str) -> Response:
         return Response(
@@ -241,6 +247,8 @@ class MemoryDetailApi(APIView):
 
 
 class MemoryLinksApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH, "delete": RiskLevel.HIGH}
+
     @extend_schema(
         request=LinkInput,
         responses=answers(
@@ -299,6 +307,8 @@ class MemoryBulkApi(APIView):
 
 
 class MemorySupersedeApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @extend_schema(
         request=MemorySupersedeInput,
         responses=answers(
@@ -321,6 +331,8 @@ class MemorySupersedeApi(APIView):
 
 
 class MemoryInvalidateApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @extend_schema(
         request=MemoryInvalidateInput,
         responses=answers(200, MemoryOutput, conflict="The memory is no longer current"),
@@ -346,6 +358,8 @@ class MemoryVersionsApi(APIView):
 
 
 class UserApi(APIView):
+    risk_levels = {"delete": RiskLevel.HIGH}
+
     @extend_schema(
         responses={
             200: inline_serializer(
@@ -434,6 +448,8 @@ class UserForgetApi(APIView):
     table (memories, versions, history, messages, search columns); the record of the request
     stays (docs/privacy.md)."""
 
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @extend_schema(
         request=ForgetInput,
         responses=answers(
@@ -456,6 +472,8 @@ class UserForgetApi(APIView):
 
 
 class SessionCreateApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @extend_schema(
         request=SessionCreateInput,
         responses=answers(201, SessionOutput, forbidden=OUTSIDE_PREFIXES),
@@ -469,6 +487,8 @@ class SessionCreateApi(APIView):
 
 
 class SessionMessageApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @extend_schema(
         request=MessageInput,
         responses={
@@ -511,6 +531,8 @@ class SessionMessageApi(APIView):
 
 
 class SessionEndApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @extend_schema(request=None, responses=SessionOutput)
     def post(self, request: Request, session_id: str) -> Response:
         session = session_get(caller=request.user.caller, session_id=session_id)
@@ -520,6 +542,8 @@ class SessionEndApi(APIView):
 
 
 class RecallApi(APIView):
+    risk_levels = {"post": RiskLevel.LOW}
+
     @extend_schema(
         request=RecallInput,
         responses={

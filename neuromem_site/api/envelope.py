@@ -133,6 +133,7 @@ def domain_error_response(exc: DomainError) -> Response:
     status_code, code = next(
         DOMAIN_ERRORS[cls] for cls in type(exc).__mro__ if cls in DOMAIN_ERRORS
     )
+    code = getattr(exc, "code", code)  # Refused names its own
     extra = dict(exc.extra)
     if isinstance(exc, Invalid) and exc.field is not None:
         extra.setdefault("details", {exc.field: [exc.message]})  # as DRF's own field errors

@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
-from rest_framework.permissions import BasePermission
+from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 
-from core.errors import Forbidden
+from core.errors import Forbidden, Invalid
+from core.risk import RiskLevel
 from core.validation import user_id_problem
+from evolution.services import GuardScope, guard_gate, guard_session_checked
 from neuromem_site.api.envelope import ApiError
+
+AGENT_HEADER = "X-NeuroMem-Agent"
+SESSION_HEADER = "X-NeuroMem-Session"
 
 
 def checked_user_id(user_id: str) -> str:
@@ -54,3 +59,44 @@ class IsStaffClient(BasePermission):
 
     def has_permission(self, request: Request, view) -> bool:
         return bool(getattr(request.user, "is_staff", False))
+
+
+def guard_scope(request: Request) -> GuardScope:
+    """The agent a request is made for (AGENT_HEADER, an id of one of the caller's agents;
+    default: its default agent) and that agent's session (SESSION_HEADER; default "")."""
+    agent, session = request.headers.get(AGENT_HEADER), request.headers.get(SESSION_HEADER, "")
+    if agent is not None and not (agent.isascii() and agent.isdigit() and 0 < int(agent) < 2**63):
+        raise Invalid("An agent's id (GET /api/v1/agents/).", field=AGENT_HEADER)
+    return GuardScope(
+        agent_id=None if agent is None else int(agent),
+        session=guard_session_checked(session, field=SESSION_HEADER),
+    )
+
+
+def view_risk(view, method: str) -> RiskLevel:
+    """What a route declares for `method` (its view's `risk_levels`); a read is low, and an
+    undeclared write high (fail-closed)."""
+    declared = getattr(view, "risk_levels", {}).get(method.lower())
+    if declared is not None:
+        return declared
+    return RiskLevel.LOW if method in SAFE_METHODS else RiskLevel.HIGH
+
+
+class GuardGate(BasePermission):
+    """The runtime guardrail before every route a client calls (evolution.services.guard): for
+    an agent whose guard is on and whose latest check failed, a high-risk route is refused and a
+    low-risk one goes through, each recorded. Routes that are the guard itself, or that gate
+    each of their own calls (MCP's tools), set `guard_exempt`."""
+
+    def has_permission(self, request: Request, view) -> bool:
+        caller = getattr(request.user, "caller", None)
+        if caller is None or getattr(view, "guard_exempt", False):
+            return True
+        route = request.resolver_match.route if request.resolver_match else request.path
+        guard_gate(
+            caller=caller,
+            scope=guard_scope(request),
+            action=f"{request.method} /{route}",
+            risk=view_risk(view, request.method),
+        )
+        return True

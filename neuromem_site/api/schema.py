@@ -21,8 +21,12 @@ from rest_framework.fields import CharField, ListField
 from rest_framework.pagination import BasePagination
 from rest_framework.serializers import Serializer
 
+from core.risk import RiskLevel
+from evolution.evaluation import GUARD_ERROR_CODES
+from evolution.services.guard import SESSION_MAX_CHARS
 from neuromem_site.api.envelope import STATUS_CODES
 from neuromem_site.api.pagination import EnvelopeCursorPagination
+from neuromem_site.api.permissions import AGENT_HEADER, SESSION_HEADER, GuardGate, view_risk
 from neuromem_site.api.serializers import (
     USER_ID_LOOKUP_SCHEMA,
     StrictInputSerializer,
@@ -90,7 +94,10 @@ ERROR_ENVELOPE = {
             "type": "object",
             "required": ["code", "message"],
             "properties": {
-                "code": {"type": "string", "enum": [*STATUS_CODES.values(), "INTERNAL"]},
+                "code": {
+                    "type": "string",
+                    "enum": [*STATUS_CODES.values(), "INTERNAL", *GUARD_ERROR_CODES],
+                },
                 "message": {"type": "string"},
                 "field": {"type": "string", "description": "The field at fault, when one is."},
                 "details": {
@@ -110,6 +117,33 @@ ERROR_ENVELOPE = {
     },
 }
 ERROR_REF = {"$ref": "#/components/schemas/ErrorEnvelope"}
+GUARD_REFUSED = (
+    "For an agent whose runtime guardrail is on: refused while its session's latest guard "
+    "check failed (GUARD_ANCHOR_MISSING, GUARD_CONSTRAINT_VIOLATED, GUARD_CONTRACT_UNAVAILABLE)"
+)
+# The agent and session a call is made for (neuromem_site/api/permissions.py).
+GUARD_HEADERS = [
+    {
+        "in": "header",
+        "name": AGENT_HEADER,
+        "required": False,
+        "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,18}$"},
+        "description": "The agent this call is made for (one of this client's, GET /agents/); "
+        "default: the client's default agent. Its runtime guardrail gates the call.",
+    },
+    {
+        "in": "header",
+        "name": SESSION_HEADER,
+        "required": False,
+        "schema": {
+            "type": "string",
+            "maxLength": SESSION_MAX_CHARS,
+            "pattern": "^[^\\u0000-\\u001f\\u007f]*$",
+        },
+        "description": "The agent's session (one conversation, one model loop) whose guard "
+        'check speaks for this call; default "".',
+    },
+]
 ERROR_DESCRIPTIONS = {
     "400": "Invalid input (VALIDATION_ERROR); `field` names the first field at fault",
     "401": "Missing or invalid token (UNAUTHORIZED)",
@@ -184,7 +218,11 @@ TAGS = [
     {"name": "users", "description": "An end user's data: export, purge, traits, prompt."},
     {"name": "traits", "description": "One trait: its evidence, parents, children; veto."},
     {"name": "reflection", "description": "Reflection cycles: request one, read them."},
-    {"name": "soul", "description": "The SOUL: propose, evaluate, apply, veto, roll back."},
+    {
+        "name": "soul",
+        "description": "Agents and their SOULs: propose, evaluate, apply, veto, roll back; "
+        "the runtime guardrail's check and events.",
+    },
     {"name": "auth", "description": "The API client a bearer token belongs to."},
     {"name": "health", "description": "Database, Redis, worker and beat checks (no auth)."},
     {
@@ -204,6 +242,7 @@ TAG_BY_SEGMENT = {
     "reflection": "reflection",
     "soul": "soul",
     "agents": "soul",  # an agent's SOUL: /agents/{id}/soul/…
+    "guard": "soul",  # the default agent's guardrail
     "auth": "auth",
     "health": "health",
 }
@@ -217,6 +256,21 @@ PATH_PARAMETER_SCHEMAS = {"user_id": USER_ID_LOOKUP_SCHEMA}
 
 
 class EnvelopeAutoSchema(AutoSchema):
+    def get_operation(self, path, path_regex, path_prefix, method, registry):
+        operation = super().get_operation(path, path_regex, path_prefix, method, registry)
+        gated = self.view.permission_classes and GuardGate in self.view.permission_classes
+        if operation is None or not gated or getattr(self.view, "guard_exempt", False):
+            return operation
+        operation.setdefault("parameters", []).extend(GUARD_HEADERS)
+        if view_risk(self.view, method) == RiskLevel.HIGH:
+            responses = operation.setdefault("responses", {})
+            described = responses.get("403", {}).get("description") or ERROR_DESCRIPTIONS["403"]
+            responses["403"] = {
+                **responses.get("403", {}),
+                "description": f"{described}. {GUARD_REFUSED}",
+            }
+        return operation
+
     def _get_paginator(self) -> BasePagination | None:
         view = type(self.view)
         if f"{view.__module__}.{view.__qualname__}" in PAGINATED_VIEWS:

@@ -24,6 +24,7 @@ from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from neuromem_site.api.permissions import guard_scope
 from neuromem_site.mcp.server import mcp_server
 
 # The SDK logs its session manager's start and stop at INFO: here, that is every request.
@@ -93,6 +94,7 @@ class McpApi(APIView):
     """MCP's streamable HTTP transport: POST one JSON-RPC message, get its answer as JSON."""
 
     schema = None  # an MCP endpoint, not a REST route: not in the OpenAPI schema
+    guard_exempt = True  # the runtime guardrail gates each tool call (tools.tool_call)
     max_body_bytes = settings.API_BODY_MAX_BYTES  # see ApiErrorEnvelopeMiddleware
 
     def post(self, request: Request) -> HttpResponse:
@@ -101,7 +103,7 @@ class McpApi(APIView):
             raise exceptions.UnsupportedMediaType(request.content_type)
         caller = request.user.caller
         status, headers, body = async_to_sync(asgi_exchange)(
-            mcp_server(lambda: caller), asgi_scope(request), request.body
+            mcp_server(lambda: caller, guard_scope(request)), asgi_scope(request), request.body
         )
         response = HttpResponse(body, status=status)
         for name, value in headers:

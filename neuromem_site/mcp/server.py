@@ -31,9 +31,10 @@ from mcp_types import (
 from rest_framework import exceptions
 
 from core.access import Caller
+from evolution.services import GuardScope
 from neuromem_site.api.selectors import api_client_by_token
 from neuromem_site.api.services import api_client_touch
-from neuromem_site.mcp.tools import TOOLS, tool_call
+from neuromem_site.mcp.tools import DEFAULT_SCOPE, TOOLS, tool_call
 
 INSTRUCTIONS = (
     "NeuroMem is a long-term memory for AI agents. Every memory belongs to an end user "
@@ -72,10 +73,11 @@ def stdio_caller(token: str) -> Callable[[], Caller]:
     return caller
 
 
-def mcp_server(caller: Callable[[], Caller]) -> Server:
+def mcp_server(caller: Callable[[], Caller], scope: GuardScope = DEFAULT_SCOPE) -> Server:
     """NeuroMem's tools, acting for `caller()`: a synchronous function, called on the database
     thread before each tool runs (stdio looks the token up again, so a revoked token stops
-    working at once; HTTP answers the client the request authenticated)."""
+    working at once; HTTP answers the client the request authenticated); each call made for
+    `scope`'s agent and session (the runtime guardrail's)."""
 
     async def list_tools(
         ctx: ServerRequestContext, params: PaginatedRequestParams | None
@@ -87,7 +89,7 @@ def mcp_server(caller: Callable[[], Caller]) -> Server:
         if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         answer = await sync_to_async(tool_call, thread_sensitive=True)(
-            tool=tool, caller=caller, arguments=params.arguments or {}
+            tool=tool, caller=caller, arguments=params.arguments or {}, scope=scope
         )
         return CallToolResult(content=[TextContent(text=answer.text)], is_error=not answer.ok)
 
@@ -106,8 +108,8 @@ def mcp_server(caller: Callable[[], Caller]) -> Server:
     )
 
 
-async def stdio_serve(caller: Callable[[], Caller]) -> None:
+async def stdio_serve(caller: Callable[[], Caller], scope: GuardScope = DEFAULT_SCOPE) -> None:
     """Serve the tools over this process's stdin and stdout until stdin closes."""
-    server = mcp_server(caller)
+    server = mcp_server(caller, scope)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

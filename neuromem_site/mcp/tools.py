@@ -18,13 +18,21 @@ from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
 from core.access import Caller
+from core.risk import RiskLevel
 from evolution.api.operations import (
+    guard_check_result,
     soul_propose_result,
     soul_rollback_result,
     soul_status_result,
     with_agent,
 )
-from evolution.api.serializers import AgentIdInput, SoulProposalInput, SoulRollbackInput
+from evolution.api.serializers import (
+    AgentIdInput,
+    GuardCheckInput,
+    SoulProposalInput,
+    SoulRollbackInput,
+)
+from evolution.services import GuardScope, guard_gate
 from memories.api import operations as memory_ops
 from memories.api.serializers.graph import UserEntitiesInput
 from memories.api.serializers.memories import (
@@ -112,8 +120,12 @@ class McpTool:
     operation: Callable[..., Any]
     input_schema: dict[str, Any]
     read_only: bool
+    # What the runtime guardrail lets through while the agent's check failed (core/risk.py).
+    risk: RiskLevel
     destructive: bool = False
     idempotent: bool = False
+    # The guard's own tool: always callable, or a failed check could not be redone.
+    guard_exempt: bool = False
     # Other names the tool takes for its arguments (alias → ours), seed 004's.
     aliases: Mapping[str, str] = field(default_factory=dict)
 
@@ -165,6 +177,7 @@ TOOLS: dict[str, McpTool] = {
                 MEMORY_GET_ALIASES,
             ),
             read_only=True,
+            risk=RiskLevel.LOW,
             aliases=MEMORY_GET_ALIASES,
         ),
         McpTool(
@@ -193,6 +206,7 @@ TOOLS: dict[str, McpTool] = {
                 },
             ),
             read_only=True,
+            risk=RiskLevel.LOW,
         ),
         McpTool(
             name="memory_add",
@@ -223,6 +237,7 @@ TOOLS: dict[str, McpTool] = {
                 },
             ),
             read_only=False,
+            risk=RiskLevel.HIGH,
             idempotent=True,
         ),
         McpTool(
@@ -248,6 +263,7 @@ TOOLS: dict[str, McpTool] = {
                 },
             ),
             read_only=True,
+            risk=RiskLevel.LOW,
         ),
         McpTool(
             name="memory_recall",
@@ -272,6 +288,7 @@ TOOLS: dict[str, McpTool] = {
                 },
             ),
             read_only=True,
+            risk=RiskLevel.LOW,
         ),
         McpTool(
             name="memory_forget",
@@ -291,6 +308,7 @@ TOOLS: dict[str, McpTool] = {
                 UserForgetInput, {"user_id": "The end user who asked to forget."}
             ),
             read_only=False,
+            risk=RiskLevel.HIGH,
             destructive=True,
             idempotent=True,
         ),
@@ -306,6 +324,7 @@ TOOLS: dict[str, McpTool] = {
             operation=memory_ops.memory_delete_result,
             input_schema=serializer_schema(MemoryLookupInput, LOOKUP),
             read_only=False,
+            risk=RiskLevel.HIGH,
             destructive=True,
         ),
         McpTool(
@@ -337,6 +356,7 @@ TOOLS: dict[str, McpTool] = {
                 },
             ),
             read_only=True,
+            risk=RiskLevel.LOW,
         ),
         McpTool(
             name="traits_get",
@@ -352,6 +372,7 @@ TOOLS: dict[str, McpTool] = {
                 required=["user_id"],
             ),
             read_only=True,
+            risk=RiskLevel.LOW,
         ),
         McpTool(
             name="soul_status",
@@ -364,6 +385,7 @@ TOOLS: dict[str, McpTool] = {
             operation=with_agent(soul_status_result),
             input_schema=object_schema({"agent_id": SOUL_AGENT_ID}),
             read_only=True,
+            risk=RiskLevel.LOW,
         ),
         McpTool(
             name="soul_propose",
@@ -381,6 +403,7 @@ TOOLS: dict[str, McpTool] = {
                 SoulProposalInput, {"risk_notes": "What could go wrong with the change."}
             ),
             read_only=False,
+            risk=RiskLevel.HIGH,
         ),
         McpTool(
             name="soul_rollback",
@@ -400,9 +423,35 @@ TOOLS: dict[str, McpTool] = {
                 SoulRollbackInput, {"reason": "Why, in the user's words (kept in the audit log)."}
             ),
             read_only=False,
+            risk=RiskLevel.HIGH,
+        ),
+        McpTool(
+            name="guard_check",
+            title="Check the context against the SOUL's safety contract",
+            description=(
+                "The runtime guardrail's check: call it before each model call with the context "
+                "about to be sent (system prompt, compacted context, history). Answers `passed` "
+                "and, when not, `missing_anchors` and `violated_constraints` of the agent's Core "
+                "Safety Contract with an `error_code` (GUARD_ANCHOR_MISSING, "
+                "GUARD_CONSTRAINT_VIOLATED, GUARD_CONTRACT_UNAVAILABLE). Detection only; for an "
+                "agent whose guard is on, the result decides this round's high-risk tools: "
+                "refused with that code while it failed. `session` (default: the "
+                'X-NeuroMem-Session header, else "") names the agent session it speaks for. '
+                f"{SOUL_AGENT}"
+            ),
+            operation=with_agent(guard_check_result),
+            input_schema=soul_tool_schema(GuardCheckInput, {}),
+            read_only=False,
+            risk=RiskLevel.LOW,
+            idempotent=True,
+            guard_exempt=True,
         ),
     ]
 }
+
+
+# A call with no X-NeuroMem-Agent or -Session: the client's default agent, session "".
+DEFAULT_SCOPE = GuardScope()
 
 
 @dataclass(frozen=True)
@@ -425,12 +474,20 @@ def error_object(exc: Exception) -> dict[str, Any]:
 
 
 def tool_call(
-    *, tool: McpTool, caller: Callable[[], Caller], arguments: Mapping[str, Any]
+    *,
+    tool: McpTool,
+    caller: Callable[[], Caller],
+    arguments: Mapping[str, Any],
+    scope: GuardScope = DEFAULT_SCOPE,
 ) -> ToolAnswer:
-    """Run `tool` for whoever `caller()` names. Synchronous, on the thread whose database
-    connection it uses (a request's, or the stdio server's)."""
+    """Run `tool` for whoever `caller()` names, made for `scope`'s agent and session (the
+    runtime guardrail's gate first, as for a REST route). Synchronous, on the thread whose
+    database connection it uses (a request's, or the stdio server's)."""
     try:
         who = caller()  # first, as HTTP authenticates before it validates
+        if not tool.guard_exempt:
+            guard_gate(caller=who, scope=scope, action=tool.name, risk=tool.risk)
+        arguments = scope_defaults(arguments, tool, scope)
         # A tool's arguments are a JSON object, like a request body: an unknown name is
         # refused as the API refuses an unknown body field (a misspelt `limit` is not ignored).
         unknown = [name for name in arguments if name not in tool.input_schema["properties"]]
@@ -441,6 +498,17 @@ def tool_call(
         return ToolAnswer(ok=True, text=render(data))
     except Exception as exc:
         return ToolAnswer(ok=False, text=render(error_object(exc)))
+
+
+def scope_defaults(arguments: Mapping[str, Any], tool: McpTool, scope: GuardScope) -> dict:
+    """`arguments`, with the agent and session the call is made for where the tool takes them
+    and they are not given: a SOUL or guard tool acts on the X-NeuroMem-Agent agent."""
+    defaults = {"agent_id": scope.agent_id, "session": scope.session or None}
+    taken = tool.input_schema["properties"]
+    return {
+        **{name: value for name, value in defaults.items() if name in taken and value is not None},
+        **arguments,
+    }
 
 
 def our_names(arguments: Mapping[str, Any], aliases: Mapping[str, str]) -> dict[str, Any]:

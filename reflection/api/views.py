@@ -4,6 +4,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.risk import RiskLevel
 from memories.api.serializers.memories import MemoryOutput
 from neuromem_site.api.pagination import EnvelopeCursorPagination, page_response
 from neuromem_site.api.permissions import user_filter_check, user_ids_agree
@@ -85,6 +86,8 @@ class TraitDetailApi(APIView):
 
 
 class TraitVetoApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
+
     @extend_schema(
         request=TraitVetoInput,
         responses=answers(
@@ -102,6 +105,7 @@ class TraitVetoApi(APIView):
 
 
 class ReflectionCycleListCreateApi(APIView):
+    risk_levels = {"post": RiskLevel.HIGH}
     pagination_class = EnvelopeCursorPagination  # also what the schema reads
 
     @extend_schema(

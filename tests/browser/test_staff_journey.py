@@ -382,6 +382,13 @@ def test_viewer_sees_no_mutating_button_and_may_not_purge(page, live_server, dja
     expect(page.locator("#soul-diff")).to_contain_text("Give a concrete example")
     assert page.locator("#soul-actions").count() == 0
 
+    # The agent's runtime guardrail: its events from the agent list; no action to turn it on.
+    page.goto("/admin/evolution/agent/")
+    expect(page.locator("#result_list")).to_contain_text(soul.agent.name)
+    assert page.locator("select[name=action] option[value=guard_on]").count() == 0
+    page.locator("#result_list").get_by_role("link", name="guardrail").first.click()
+    expect(page.locator("#content h1")).to_contain_text("guard event")
+
     assert page.locator("#end-user-forget").count() == 0
     for url in (
         end_user_url(USER) + "purge/",

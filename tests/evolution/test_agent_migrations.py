@@ -1,6 +1,6 @@
-"""The agents' migration (evolution 0003, 0004) forward on a database holding SOUL versions,
-their events and a contract: all move to the first agent (the oldest API client's default
-one), and the per-agent rules hold after it."""
+"""The agents' migrations (evolution 0003, 0004, 0005) forward on a database holding SOUL
+versions, their events and a contract: all move to the first agent (the oldest API client's
+default one), the per-agent rules hold after it, and every agent's guardrail starts off."""
 
 import psycopg
 import pytest
@@ -78,3 +78,15 @@ def test_today_s_lineage_moves_to_the_first_agent():
                 )
             with pytest.raises(psycopg.errors.RaiseException):
                 conn.execute("DELETE FROM soul_events WHERE agent_id = %s", [other])
+            # evolution 0005, run by the same migrate: every agent's guard is off, and the
+            # guardrail's events are append-only.
+            guards = conn.execute("SELECT DISTINCT guard_enabled FROM agents").fetchall()
+            assert guards == [(False,)]
+            conn.execute(
+                "INSERT INTO guard_events (agent_id, session, kind, action, risk_level,"
+                " error_code, detail, actor) VALUES (%s, '', 'guardrail_warning', '', '',"
+                " 'GUARD_ANCHOR_MISSING', '{}', 'a')",
+                [other],
+            )
+            with pytest.raises(psycopg.errors.RaiseException):
+                conn.execute("UPDATE guard_events SET kind = 'guardrail_blocked'")

@@ -11,6 +11,7 @@ from django.urls import reverse
 from evolution.models import Agent, SafetyContract, SoulEvent, SoulStatus, SoulVersion
 from evolution.services import (
     SoulProposal,
+    guard_check,
     soul_bootstrap,
     soul_propose,
     soul_propose_and_apply,
@@ -60,7 +61,7 @@ def viewer(client, django_user_model):
     user = django_user_model.objects.create_user("viewer", "viewer@example.com", "pw")
     user.is_staff = True
     user.save()
-    for model in (SoulVersion, SoulEvent, SafetyContract):
+    for model in (Agent, SoulVersion, SoulEvent, SafetyContract):
         content_type = ContentType.objects.get_for_model(model)
         user.user_permissions.add(
             Permission.objects.get(
@@ -515,3 +516,32 @@ def test_each_agent_s_versions_have_their_own_pages(admin_client, soul):
     assert "helper" in theirs  # the agent, among the version's fields
     only_helper = admin_client.get(VERSIONS, {"agent__id__exact": helper.pk}).content.decode()
     assert page_url(other) in only_helper and page_url(soul) not in only_helper
+
+
+def test_staff_turn_an_agents_guardrail_on_and_read_its_events(admin_client, soul):
+    agent = soul_agent()
+    response = admin_client.post(
+        "/admin/evolution/agent/",
+        {"action": "guard_on", "_selected_action": [agent.pk]},
+        follow=True,
+    )
+    assert "Turned the guardrail on for 1 agent(s)." in messages_of(response)
+    assert Agent.objects.get(pk=agent.pk).guard_enabled
+    entry = LogEntry.objects.get(object_id=str(agent.pk), action_flag=CHANGE)
+    assert entry.change_message == "Turned the runtime guardrail on."
+    guard_check(caller=STAFF, agent=agent, session="s", context="nothing of the contract")
+    events = admin_client.get("/admin/evolution/guardevent/", {"agent__id__exact": agent.pk})
+    assert events.status_code == 200
+    assert b"guardrail_warning" in events.content
+    agents = admin_client.get("/admin/evolution/agent/").content.decode()
+    assert f"/admin/evolution/guardevent/?agent__id__exact={agent.pk}" in agents
+
+
+def test_a_viewer_cannot_turn_a_guardrail_on(viewer, soul):
+    agent = soul_agent()
+    assert viewer.get("/admin/evolution/agent/").status_code == 200
+    response = viewer.post(
+        "/admin/evolution/agent/", {"action": "guard_on", "_selected_action": [agent.pk]}
+    )
+    assert response.status_code in (200, 302)  # the list again: the action is not offered
+    assert not Agent.objects.get(pk=agent.pk).guard_enabled

@@ -30,6 +30,7 @@ TOOLS = {
     "soul_status",
     "soul_propose",
     "soul_rollback",
+    "guard_check",
 }
 
 
@@ -67,7 +68,7 @@ def test_with_a_valid_token_it_serves_until_stdin_closes(make_agent):
     assert "API client 'a': a:" in done.stderr
 
 
-def test_it_lists_the_ten_tools_with_input_schemas(make_agent):
+def test_it_lists_every_tool_with_input_schemas(make_agent):
     with mcp_stdio(make_agent("a").token) as mcp:
         tools = {tool.name: tool for tool in mcp.tools()}
     assert set(tools) == TOOLS
@@ -137,6 +138,8 @@ def test_every_tool_answers(make_agent):
         assert Memory.objects.current().filter(pk=memory_id).count() == 0
         forgotten = mcp.data("memory_forget", user_id="u:1", memory_ids=[memory_id])
         assert [m["id"] for m in forgotten["memories"]] == [memory_id]
+        checked = mcp.data("guard_check", context=" ".join(ANCHORS), session="s")
+        assert (checked["passed"], checked["session"]) == (True, "s")
     assert Memory.objects.get(pk=memory_id).forgotten_at is not None
 
 
@@ -160,3 +163,19 @@ def test_a_token_revoked_while_serving_stops_working_at_once(make_agent):
         ApiClient.objects.update(is_active=False)
         error = mcp.error("traits_get", user_id="a:1")
     assert error == {"code": "UNAUTHORIZED", "message": "Invalid or revoked API token."}
+
+
+def test_a_malformed_agent_or_session_stops_it_at_start(make_agent):
+    token = make_agent("a").token
+    for name, value in (("NEUROMEM_AGENT_ID", "seven"), ("NEUROMEM_AGENT_SESSION", "a\tb")):
+        result = subprocess.run(
+            stdio_command(),
+            cwd=BASE_DIR,
+            env={**stdio_environment(token), name: value},
+            input="",
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 1, name
+        assert name in result.stderr

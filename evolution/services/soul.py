@@ -81,6 +81,14 @@ def agent_create(*, caller: Caller, name: str) -> Agent:
         return Agent.objects.create(client=client, name=name, is_default=False)
 
 
+def agent_update(*, caller: Caller, agent: Agent, guard_enabled: bool) -> Agent:
+    """Turn the agent's runtime guardrail on or off (its client, or staff)."""
+    with transaction.atomic(), audit_actor(caller.name):
+        Agent.objects.filter(pk=agent.pk).update(guard_enabled=guard_enabled)
+    agent.guard_enabled = guard_enabled
+    return agent
+
+
 @dataclass(frozen=True)
 class SoulProposal:
     new_content: str

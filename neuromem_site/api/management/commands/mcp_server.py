@@ -5,10 +5,26 @@ from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError
 
+from core.errors import Invalid
+from evolution.services import GuardScope, guard_session_checked
 from neuromem_site.api.selectors import api_client_by_token
 from neuromem_site.mcp.server import stdio_caller, stdio_serve
 
 TOKEN_VARIABLE = "NEUROMEM_API_TOKEN"
+# The agent the tools are called for, and its session (the runtime guardrail's scope).
+AGENT_VARIABLE = "NEUROMEM_AGENT_ID"
+SESSION_VARIABLE = "NEUROMEM_AGENT_SESSION"
+
+
+def guard_scope_from_environment() -> GuardScope:
+    agent = os.environ.get(AGENT_VARIABLE, "").strip()
+    if agent and not (agent.isascii() and agent.isdigit() and 0 < int(agent) < 2**63):
+        raise CommandError(f"{AGENT_VARIABLE} is not an agent's id (GET /api/v1/agents/).")
+    try:
+        session = guard_session_checked(os.environ.get(SESSION_VARIABLE, ""))
+    except Invalid as error:
+        raise CommandError(f"{SESSION_VARIABLE}: {error.message}") from None
+    return GuardScope(agent_id=int(agent) if agent else None, session=session)
 
 
 class Command(BaseCommand):
@@ -31,8 +47,9 @@ class Command(BaseCommand):
         if client is None:
             raise CommandError(f"{TOKEN_VARIABLE} is not a valid API token (unknown or revoked).")
         caller = client.caller
-        scope = "all users (staff)" if caller.is_staff else ", ".join(caller.user_prefixes)
+        scope = guard_scope_from_environment()
+        users = "all users (staff)" if caller.is_staff else ", ".join(caller.user_prefixes)
         # stdout carries the protocol: anything for people goes to stderr.
-        self.stderr.write(f"NeuroMem MCP server (stdio), API client '{caller.name}': {scope}")
+        self.stderr.write(f"NeuroMem MCP server (stdio), API client '{caller.name}': {users}")
         with suppress(KeyboardInterrupt):
-            async_to_sync(stdio_serve)(stdio_caller(token))
+            async_to_sync(stdio_serve)(stdio_caller(token), scope)
