@@ -29,10 +29,11 @@ from django.db import connection
 from django.utils import timezone
 
 from core.access import Caller
+from core.jobs import task_queued_or_unacknowledged
 from core.redis_client import app_redis
 from memories.models import EmbeddingStatus, Memory
 from memories.services import MemoryInput, embeddings_requeue_stale, memory_add
-from memories.services.embedding_jobs import QUEUED_KEY
+from memories.services.embedding_jobs import EMBED_TASK, QUEUED_KEY
 from neuromem_site import embedded
 from neuromem_site.api.services import api_client_create
 from neuromem_site.celery import app as celery_app
@@ -473,3 +474,36 @@ def test_the_sweep_requeues_stale_memories_no_task_holds_once():
     # Its task now holds it: the next sweep queues nothing.
     assert embeddings_requeue_stale(older_than=timedelta(minutes=10)) == 0
     assert queue.llen("celery") == before + 1
+
+
+def test_with_no_embedding_task_in_the_broker_the_sweep_ignores_the_holds():
+    """A message a worker took from the queue while Redis hung, before it could record it as
+    delivered, is lost, and its memories stay held by it. With no embedding task queued or
+    unacknowledged, no task can hold anything: the sweep queues them at once."""
+    item = MemoryInput(user_id="faults:bob", content="lost with its message", memory_type="fact")
+    lost = memory_add(item=item, caller=Caller(name="test", is_staff=True)).memory
+    Memory.objects.filter(pk=lost.pk).update(created_at=timezone.now() - timedelta(hours=1))
+    assert app_redis().exists(QUEUED_KEY.format(lost.pk))  # held by its (lost) task
+    broker = redis.Redis.from_url(settings.REDIS_URL)
+    with celery_app.connection_for_read() as connection:
+        channel = connection.default_channel
+        queues = [channel._q_for_pri("celery", step) for step in channel.priority_steps]
+        unacked = channel.unacked_key
+    broker.delete(*queues, unacked)  # nothing queued, nothing delivered: the message is gone
+    assert not task_queued_or_unacknowledged(EMBED_TASK)
+
+    # Another task's message, unacknowledged (the sweep's own, running): still no embedding.
+    other = {"headers": {"task": "memories.tasks.requeue_stale_embeddings"}}
+    broker.hset(unacked, "tag-1", json.dumps([other, "", "celery"]))
+    assert not task_queued_or_unacknowledged(EMBED_TASK)
+    assert embeddings_requeue_stale(older_than=timedelta(minutes=10)) == 1
+    task = json.loads(broker.lindex("celery", 0))
+    assert task["headers"]["argsrepr"] == repr(([str(lost.pk)],))
+    assert task_queued_or_unacknowledged(EMBED_TASK)
+
+    # Delivered, not acknowledged (a worker runs it): the holds count again.
+    broker.delete(*queues)
+    broker.hset(unacked, "tag-2", json.dumps([task, "", "celery"]))
+    assert task_queued_or_unacknowledged(EMBED_TASK)
+    assert embeddings_requeue_stale(older_than=timedelta(minutes=10)) == 0
+    broker.delete(unacked)

@@ -8,7 +8,9 @@ EMBEDDING_REQUEUE_INTERVAL, hands the worker again the memories pending longer t
 EMBEDDING_REQUEUE_GRACE that no task holds: their publish failed (the broker was down at
 commit), so they are queued again soon after the broker returns; or their task was published
 so long ago that it is presumed lost. A memory whose task is queued or running is not queued
-twice.
+twice. When the broker holds no embedding task at all (none queued, none delivered and
+unacknowledged), a hold speaks for a task that was lost (a message a worker took from the queue
+while Redis hung, before it could record it as delivered): the sweep then ignores the holds.
 """
 
 import logging
@@ -20,7 +22,7 @@ from django.conf import settings
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from core.jobs import enqueue_on_commit
+from core.jobs import enqueue_on_commit, task_queued_or_unacknowledged
 from core.redis_client import app_redis
 from memories.embeddings import embedding_provider
 from memories.models import EmbeddingStatus, Memory
@@ -28,6 +30,7 @@ from memories.vectors import halfvecs, vector_cursor
 
 log = logging.getLogger(__name__)
 
+EMBED_TASK = "memories.tasks.embed_memories"
 EMBED_TASK_SIZE = 100
 QUEUED_KEY = "neuromem:embedding-queued:{}"
 # Memories looked up in Redis at once by the sweep.
@@ -60,7 +63,7 @@ def embeddings_schedule(*, memory_ids: list[uuid.UUID] | list[str]) -> None:
     sweep (embeddings_requeue_stale)."""
     ids = [str(memory_id) for memory_id in memory_ids]
     enqueue_on_commit(
-        "memories.tasks.embed_memories",
+        EMBED_TASK,
         *([ids[start : start + EMBED_TASK_SIZE]] for start in range(0, len(ids), EMBED_TASK_SIZE)),
         on_published=lambda args: embeddings_hold(memory_ids=args[0]),
     )
@@ -121,9 +124,10 @@ def memories_embedding_failed(*, memory_ids: list[uuid.UUID]) -> None:
 
 def embeddings_requeue_stale(*, older_than: timedelta, limit: int = 10_000) -> int:
     """Hand the worker again the memories `pending` for longer than `older_than` (since their
-    last change) that no task holds, oldest first, at most `limit`; answers how many. Two runs
-    at once may queue a memory twice: harmless (the embed task skips ready memories), and
-    prevented by the task's single-flight lock."""
+    last change) that no task holds, oldest first, at most `limit`; answers how many. With no
+    embedding task in the broker, every such memory: no task can hold it. Two runs at once may
+    queue a memory twice: harmless (the embed task skips ready memories), and prevented by the
+    task's single-flight lock."""
     stale = [
         str(memory_id)
         for memory_id in Memory.objects.filter(embedding_status=EmbeddingStatus.PENDING)
@@ -132,11 +136,14 @@ def embeddings_requeue_stale(*, older_than: timedelta, limit: int = 10_000) -> i
         .order_by("changed_at")
         .values_list("id", flat=True)
     ]
-    ids: list[str] = []
-    for start in range(0, len(stale), SWEEP_BATCH):
-        ids += embeddings_unheld(stale[start : start + SWEEP_BATCH])
-        if len(ids) >= limit:
-            break
-    ids = ids[:limit]
+    if stale and not task_queued_or_unacknowledged(EMBED_TASK):
+        ids = stale[:limit]
+    else:
+        ids = []
+        for start in range(0, len(stale), SWEEP_BATCH):
+            ids += embeddings_unheld(stale[start : start + SWEEP_BATCH])
+            if len(ids) >= limit:
+                break
+        ids = ids[:limit]
     embeddings_schedule(memory_ids=ids)
     return len(ids)
