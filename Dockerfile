@@ -4,10 +4,12 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    STATIC_ROOT=/app/staticfiles
+    STATIC_ROOT=/app/staticfiles \
+    PROMETHEUS_MULTIPROC_DIR=/var/lib/neuromem/metrics
 
 WORKDIR /app
-RUN useradd --create-home --uid 1000 neuromem
+RUN useradd --create-home --uid 1000 neuromem \
+    && mkdir -p /var/lib/neuromem/metrics && chown neuromem /var/lib/neuromem/metrics
 
 COPY pyproject.toml README.md manage.py ./
 COPY core ./core

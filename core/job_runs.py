@@ -12,6 +12,7 @@ fails (and rolls its work back) still leaves a `failed` row with the error.
 """
 
 import logging
+import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from core.db.locks import LockNamespace, single_flight
+from core.metrics import JOB_DURATION, JOB_RUNS
 from core.models import JobRun, JobStatus
 
 log = logging.getLogger("neuromem.jobs")
@@ -56,15 +58,20 @@ def job_run(job: str, namespace: LockNamespace) -> Iterator[JobRunRecord | None]
             JobRun.objects.create(
                 job=job, status=JobStatus.SKIPPED, started_at=now, finished_at=now
             )
+            JOB_RUNS.labels(job, JobStatus.SKIPPED).inc()
             yield None
             return
         record = JobRunRecord(id=JobRun.objects.create(job=job, status=JobStatus.RUNNING).pk)
+        started = time.perf_counter()
         try:
             yield record
         except BaseException as error:
             _finish(record, JobStatus.FAILED, error=_last_line(error))
+            JOB_RUNS.labels(job, JobStatus.FAILED).inc()
             raise
         _finish(record, JobStatus.DONE)
+        JOB_RUNS.labels(job, JobStatus.DONE).inc()
+        JOB_DURATION.labels(job).observe(time.perf_counter() - started)
         # The record is for operations, not history: runs older than JOB_RUNS_KEEP_DAYS go.
         JobRun.objects.filter(
             job=job, started_at__lt=timezone.now() - timedelta(days=settings.JOB_RUNS_KEEP_DAYS)

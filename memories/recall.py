@@ -32,6 +32,7 @@ from django.utils import timezone
 from pgvector import HalfVector
 
 from core.access import Caller, user_access_check
+from core.metrics import RECALL_STAGE_DURATION
 from core.redis_client import app_redis
 from memories import statements
 from memories.embeddings import EmbeddingError, embedding_provider
@@ -357,7 +358,8 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
 
 
 def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
-    vector = query_vector(request.query)
+    with RECALL_STAGE_DURATION.labels("query_embedding").time():
+        vector = query_vector(request.query)
     floors = None if vector is None else similarity_floors(vector)
     if floors is None:
         vector = None
@@ -388,10 +390,11 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
         }
         # Never a prepared statement's generic plan: the plan is made for this user (their own
         # indexes are partial indexes on their id) and these terms.
-        cursor.execute(
-            f"EXPLAIN (ANALYZE, COSTS OFF) {sql}" if explain else sql, params, prepare=False
-        )
-        return cursor.fetchall()
+        with RECALL_STAGE_DURATION.labels("search").time():
+            cursor.execute(
+                f"EXPLAIN (ANALYZE, COSTS OFF) {sql}" if explain else sql, params, prepare=False
+            )
+            return cursor.fetchall()
 
 
 def recall_plan(*, request: RecallQuery) -> str:
@@ -454,7 +457,8 @@ def memories_recall(*, caller: Caller, request: RecallQuery) -> list[RecallHit]:
         ) in _recall_rows(fetched)
     ]
     if request.answer_rules:
-        hits = _question_ruled(request, hits)
+        with RECALL_STAGE_DURATION.labels("question_rules").time():
+            hits = _question_ruled(request, hits)
     return hits[: request.limit]
 
 

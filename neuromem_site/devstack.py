@@ -553,6 +553,13 @@ def run(data_dir: Path, host: str, port: int) -> int:
             return run_app(env, services, host, port, data_dir)
 
 
+def metrics_files_remove(directory: Path) -> None:
+    """The last run's series: its processes are gone, and a new one could reuse a pid and
+    carry on from its counts (prometheus_client's multiprocess files)."""
+    for stale in directory.glob("*.db"):
+        stale.unlink()
+
+
 def run_app(
     env: dict[str, str], services: list[Child], host: str, port: int, data_dir: Path
 ) -> int:
@@ -560,6 +567,7 @@ def run_app(
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.set())
 
+    metrics_files_remove(Path(env.get("PROMETHEUS_MULTIPROC_DIR") or data_dir / "metrics"))
     concurrency = env.get("CELERY_CONCURRENCY", "2")
     apps = [
         AppProcess("web", gunicorn_command(f"{host}:{port}"), env),

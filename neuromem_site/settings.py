@@ -4,6 +4,7 @@ See the configuration table in README.md. With no DATABASE_URL / REDIS_URL the e
 development services in NEUROMEM_DATA_DIR are used (started by `make run` / `make test`).
 """
 
+import os
 from pathlib import Path
 
 import environ
@@ -33,6 +34,15 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 DATA_DIR = Path(env.str("NEUROMEM_DATA_DIR", default=str(BASE_DIR / ".data"))).resolve()
 
+# Metrics (docs/operations.md): every process (web workers, the Celery pool, beat) writes its
+# series into this directory and /metrics sums them. prometheus_client reads the variable when
+# it is first imported, after the settings: set here for every process that loads them.
+METRICS_DIR = Path(env.str("PROMETHEUS_MULTIPROC_DIR", default=str(DATA_DIR / "metrics")))
+METRICS_DIR.mkdir(parents=True, exist_ok=True)
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
+# With a token, /metrics asks `Authorization: Bearer <token>`; without, it answers loopback only.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+
 INSTALLED_APPS = [
     "neuromem_site.backoffice.apps.NeuroMemAdminConfig",  # django.contrib.admin, NeuroMem's site
     "django.contrib.auth",
@@ -55,6 +65,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "neuromem_site.metrics.MetricsMiddleware",
     "neuromem_site.api.middleware.ApiErrorEnvelopeMiddleware",
     "neuromem_site.api.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",

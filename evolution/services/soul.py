@@ -25,6 +25,7 @@ from core.access import SYSTEM, Caller
 from core.db.actor import audit_actor
 from core.db.locks import LockNamespace, xact_lock
 from core.errors import Conflict, Forbidden, Invalid, NotFound
+from core.metrics import SOUL_PROPOSALS
 from core.tokens import estimated_tokens
 from evolution.contract import contract_extract, source_hash
 from evolution.evaluation import soul_checks, unified_diff
@@ -294,7 +295,9 @@ def soul_propose_and_apply(
     evaluated = soul_evaluate(agent=agent, caller=caller, version=proposed.version)
     if auto_apply and evaluated.eval_result["passed"]:
         applied = soul_apply(agent=agent, caller=caller, version=proposed.version)
+        SOUL_PROPOSALS.labels("applied").inc()
         return ProposalOutcome(applied, True)
+    SOUL_PROPOSALS.labels("proposed" if evaluated.eval_result["passed"] else "rejected").inc()
     return ProposalOutcome(evaluated, False)
 
 

@@ -23,6 +23,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core.jobs import enqueue_on_commit, task_queued_or_unacknowledged
+from core.metrics import EMBEDDINGS
 from core.redis_client import app_redis
 from memories.embeddings import embedding_provider
 from memories.models import EmbeddingStatus, Memory
@@ -100,6 +101,7 @@ def memories_embed(*, memory_ids: list[uuid.UUID], confirm_duplicates: bool = Tr
             binary=True,
         )
         ready = [memory_id for (memory_id,) in cursor.fetchall()]
+    EMBEDDINGS.labels("ready").inc(len(ready))
     if len(ready) < len(pending):
         # Edited since (a later task embeds the new text), or embedded by another task
         # meanwhile: the one duplicate embedding there can be, counted here.
@@ -117,9 +119,10 @@ def memories_embed(*, memory_ids: list[uuid.UUID], confirm_duplicates: bool = Tr
 
 
 def memories_embedding_failed(*, memory_ids: list[uuid.UUID]) -> None:
-    Memory.objects.filter(pk__in=memory_ids, embedding_status=EmbeddingStatus.PENDING).update(
-        embedding_status=EmbeddingStatus.FAILED
-    )
+    failed = Memory.objects.filter(
+        pk__in=memory_ids, embedding_status=EmbeddingStatus.PENDING
+    ).update(embedding_status=EmbeddingStatus.FAILED)
+    EMBEDDINGS.labels("failed").inc(failed)
 
 
 def embeddings_requeue_stale(*, older_than: timedelta, limit: int = 10_000) -> int:

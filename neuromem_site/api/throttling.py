@@ -7,6 +7,7 @@ import redis
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
+from core.metrics import THROTTLED
 from core.redis_client import app_redis
 
 if TYPE_CHECKING:  # DRF imports this module while defining APIView
@@ -43,7 +44,10 @@ class ApiClientRateThrottle(SimpleRateThrottle):
             # Redis being down must not take the API down with it: fail open, and say so.
             log.warning("rate limit not checked: Redis unavailable", exc_info=True)
             return True
-        return count <= self.num_requests
+        if count > self.num_requests:
+            THROTTLED.inc()
+            return False
+        return True
 
     def wait(self) -> float:
         return self.retry_after

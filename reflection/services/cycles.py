@@ -21,6 +21,7 @@ from core.access import SYSTEM, Caller, user_access_check
 from core.db.locks import LockNamespace, single_flight, xact_lock
 from core.errors import Conflict, Invalid
 from core.jobs import enqueue_on_commit
+from core.metrics import REFLECTION_CYCLES
 from core.validation import user_id_problem, validated
 from reflection.cycle.apply import cycle_apply
 from reflection.cycle.plan import cycle_plan
@@ -85,6 +86,7 @@ def reflection_cycle_run(*, cycle_id: uuid.UUID | str) -> ReflectionCycle:
                 completed_at=timezone.now(),
                 error_message="another cycle for this user is in flight",
             )
+            REFLECTION_CYCLES.labels(ReflectionStatus.SKIPPED).inc()
             return ReflectionCycle.objects.get(pk=cycle_id)
         if not claimed.update(status=ReflectionStatus.RUNNING, started_at=timezone.now()):
             return ReflectionCycle.objects.get(pk=cycle_id)  # taken by another worker
@@ -97,7 +99,9 @@ def reflection_cycle_run(*, cycle_id: uuid.UUID | str) -> ReflectionCycle:
                 completed_at=timezone.now(),
                 error_message=f"{type(error).__name__}: {error}"[:2000],
             )
+            REFLECTION_CYCLES.labels(ReflectionStatus.FAILED).inc()
             return ReflectionCycle.objects.get(pk=cycle_id)
+        REFLECTION_CYCLES.labels(ReflectionStatus.COMPLETED).inc()
     if unreflected_memories(user_id=cycle.user_id).exists():
         # Written while the cycle ran, or beyond its REFLECTION_MAX_MEMORIES: next cycle.
         reflection_cycle_request(

@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pytest
 from django.conf import settings
+from prometheus_client.parser import text_string_to_metric_families
 
 from core.access import Caller
 from memories.embeddings import embedding_provider
@@ -67,6 +68,15 @@ def wait_for_status(memory: Memory, status: str, timeout: float = 60) -> Memory:
     raise AssertionError(f"embedding_status stayed {memory.embedding_status}, wanted {status}")
 
 
+def embeddings_counted(client, outcome: str) -> float:
+    scraped = client.get("/metrics").content.decode()
+    for family in text_string_to_metric_families(scraped):
+        for sample in family.samples:
+            if sample.name == "neuromem_embeddings_total" and sample.labels == {"outcome": outcome}:
+                return sample.value
+    return 0.0
+
+
 def write(content: str) -> Memory:
     return memory_add(
         item=MemoryInput(user_id="u1", content=content, memory_type="fact"),
@@ -74,7 +84,8 @@ def write(content: str) -> Memory:
     ).memory
 
 
-def test_worker_embeds_after_commit(worker):
+def test_worker_embeds_after_commit(worker, client):
+    ready_before = embeddings_counted(client, "ready")
     memory = write("embedded by the worker")
     assert memory.embedding_status == EmbeddingStatus.PENDING and memory.embedding is None
     memory = wait_for_status(memory, EmbeddingStatus.READY)
@@ -83,12 +94,16 @@ def test_worker_embeds_after_commit(worker):
     sent = np.array([(n % 7 + 1) / 7 for n in range(settings.EMBEDDING_DIM)])
     expected = sent / np.linalg.norm(sent)
     assert list(memory.embedding[:3]) == pytest.approx(list(expected[:3]), abs=1e-3)
+    # The worker's own series, summed into the web's /metrics (the multiprocess directory).
+    assert embeddings_counted(client, "ready") == ready_before + 1
 
 
-def test_provider_outage_keeps_the_write_and_marks_it_failed(worker):
+def test_provider_outage_keeps_the_write_and_marks_it_failed(worker, client):
+    failed_before = embeddings_counted(client, "failed")
     FakeEmbeddings.failing = True
     calls_before = FakeEmbeddings.calls
     memory = write("written while the provider is down")
     memory = wait_for_status(memory, EmbeddingStatus.FAILED)
     assert FakeEmbeddings.calls - calls_before == 3  # the first try and two retries
     assert memory.content == "written while the provider is down" and memory.embedding is None
+    assert embeddings_counted(client, "failed") == failed_before + 1
