@@ -350,6 +350,9 @@ PROMPT_CONTEXT_MAX_TOKENS = env.int("PROMPT_CONTEXT_MAX_TOKENS", default=600)
 # a proposal may rewrite without a justification.
 SOUL_MAX_TOKENS = env.int("SOUL_MAX_TOKENS", default=4000)
 SOUL_DIFF_MAX_SHARE = env.float("SOUL_DIFF_MAX_SHARE", default=0.5)
+# Seed 003: a SOUL changes through its agent's own proposals, staff govern it. True lets staff
+# propose changes to any agent's SOUL too (recorded as created by `user`).
+SOUL_STAFF_PROPOSALS = env.bool("SOUL_STAFF_PROPOSALS", default=False)
 # The runtime guardrail (docs/evolution.md): how long an agent session's guard check speaks
 # for its calls (one round of its model loop), seconds; the longest context it checks.
 GUARD_ROUND_SECONDS = env.int("GUARD_ROUND_SECONDS", default=120)

@@ -27,6 +27,7 @@ from celery import Celery
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
+from kombu import Connection, Producer, Queue
 
 from core.access import Caller
 from core.jobs import task_queued_or_unacknowledged
@@ -507,3 +508,26 @@ def test_with_no_embedding_task_in_the_broker_the_sweep_ignores_the_holds():
     assert task_queued_or_unacknowledged(EMBED_TASK)
     assert embeddings_requeue_stale(older_than=timedelta(minutes=10)) == 0
     broker.delete(unacked)
+
+
+def test_an_ack_redis_did_not_answer_frees_the_prefetch_place(own_redis):
+    """A worker whose acknowledgement timed out while Redis hung must go on taking messages:
+    its prefetch place is freed (neuromem_site/broker.py). Redis may still apply the ack once
+    it answers; if not, the message comes back after the visibility timeout."""
+    options = {"socket_timeout": 1, "socket_connect_timeout": 1}
+    url = embedded.celery_redis_url(own_redis.url)
+    with Connection(url, transport_options=options) as connection:
+        channel = connection.channel()
+        channel.basic_qos(0, 1, False)  # a pool process's window: one message
+        queue = Queue("ack-test", channel=channel)
+        queue.declare()
+        Producer(channel).publish({"n": 1}, routing_key="ack-test")
+        message = queue.get(no_ack=False)
+        assert message is not None and not channel.qos.can_consume()
+        os.kill(own_redis.process.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(redis.exceptions.TimeoutError):
+                message.ack()
+        finally:
+            os.kill(own_redis.process.pid, signal.SIGCONT)
+        assert channel.qos.can_consume()

@@ -262,6 +262,7 @@ class SoulProposalApi(APIView):
             201,
             SoulProposalResultOutput,
             "Recorded: applied, rejected or proposed",
+            forbidden="Staff proposing to another client's agent (SOUL_STAFF_PROPOSALS off)",
             not_found="No such agent",
             conflict="No SOUL yet, the proposal changes nothing, or the active version changed "
             "before it could be applied",

@@ -174,6 +174,21 @@ def soul_bootstrap(*, agent: Agent, caller: Caller, content: str) -> BootstrapOu
         return BootstrapOutcome(created, skipped=False)
 
 
+def _proposal_author(agent: Agent, caller: Caller) -> str:
+    """Seed 003's rule: a SOUL changes through its agent's own proposals (its client's), and
+    staff govern it (veto, rollback, contract). Staff write another client's agent's SOUL only
+    where SOUL_STAFF_PROPOSALS allows it, as `user`; the deployment's own agent (no client) is
+    the staff's to propose to."""
+    if agent.client is not None and agent.client.name == caller.name:
+        return SoulAuthor.AGENT
+    if agent.client is not None and not settings.SOUL_STAFF_PROPOSALS:
+        raise Forbidden(
+            "An agent's SOUL changes through its own proposals; staff govern it (veto, "
+            "rollback, contract). SOUL_STAFF_PROPOSALS=true lets staff propose."
+        )
+    return SoulAuthor.USER
+
+
 def soul_propose(*, agent: Agent, caller: Caller, proposal: SoulProposal) -> SoulVersion:
     """Record a proposed change as the next version (status proposed); nothing takes effect.
     Its `proposal` keeps the intent, risks, justification, evidence, the active version it
@@ -192,7 +207,7 @@ def soul_propose(*, agent: Agent, caller: Caller, proposal: SoulProposal) -> Sou
     refs = proposal.evidence_refs
     if len(refs) > 100 or not all(isinstance(ref, str) and len(ref) <= 255 for ref in refs):
         raise Invalid("At most 100 strings of at most 255 characters.", field="evidence_refs")
-    author = SoulAuthor.USER if caller.is_staff else SoulAuthor.AGENT
+    author = _proposal_author(agent, caller)
     with _soul_write(agent, caller, proposal.intent.strip()):
         base = soul_active(agent=agent)
         if base is None:

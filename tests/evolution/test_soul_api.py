@@ -206,8 +206,13 @@ def test_a_proposal_without_auto_apply_waits_then_applies(agent, soul):
     assert_error(agent.post(f"{API}/versions/1/apply/"), 409, "CONFLICT")
 
 
-def test_a_staff_proposal_is_by_user(a_soul, staff, soul):
+def test_staff_govern_an_agents_soul_but_propose_only_where_allowed(a_soul, staff, soul, settings):
+    """Seed 003: the SOUL changes through its agent's proposals; SOUL_STAFF_PROPOSALS lets
+    staff propose too, recorded as `user`."""
     body = {"intent": "tone", "new_content": edited("Use examples.")}
+    assert_error(staff.post(f"{a_soul}/proposals/", body, "json"), 403, "FORBIDDEN")
+    assert ok(staff.get(f"{a_soul}/versions/"))[0]["version"] == 0  # nothing recorded
+    settings.SOUL_STAFF_PROPOSALS = True
     data = ok(staff.post(f"{a_soul}/proposals/", body, "json"), 201)
     assert ok(staff.get(f"{a_soul}/versions/{data['version']}/"))["created_by"] == "user"
 
