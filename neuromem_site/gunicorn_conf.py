@@ -17,7 +17,8 @@ from gunicorn import util
 timeout = int(os.environ.get("WEB_TIMEOUT", "30"))
 graceful_timeout = 10
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-accesslog = "-"
+# No access log of its own: every request is logged by the app with its id, route, client and
+# duration (neuromem_site/metrics.py, RequestMiddleware).
 # The longest request line gunicorn takes short of "unlimited": GET /search/ carries its query
 # in the URL (longer queries, which non-ASCII ones soon are, answer 414: POST /recall/ takes them).
 limit_request_line = 8190

@@ -1,5 +1,5 @@
-"""`/metrics` in the Prometheus text format, and the middleware that counts and times every
-request (docs/operations.md, "Metrics").
+"""`/metrics` in the Prometheus text format, and the middleware that gives every request its
+id, counts and times it and logs it (docs/operations.md, "Metrics" and "Logs").
 
 Every process writes its series into the shared multiprocess directory (core/metrics.py);
 the view sums them, and reads off the database and Redis what holds whatever process is
@@ -12,7 +12,10 @@ look local: set the token there).
 
 import hmac
 import ipaddress
+import logging
+import re
 import time
+import uuid
 from collections.abc import Callable, Iterator
 
 import redis
@@ -27,6 +30,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
+from core.logs import REQUEST_ID
 from core.metrics import DB_QUERY_DURATION, HTTP_DURATION, HTTP_REQUESTS
 from core.models import JobRun, JobStatus
 from memories.models import EmbeddingStatus, Memory
@@ -34,6 +38,9 @@ from neuromem_site.api.envelope import error_body
 from neuromem_site.beat import beat_heartbeat_age
 
 METHODS = {"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"}
+REQUEST_ID_HEADER = "X-Request-ID"
+REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+request_log = logging.getLogger("neuromem.request")
 
 
 def route_label(request: HttpRequest) -> str:
@@ -43,15 +50,37 @@ def route_label(request: HttpRequest) -> str:
     return match.route if match is not None else "unmatched"
 
 
-class MetricsMiddleware:
-    """Counts every answer by route, method and status, and times it and each SQL statement
-    it ran. First in the chain, so it sees every answer, errors included."""
+def request_id_of(request: HttpRequest) -> str:
+    """The caller's X-Request-ID when it is one to keep (1–128 letters, digits, `.`, `_`, `:`,
+    `-`), else a new one."""
+    given = request.headers.get(REQUEST_ID_HEADER, "")
+    return given if REQUEST_ID_PATTERN.fullmatch(given) else uuid.uuid4().hex
+
+
+def client_of(request: HttpRequest) -> str:
+    """Who asked: the API client's name, `staff:<username>` in the admin, "" when anonymous."""
+    user = getattr(request, "user", None)
+    caller = getattr(user, "caller", None)
+    if caller is not None:
+        return caller.name
+    if getattr(user, "is_authenticated", False):
+        return f"staff:{user.get_username()}"
+    return ""
+
+
+class RequestMiddleware:
+    """First in the chain, so it sees every answer, errors included: gives the request its id
+    (kept from X-Request-ID, or made) for every log line and task of it and answers it back;
+    counts the answer by route, method and status and times it and each SQL statement it ran;
+    logs one line for it (neuromem.request)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
+        request_id = request_id_of(request)
+        token = REQUEST_ID.set(request_id)
         statements: list[float] = []
 
         def timed(execute, sql, params, many, context):
@@ -61,15 +90,34 @@ class MetricsMiddleware:
             finally:
                 statements.append(time.perf_counter() - began)
 
-        with connection.execute_wrapper(timed):
-            response = self.get_response(request)
-        route = route_label(request)
-        method = request.method if request.method in METHODS else "other"
-        HTTP_REQUESTS.labels(route, method, str(response.status_code)).inc()
-        HTTP_DURATION.labels(route, method).observe(time.perf_counter() - started)
-        for seconds in statements:
-            DB_QUERY_DURATION.labels(route).observe(seconds)
-        return response
+        try:
+            with connection.execute_wrapper(timed):
+                response = self.get_response(request)
+            elapsed = time.perf_counter() - started
+            route = route_label(request)
+            method = request.method if request.method in METHODS else "other"
+            HTTP_REQUESTS.labels(route, method, str(response.status_code)).inc()
+            HTTP_DURATION.labels(route, method).observe(elapsed)
+            for seconds in statements:
+                DB_QUERY_DURATION.labels(route).observe(seconds)
+            response[REQUEST_ID_HEADER] = request_id
+            request_log.info(
+                "%s %s %s %.1f ms",
+                method,
+                request.path,
+                response.status_code,
+                elapsed * 1000,
+                extra={
+                    "client": client_of(request),
+                    "route": route,
+                    "method": method,
+                    "status": response.status_code,
+                    "duration_ms": round(elapsed * 1000, 1),
+                },
+            )
+            return response
+        finally:
+            REQUEST_ID.reset(token)
 
 
 class StateCollector(Collector):

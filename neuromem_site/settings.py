@@ -65,7 +65,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "neuromem_site.metrics.MetricsMiddleware",
+    "neuromem_site.metrics.RequestMiddleware",
     "neuromem_site.api.middleware.ApiErrorEnvelopeMiddleware",
     "neuromem_site.api.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -454,11 +454,25 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+# `console`: readable lines with the request id; `json`: one JSON object a line (core/logs.py).
+LOG_FORMAT = env.str("LOG_FORMAT", default="console")
+if LOG_FORMAT not in ("console", "json"):
+    raise ImproperlyConfigured("LOG_FORMAT is `console` or `json`.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "core.logs.RequestIdFilter"}},
+    "formatters": {
+        "console": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "core.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }

@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from django.db import connection
 
@@ -21,9 +22,11 @@ def worker_hostname(name: str) -> str:
 
 
 @contextmanager
-def celery_worker(*, hostname: str, **environment: str) -> Iterator[subprocess.Popen]:
+def celery_worker(
+    *, hostname: str, log: Path | None = None, **environment: str
+) -> Iterator[subprocess.Popen]:
     """`celery worker --pool solo` with the test database's URL and `environment`, once it
-    answers a ping; stopped afterwards."""
+    answers a ping; stopped afterwards. Its output goes to `log`, when given."""
     env = {
         **os.environ,
         "DATABASE_URL": server_url(connection.settings_dict["NAME"]),
@@ -46,8 +49,8 @@ def celery_worker(*, hostname: str, **environment: str) -> Iterator[subprocess.P
         ],
         cwd=BASE_DIR,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log.open("ab") if log else subprocess.DEVNULL,
+        stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + START_TIMEOUT

@@ -44,7 +44,8 @@ _SESSION_FORBIDDEN = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 class GuardScope:
     """The agent a call is made for and the agent's session (one conversation, one loop):
     from the request's X-NeuroMem-Agent and X-NeuroMem-Session headers, or the stdio MCP
-    server's options. Without them: the client's default agent, session ""."""
+    server's NEUROMEM_AGENT_ID and NEUROMEM_AGENT_SESSION. Without them: the client's default
+    agent, session ""."""
 
     agent_id: int | None = None
     session: str = ""

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from core.access import Caller, user_access_check
 from core.jobs import enqueue_on_commit
+from core.logs import security_log
 from memories.models import Memory
 from memories.selectors import user_held
 from memories.signals import user_data_purged
@@ -51,4 +52,8 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
         # The user's own indexes name them in their predicate: beat's refresh drops them
         # (CONCURRENTLY, so not in this transaction), now rather than within the hour.
         enqueue_on_commit("memories.tasks.refresh_user_indexes", [])
+    security_log.warning(
+        "end user purged",
+        extra={"event": "user_purged", "user_id": user_id, "actor": caller.name, **counts},
+    )
     return counts

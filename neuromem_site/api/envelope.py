@@ -22,6 +22,7 @@ from rest_framework.serializers import as_serializer_error
 
 from core.db.outages import database_unavailable
 from core.errors import Conflict, DomainError, Forbidden, Invalid, NotFound, Unavailable
+from core.logs import security_log
 
 log = logging.getLogger("neuromem.api")
 
@@ -167,6 +168,10 @@ def database_unavailable_error(exc: Exception) -> Unavailable:
     )
 
 
+# Answers logged as security events (core/logs.py): the status → the event.
+SECURITY_STATUSES = {401: "auth_failed", 403: "refused"}
+
+
 def exception_handler(exc: Exception, context: dict) -> Response:
     """DRF's EXCEPTION_HANDLER (and the MCP tools'): every failure becomes an error envelope
     and rolls back; the database away is 503 UNAVAILABLE with Retry-After."""
@@ -187,6 +192,17 @@ def exception_handler(exc: Exception, context: dict) -> Response:
         response = api_error_response(exc)
         if isinstance(exc, Unavailable) and exc.retry_after is not None:
             response["Retry-After"] = str(exc.retry_after)
+        if response.status_code in SECURITY_STATUSES:
+            security_log.warning(
+                "%s: %s",
+                SECURITY_STATUSES[response.status_code],
+                response.data["error"]["code"],
+                extra={
+                    "event": SECURITY_STATUSES[response.status_code],
+                    "code": response.data["error"]["code"],
+                    "view": type(context["view"]).__name__ if context.get("view") else "",
+                },
+            )
         return response
     view = context.get("view")
     log.error("Unhandled error in %s", type(view).__name__ if view else "API", exc_info=exc)

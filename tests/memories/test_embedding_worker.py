@@ -1,6 +1,7 @@
 """Embeddings computed after commit by a real Celery worker process, from an
 OpenAI-compatible HTTP provider (a fake one on loopback); an outage never loses a write."""
 
+import json
 import time
 
 import numpy as np
@@ -107,3 +108,30 @@ def test_provider_outage_keeps_the_write_and_marks_it_failed(worker, client):
     assert FakeEmbeddings.calls - calls_before == 3  # the first try and two retries
     assert memory.content == "written while the provider is down" and memory.embedding is None
     assert embeddings_counted(client, "failed") == failed_before + 1
+
+
+def test_the_request_id_travels_into_the_tasks_log_lines(provider, settings, tmp_path, make_client):
+    """API → task: the id the client sent names the worker's log lines for the task the
+    request queued (LOG_FORMAT=json, one object a line)."""
+    log = tmp_path / "worker.log"
+    with celery_worker(
+        hostname=worker_hostname("test-request-id"),
+        log=log,
+        LOG_FORMAT="json",
+        LOG_LEVEL="INFO",
+        EMBEDDING_PROVIDER="openai",
+        EMBEDDING_API_BASE=settings.EMBEDDING_API_BASE,
+        EMBEDDING_DIM=str(settings.EMBEDDING_DIM),
+    ):
+        http, _ = make_client("a", ["a:"])
+        body = {"user_id": "a:1", "content": "traced to its request", "memory_type": "fact"}
+        response = http.post(
+            "/api/v1/memories/", body, format="json", HTTP_X_REQUEST_ID="req-e2e-7"
+        )
+        assert response["X-Request-ID"] == "req-e2e-7"
+        memory = Memory.objects.get(pk=response.json()["data"]["memory"]["id"])
+        wait_for_status(memory, EmbeddingStatus.READY)
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    traced = [line for line in lines if line.get("request_id") == "req-e2e-7"]
+    assert traced, lines[-5:]
+    assert {"time", "level", "logger", "message"} <= set(traced[0])
