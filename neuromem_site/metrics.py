@@ -24,6 +24,7 @@ from django.db import DatabaseError, connection
 from django.db.models import Count, Max, Min, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
+from django.utils.functional import SimpleLazyObject, empty
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -58,8 +59,12 @@ def request_id_of(request: HttpRequest) -> str:
 
 
 def client_of(request: HttpRequest) -> str:
-    """Who asked: the API client's name, `staff:<username>` in the admin, "" when anonymous."""
+    """Who asked: the API client's name, `staff:<username>` in the admin, "" when anonymous,
+    or when nothing looked the user up (the admin's user is loaded lazily: a query, and the
+    database may be why the request failed)."""
     user = getattr(request, "user", None)
+    if isinstance(user, SimpleLazyObject) and user._wrapped is empty:
+        return ""
     caller = getattr(user, "caller", None)
     if caller is not None:
         return caller.name

@@ -179,7 +179,8 @@ def _proposal_author(agent: Agent, caller: Caller) -> str:
     staff govern it (veto, rollback, contract). Staff write another client's agent's SOUL only
     where SOUL_STAFF_PROPOSALS allows it, as `user`; the deployment's own agent (no client) is
     the staff's to propose to."""
-    if agent.client is not None and agent.client.name == caller.name:
+    own = agent.client is not None and agent.client.name == caller.name
+    if own or not caller.is_staff:  # a client reaches only its own agents (core.access)
         return SoulAuthor.AGENT
     if agent.client is not None and not settings.SOUL_STAFF_PROPOSALS:
         raise Forbidden(
