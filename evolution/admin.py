@@ -175,17 +175,7 @@ class GuardEventAdmin(ReadOnlyAdmin):
     sortable_by = ["created_at"]
     search_fields = ["session", "actor", "action"]
     search_help_text = "A session, an actor (an API client's name) or an action (a tool, a route)."
-    fields = [
-        "agent",
-        "session",
-        "kind",
-        "action",
-        "risk_level",
-        "error_code",
-        "detail",
-        "actor",
-        "created_at",
-    ]
+    fields = [field.name for field in GuardEvent._meta.fields if field.name != "id"]
     readonly_fields = fields
 
 

@@ -1,7 +1,13 @@
 """Writes of the evolution app, by subject: agents and their SOUL documents (`soul`), the
 runtime guardrail (`guard`)."""
 
-from evolution.services.guard import GuardScope, guard_check, guard_gate, guard_session_checked
+from evolution.services.guard import (
+    GuardScope,
+    guard_check,
+    guard_gate,
+    guard_scope_parsed,
+    guard_session_checked,
+)
 from evolution.services.soul import (
     AGENT_NAME_MAX_CHARS,
     REASON_MAX_CHARS,
@@ -34,6 +40,7 @@ __all__ = [
     "agent_update",
     "guard_check",
     "guard_gate",
+    "guard_scope_parsed",
     "guard_session_checked",
     "safety_contract_fresh",
     "safety_contract_update",

@@ -51,6 +51,19 @@ class GuardScope:
     session: str = ""
 
 
+def guard_scope_parsed(
+    *, agent: str | None, session: str, agent_field: str, session_field: str
+) -> GuardScope:
+    """The scope named by text (an HTTP header, an environment variable): an agent's id, or
+    None for the default agent, and a session; Invalid naming the field at fault."""
+    if agent is not None and not (agent.isascii() and agent.isdigit() and 0 < int(agent) < 2**63):
+        raise Invalid("An agent's id (GET /api/v1/agents/).", field=agent_field)
+    return GuardScope(
+        agent_id=None if agent is None else int(agent),
+        session=guard_session_checked(session, field=session_field),
+    )
+
+
 def guard_session_checked(session: object, *, field: str = "session") -> str:
     if not isinstance(session, str):
         raise Invalid("Must be a string.", field=field)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 
-from core.errors import Forbidden, Invalid
+from core.errors import Forbidden
 from core.risk import RiskLevel
 from core.validation import user_id_problem
-from evolution.services import GuardScope, guard_gate, guard_session_checked
+from evolution.services import GuardScope, guard_gate, guard_scope_parsed
 from neuromem_site.api.envelope import ApiError
 
 AGENT_HEADER = "X-NeuroMem-Agent"
@@ -64,12 +64,11 @@ class IsStaffClient(BasePermission):
 def guard_scope(request: Request) -> GuardScope:
     """The agent a request is made for (AGENT_HEADER, an id of one of the caller's agents;
     default: its default agent) and that agent's session (SESSION_HEADER; default "")."""
-    agent, session = request.headers.get(AGENT_HEADER), request.headers.get(SESSION_HEADER, "")
-    if agent is not None and not (agent.isascii() and agent.isdigit() and 0 < int(agent) < 2**63):
-        raise Invalid("An agent's id (GET /api/v1/agents/).", field=AGENT_HEADER)
-    return GuardScope(
-        agent_id=None if agent is None else int(agent),
-        session=guard_session_checked(session, field=SESSION_HEADER),
+    return guard_scope_parsed(
+        agent=request.headers.get(AGENT_HEADER),
+        session=request.headers.get(SESSION_HEADER, ""),
+        agent_field=AGENT_HEADER,
+        session_field=SESSION_HEADER,
     )
 
 

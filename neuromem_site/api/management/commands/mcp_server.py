@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError
 
 from core.errors import Invalid
-from evolution.services import GuardScope, guard_session_checked
+from evolution.services import GuardScope, guard_scope_parsed
 from neuromem_site.api.selectors import api_client_by_token
 from neuromem_site.mcp.server import stdio_caller, stdio_serve
 
@@ -17,14 +17,15 @@ SESSION_VARIABLE = "NEUROMEM_AGENT_SESSION"
 
 
 def guard_scope_from_environment() -> GuardScope:
-    agent = os.environ.get(AGENT_VARIABLE, "").strip()
-    if agent and not (agent.isascii() and agent.isdigit() and 0 < int(agent) < 2**63):
-        raise CommandError(f"{AGENT_VARIABLE} is not an agent's id (GET /api/v1/agents/).")
     try:
-        session = guard_session_checked(os.environ.get(SESSION_VARIABLE, ""))
+        return guard_scope_parsed(
+            agent=os.environ.get(AGENT_VARIABLE, "").strip() or None,
+            session=os.environ.get(SESSION_VARIABLE, ""),
+            agent_field=AGENT_VARIABLE,
+            session_field=SESSION_VARIABLE,
+        )
     except Invalid as error:
-        raise CommandError(f"{SESSION_VARIABLE}: {error.message}") from None
-    return GuardScope(agent_id=int(agent) if agent else None, session=session)
+        raise CommandError(f"{error.field}: {error.message}") from None
 
 
 class Command(BaseCommand):
