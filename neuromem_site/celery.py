@@ -8,7 +8,13 @@ import os
 from logging.config import dictConfig
 
 from celery import Celery
-from celery.signals import before_task_publish, setup_logging, task_postrun, task_prerun
+from celery.signals import (
+    before_task_publish,
+    setup_logging,
+    task_postrun,
+    task_prerun,
+    worker_process_init,
+)
 
 from core.logs import REQUEST_ID
 from neuromem_site import broker
@@ -26,6 +32,13 @@ def log_as_the_settings_say(**_) -> None:
     from django.conf import settings
 
     dictConfig(settings.LOGGING)
+
+
+@worker_process_init.connect
+def trace_when_configured(**_) -> None:
+    from neuromem_site.tracing import tracing_configure
+
+    tracing_configure()
 
 
 @before_task_publish.connect

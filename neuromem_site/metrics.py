@@ -37,6 +37,7 @@ from core.models import JobRun, JobStatus
 from memories.models import EmbeddingStatus, Memory
 from neuromem_site.api.envelope import error_body
 from neuromem_site.beat import beat_heartbeat_age
+from neuromem_site.tracing import request_id_on_span
 
 METHODS = {"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"}
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -86,6 +87,7 @@ class RequestMiddleware:
         started = time.perf_counter()
         request_id = request_id_of(request)
         token = REQUEST_ID.set(request_id)
+        request_id_on_span(request_id)
         statements: list[float] = []
 
         def timed(execute, sql, params, many, context):
