@@ -84,9 +84,7 @@ def _anchors(content: str, contract: SafetyContract) -> EvalCheck:
 def _constraints(content: str, contract: SafetyContract) -> EvalCheck:
     lowered = content.casefold()
     dropped = [rule for rule in contract.extracted_constraints if rule.casefold() not in lowered]
-    violated = [
-        pattern for pattern in contract.constraints if re.search(pattern, content, re.I | re.M)
-    ]
+    violated = staff_patterns_matched(content, contract)
     if dropped or violated:
         problems = [f"drops {rule}" for rule in dropped] + [f"matches {p}" for p in violated]
         return EvalCheck(
@@ -94,6 +92,11 @@ def _constraints(content: str, contract: SafetyContract) -> EvalCheck:
         )
     count = len(contract.constraints) + len(contract.extracted_constraints)
     return EvalCheck("constraint_compliance", True, f"all {count} constraints kept")
+
+
+def staff_patterns_matched(text: str, contract: SafetyContract) -> list[str]:
+    """The staff constraints (case-insensitive, multi-line regular expressions) `text` matches."""
+    return [pattern for pattern in contract.constraints if re.search(pattern, text, re.I | re.M)]
 
 
 def _markdown(content: str) -> EvalCheck:
@@ -167,6 +170,13 @@ class GuardCheckResult:
     detail: str
 
 
+def guard_contract_unavailable() -> GuardCheckResult:
+    """The guard's answer for an agent without a contract: nothing to check, failed."""
+    return GuardCheckResult(
+        False, [], [], CONTRACT_UNAVAILABLE, GUARD_ERROR_CODES[CONTRACT_UNAVAILABLE]
+    )
+
+
 def _visible_form(text: str) -> str:
     """Compared case-insensitively, with any run of whitespace as one space: a prompt
     builder's line wrapping does not hide an anchor."""
@@ -178,14 +188,12 @@ def guard_context_check(*, context: str, contract: SafetyContract | None) -> Gua
     (extracted constraint) must appear in it, and no staff constraint (a forbidden pattern)
     may match it. No contract, or an empty one: failed, GUARD_CONTRACT_UNAVAILABLE."""
     if contract_is_empty(contract):
-        return GuardCheckResult(
-            False, [], [], CONTRACT_UNAVAILABLE, GUARD_ERROR_CODES[CONTRACT_UNAVAILABLE]
-        )
+        return guard_contract_unavailable()
     seen = _visible_form(context)
     missing = [a for a in contract_anchors(contract) if _visible_form(a) not in seen]
     violated = [
         rule for rule in contract.extracted_constraints if _visible_form(rule) not in seen
-    ] + [pattern for pattern in contract.constraints if re.search(pattern, context, re.I | re.M)]
+    ] + staff_patterns_matched(context, contract)
     code = ANCHOR_MISSING if missing else CONSTRAINT_VIOLATED if violated else ""
     detail = GUARD_ERROR_CODES[code] if code else "every anchor and constraint visible"
     return GuardCheckResult(not code, missing, violated, code, detail)

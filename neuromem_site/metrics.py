@@ -31,6 +31,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
+from core.admin_base import staff_caller
 from core.logs import REQUEST_ID
 from core.metrics import DB_QUERY_DURATION, HTTP_DURATION, HTTP_REQUESTS
 from core.models import JobRun, JobStatus
@@ -70,7 +71,7 @@ def client_of(request: HttpRequest) -> str:
     if caller is not None:
         return caller.name
     if getattr(user, "is_authenticated", False):
-        return f"staff:{user.get_username()}"
+        return staff_caller(request).name
     return ""
 
 

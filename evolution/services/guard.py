@@ -23,12 +23,12 @@ from core.errors import Invalid, Refused
 from core.risk import RiskLevel
 from evolution.evaluation import (
     ANCHOR_MISSING,
-    CONTRACT_UNAVAILABLE,
     GUARD_ERROR_CODES,
     GuardCheckResult,
     contract_anchors,
     contract_is_empty,
     guard_context_check,
+    guard_contract_unavailable,
 )
 from evolution.models import Agent, GuardEvent, GuardEventKind, GuardState
 from evolution.selectors import agent_get, safety_contract_current
@@ -184,9 +184,7 @@ def _round_state(agent: Agent, session: str) -> GuardCheckResult:
         )
     contract = safety_contract_current(agent=agent)
     if contract_is_empty(contract):
-        return GuardCheckResult(
-            False, [], [], CONTRACT_UNAVAILABLE, GUARD_ERROR_CODES[CONTRACT_UNAVAILABLE]
-        )
+        return guard_contract_unavailable()
     return GuardCheckResult(
         False,
         contract_anchors(contract),
