@@ -70,6 +70,7 @@ from quality import (
     hit_of,
     run_info,
     run_line,
+    sweep_argument,
     sweep_grid,
     unit_rows,
 )
@@ -471,11 +472,8 @@ def main() -> None:
         "--ways", type=comma_list(WAYS), default=list(WAYS), help="turns, sessions or both"
     )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
-    parser.add_argument(
-        "--sweep",
-        action="append",
-        default=[],
-        metavar="SETTING=V1,V2",
+    sweep_argument(
+        parser,
         help="ask recall again (in process) under each value of a recall setting (repeatable; "
         "several in one --sweep: their grid)",
     )

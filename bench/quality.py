@@ -1050,6 +1050,11 @@ def setting_value(name: str, raw: str) -> Any:
     return kind(raw)
 
 
+def sweep_argument(parser: argparse.ArgumentParser, *, help: str) -> None:
+    """--sweep SETTING=V1,V2, repeatable: read by `sweep_grid`."""
+    parser.add_argument("--sweep", action="append", default=[], metavar="SETTING=V1,V2", help=help)
+
+
 def sweep_grid(specs: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """Each --sweep ("A=1,2 B=3,4"): the grid of its settings' values, labelled."""
     grid = []
@@ -1294,11 +1299,8 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=14, help="which of our questions --limit keeps")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
-    parser.add_argument(
-        "--sweep",
-        action="append",
-        default=[],
-        metavar="SETTING=V1,V2",
+    sweep_argument(
+        parser,
         help="ask hybrid again with each value of a recall setting (repeatable), e.g. "
         "RECALL_RELEVANCE_MARGIN=0,0.02,0.05",
     )

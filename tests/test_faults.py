@@ -38,7 +38,7 @@ from memories.services.embedding_jobs import EMBED_TASK, QUEUED_KEY
 from neuromem_site import embedded
 from neuromem_site.api.services import api_client_create
 from neuromem_site.celery import app as celery_app
-from neuromem_site.devstack import EmbeddedRedis, stop_process_group
+from neuromem_site.dev_services import EmbeddedRedis, stop_process_group
 from tests.fake_openai import FakeOpenAIHandler, serving
 from tests.memories.scratch import BASE_DIR, server_url
 

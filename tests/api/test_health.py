@@ -7,7 +7,7 @@ import redis
 
 from neuromem_site import embedded
 from neuromem_site.beat import BEAT_HEARTBEAT_KEY, beat_heartbeat_write
-from neuromem_site.devstack import EmbeddedRedis
+from neuromem_site.dev_services import EmbeddedRedis
 
 pytestmark = pytest.mark.django_db
 
