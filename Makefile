@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-quality bench-locomo bench-privacy bench-reflection bench-score bench-admin fuzz
+.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-load bench-quality bench-locomo bench-privacy bench-reflection bench-score bench-admin fuzz
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -68,6 +68,11 @@ bench-ingest: $(STAMP)
 
 bench-recall: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/recall.py $(ARGS)
+
+## Concurrent clients on a mixed workload (20% writes, 60% recall, 20% reads) at 100,000
+## memories, 8 / 32 / 64 clients (bench/load.py): make bench-load [ARGS="--web-threads 4"]
+bench-load: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/load.py $(ARGS)
 
 ## A reflection cycle over 5,000 new memories; decay, refresh and expiry over 100,000 traits
 bench-reflection: $(STAMP)
