@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
+from core.db.replicas import write_noted
 from core.errors import Forbidden, NotFound
 
 
@@ -50,8 +51,11 @@ SYSTEM = Caller(name="system", is_staff=True)
 
 def user_access_check(*, caller: Caller, user_id: str, write: bool) -> None:
     """Raise unless `caller` may use `user_id`. Reading outside its prefixes is NotFound (never
-    a hint that the user exists); writing there is Forbidden."""
+    a hint that the user exists); writing there is Forbidden. A write let through is noted for
+    the read replicas: the caller reads its own writes from the primary."""
     if caller.may_access_user(user_id):
+        if write:
+            write_noted(caller.name)
         return
     if write:
         raise Forbidden(f"This API client may not write data for user_id '{user_id}'.")

@@ -75,3 +75,9 @@ SOUL_PROPOSALS = Counter(
     "SOUL proposals by outcome (applied, proposed, rejected).",
     ["outcome"],
 )
+LAGGING_READS = Counter(
+    "neuromem_lagging_reads",
+    "Reads that may lag (recall, search, listing, export), by the database that answered "
+    "(replica, primary).",
+    ["database"],
+)

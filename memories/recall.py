@@ -32,6 +32,7 @@ from django.utils import timezone
 from pgvector import HalfVector
 
 from core.access import Caller, user_access_check
+from core.db.replicas import lagging_read, read_alias, read_connection
 from core.metrics import RECALL_STAGE_DURATION
 from core.redis_client import app_redis
 from memories import statements
@@ -363,7 +364,7 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
     floors = None if vector is None else similarity_floors(vector)
     if floors is None:
         vector = None
-    with transaction.atomic(), vector_cursor() as cursor:
+    with transaction.atomic(using=read_alias()), vector_cursor() as cursor:
         terms, text_indexed_types = _recall_prepare(cursor, request)
         sql = recall_sql(
             memory_types=request.memory_types,
@@ -427,8 +428,12 @@ def memory_loader() -> Callable[[Sequence], Memory]:
 def memories_recall(*, caller: Caller, request: RecallQuery) -> list[RecallHit]:
     """The user's memories most relevant to the query, best first, with their score parts;
     under the question rules, the asked subject's and current ones only, the held value first
-    (docs/graph.md)."""
+    (docs/graph.md). From a read replica where one may answer (core/db/replicas.py)."""
     user_access_check(caller=caller, user_id=request.user_id, write=False)
+    return lagging_read(caller_name=caller.name, read=lambda: _recalled(request))
+
+
+def _recalled(request: RecallQuery) -> list[RecallHit]:
     load = memory_loader()
     # The rules may set hits aside: recall looks further than the limit for them.
     fetched = replace(request, limit=request.limit * 2 + 10) if request.answer_rules else request
@@ -506,7 +511,7 @@ def _said_by_meaning(words: tuple[str, ...], memories: list[Memory]) -> bool:
         return True
     if not memories:
         return False
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             f"""
             SELECT 1 FROM memories
@@ -541,7 +546,7 @@ def _followed_last(
     changing = [hit.memory for hit in hits if hit.memory.memory_type in CHANGING_TYPES]
     if threshold is None or len(changing) < 2:
         return hits
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             """
             SELECT older.id, newer.id

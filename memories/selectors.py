@@ -10,6 +10,7 @@ from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce
 
 from core.access import Caller, user_access_check
+from core.db.replicas import lagging_read
 from core.errors import NotFound
 from memories.graph.models import GraphEdge, GraphNode
 from memories.models import (
@@ -188,8 +189,13 @@ def user_held(*, user_id: str) -> UserHeld:
 
 def user_export(*, caller: Caller, user_id: str) -> dict[str, Any]:
     """Everything held about one end user (the data-access right). Of a forgotten memory only
-    the record is held: its id, type, times and the request that forgot it."""
+    the record is held: its id, type, times and the request that forgot it. From a read
+    replica where one may answer (core/db/replicas.py)."""
     user_access_check(caller=caller, user_id=user_id, write=False)
+    return lagging_read(caller_name=caller.name, read=lambda: _exported(user_id))
+
+
+def _exported(user_id: str) -> dict[str, Any]:
     held = user_held(user_id=user_id)
     tables = held.tables
     memories = list(tables["memories"].order_by("created_at", "id"))

@@ -17,6 +17,7 @@ from pgvector.psycopg.halfvec import register_halfvec_info
 from psycopg.types import TypeInfo
 from psycopg.types.json import Jsonb
 
+from core.db.replicas import read_connection
 from memories.models import Memory
 
 _halfvec_registered: WeakSet[psycopg.Connection] = WeakSet()
@@ -25,9 +26,10 @@ _halfvec_registered: WeakSet[psycopg.Connection] = WeakSet()
 @contextmanager
 def vector_cursor() -> Iterator[psycopg.Cursor]:
     """A server-side-binding cursor on Django's connection (same transaction) that sends
-    and receives halfvec in binary."""
-    connection.ensure_connection()
-    raw = connection.connection
+    and receives halfvec in binary: the primary's, or a replica's inside a lagging read."""
+    reading = read_connection()
+    reading.ensure_connection()
+    raw = reading.connection
     if raw not in _halfvec_registered:  # once per database connection: a catalog round trip
         register_halfvec_info(raw, TypeInfo.fetch(raw, "halfvec"))
         _halfvec_registered.add(raw)

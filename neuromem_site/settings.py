@@ -99,19 +99,38 @@ TEMPLATES = [
 # --- Data stores -----------------------------------------------------------------------------
 
 DATABASE_URL = env.str("DATABASE_URL", default="") or embedded.postgres_url(DATA_DIR)
-DATABASES = {"default": env.db_url_config(DATABASE_URL)}
-# django-environ leaves a Unix-socket directory (`?host=/path`) in OPTIONS; Django's own
-# tools (dbshell) and the tests look for it in HOST.
-if not DATABASES["default"]["HOST"] and "host" in DATABASES["default"].get("OPTIONS", {}):
-    DATABASES["default"]["HOST"] = DATABASES["default"]["OPTIONS"].pop("host")
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
-# A persistent connection is checked before a request's first query and replaced when it broke
-# (the database restarted or was away): the request after an outage succeeds.
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-# A database that does not answer fails a new connection after this many seconds (503).
-DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int(
-    "DATABASE_CONNECT_TIMEOUT", default=5
-)
+
+
+def database_settings(url: str, *, connect_timeout: int) -> dict:
+    config = env.db_url_config(url)
+    # django-environ leaves a Unix-socket directory (`?host=/path`) in OPTIONS; Django's own
+    # tools (dbshell) and the tests look for it in HOST.
+    if not config["HOST"] and "host" in config.get("OPTIONS", {}):
+        config["HOST"] = config["OPTIONS"].pop("host")
+    config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+    # A persistent connection is checked before a request's first query and replaced when it
+    # broke (the database restarted or was away): the request after an outage succeeds.
+    config["CONN_HEALTH_CHECKS"] = True
+    # A database that does not answer fails a new connection after this many seconds.
+    config.setdefault("OPTIONS", {})["connect_timeout"] = connect_timeout
+    return config
+
+
+DATABASE_CONNECT_TIMEOUT = env.int("DATABASE_CONNECT_TIMEOUT", default=5)
+DATABASES = {"default": database_settings(DATABASE_URL, connect_timeout=DATABASE_CONNECT_TIMEOUT)}
+# Read replicas (core/db/replicas.py, docs/scaling.md): recall, search, listing and export read
+# from one that answers and is at most REPLICA_READ_AFTER_WRITE_S behind the primary, unless the
+# caller wrote within that time. A replica that does not answer within its connect timeout is
+# skipped, and its lag is looked at again every REPLICA_CHECK_SECONDS.
+DATABASE_REPLICA_URLS = env.list("DATABASE_REPLICA_URLS", default=[])
+REPLICA_READ_AFTER_WRITE_S = env.float("REPLICA_READ_AFTER_WRITE_S", default=5.0)
+REPLICA_CHECK_SECONDS = env.float("REPLICA_CHECK_SECONDS", default=5.0)
+REPLICA_CONNECT_TIMEOUT = env.int("REPLICA_CONNECT_TIMEOUT", default=2)
+for number, replica_url in enumerate(DATABASE_REPLICA_URLS):
+    DATABASES[f"replica_{number}"] = database_settings(
+        replica_url, connect_timeout=REPLICA_CONNECT_TIMEOUT
+    ) | {"TEST": {"MIRROR": "default"}}
+DATABASE_ROUTERS = ["core.db.replicas.ReplicaRouter"]
 # The database away (core/db/outages.py) answers 503 UNAVAILABLE with this Retry-After (seconds).
 DATABASE_RETRY_AFTER = env.int("DATABASE_RETRY_AFTER", default=5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

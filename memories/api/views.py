@@ -142,6 +142,7 @@ class MemoryListCreateApi(APIView):
             ordering=(direction + MEMORY_SORT_FIELDS[filters["sort_by"]], "-id"),
             item_output=MemoryOutput,
             context={"include_embedding": filters.get("include") == "embedding"},
+            may_lag_for=request.user.caller.name,
         )
 
 

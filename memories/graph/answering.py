@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import Q
 
+from core.db.replicas import read_connection
 from memories import statements
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.graph.selectors import edges_valid_q
@@ -134,7 +134,7 @@ def _subjects(memory_ids: list[uuid.UUID]) -> dict[uuid.UUID, set[uuid.UUID]]:
     """Each memory's subject entities: a fact's own; an episode's, those of the facts its
     message gave."""
     subjects: dict[uuid.UUID, set[uuid.UUID]] = defaultdict(set)
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             """
             SELECT m.id, m.subject_entity_id FROM memories m

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
+from core.db.replicas import lagging_read
 from neuromem_site.api.envelope import ApiError, Envelope, checked_range
 
 
@@ -132,11 +133,17 @@ def page_response(
     ordering: tuple[str, ...],
     item_output: type[Serializer],
     context: dict[str, Any] | None = None,
+    may_lag_for: str | None = None,
 ) -> Response:
     """The page of `queryset` (in `ordering`, whose last field breaks ties) that `request`
-    asks for, each item as `item_output` with `context`, in the page envelope."""
+    asks for, each item as `item_output` with `context`, in the page envelope. `may_lag_for`:
+    the caller for whom the page may come from a read replica (core/db/replicas.py)."""
     paginator = EnvelopeCursorPagination()
     paginator.ordering = ordering
-    page = paginator.paginate_queryset(queryset, request, view=view)
+
+    def read() -> list:
+        return paginator.paginate_queryset(queryset, request, view=view)
+
+    page = read() if may_lag_for is None else lagging_read(caller_name=may_lag_for, read=read)
     items = item_output(page, many=True, context=context or {}).data
     return paginator.get_paginated_response(items)
