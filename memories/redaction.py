@@ -18,7 +18,7 @@ What is found, by kind:
 
 Found spans never overlap: the earlier, then the longer, wins. REDACTION_DISABLED_KINDS
 turns kinds off. Detection is rules only here; with EXTRACTOR=llm the extractor may name
-more spans (memories/extraction.py), which `redact_spans` removes the same way.
+more spans (memories/extraction/llm.py), which `redact_spans` removes the same way.
 """
 
 import math

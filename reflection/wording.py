@@ -15,8 +15,7 @@ from typing import Any
 
 from memories.extraction import RuleBasedExtractor
 from memories.models import TraitContext
-
-HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+from memories.sentences import HAN
 
 
 def _words(*words: str) -> re.Pattern[str]:

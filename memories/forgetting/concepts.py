@@ -1,7 +1,7 @@
 """Kinds of personal information a forget request may name: a few words name one ("medical
 information", "home address", 病史) and many words show it ("I have diabetes", "742 Evergreen
 Terrace", 糖尿病), in English and Chinese. memories/forgetting/topics.py reads a topic into
-them; a concept's slots name the extractor's facts that hold it (memories/extraction.py).
+them; a concept's slots name the extractor's facts that hold it (memories/extraction/).
 """
 
 import re
@@ -15,7 +15,7 @@ class Concept:
     names: re.Pattern[str]
     # A sentence about it ("I have diabetes", "用户有高血压").
     shows: re.Pattern[str]
-    # Slots whose facts hold it (memories/extraction.py).
+    # Slots whose facts hold it (memories/extraction/rules.py).
     slots: tuple[str, ...] = ()
     # Information people keep private whoever it is about ("delete the wifi password" asks to
     # forget, where "delete the draft email" may be a task).

@@ -2,11 +2,18 @@
 ("住在纽约", "在成都上班", "是纽约的律师", "今年三岁", "换了新手机号，是…", "不再吃素了")."""
 
 import re
-from collections.abc import Callable
 
 from memories.statements.keys import attribute_key, relation_attribute
 from memories.statements.model import USER, Subject
-from memories.statements.reading import Clause, Context, Subjects
+from memories.statements.reading import (
+    Clause,
+    Context,
+    Handler,
+    Subjects,
+    mentioned,
+    pending,
+    stating,
+)
 from memories.statements.words import (
     HAN,
     ZH_CAR_MAKES,
@@ -116,18 +123,18 @@ def mention(clause: Clause, subjects: Subjects) -> str:
         if not name and t[end : end + 1] == "的":
             clause.possessive = True
             end += 1
-        return _said(clause, subject, start, start + end, subjects)
+        return mentioned(clause, subject, start, start + end, subjects)
     if m := USER_START.match(t):
         clause.possessive = bool(m["poss"])
-        return _said(clause, USER, start, start + m.end(), subjects)
+        return mentioned(clause, USER, start, start + m.end(), subjects)
     if (m := NAME_START.match(t)) and subjects.known(m["name"]) is None:
         clause.possessive = bool(m["poss"])
         clause.pronoun = clause.unknown = True
-        return _said(clause, Subject(m["name"], "", "person"), start, start + m.end(), subjects)
+        return mentioned(clause, Subject(m["name"], "", "person"), start, start + m.end(), subjects)
     if m := PRONOUN_START.match(t):
         clause.pronoun = True
         clause.possessive = bool(m["poss"])
-        return _said(clause, subjects.resolve(m["p"]), start, start + m.end(), subjects)
+        return mentioned(clause, subjects.resolve(m["p"]), start, start + m.end(), subjects)
     for name, subject in subjects.named.items():
         if t.startswith(name):
             end = len(name)
@@ -135,23 +142,15 @@ def mention(clause: Clause, subjects: Subjects) -> str:
                 clause.possessive = True
                 end += 1
             clause.pronoun = True
-            return _said(clause, subject, start, start + end, subjects)
+            return mentioned(clause, subject, start, start + end, subjects)
     if m := LATIN_START.match(t):
         clause.possessive = bool(m["poss"])
         subject = subjects.known(m["name"]) or Subject(m["name"], "", "person")
         clause.pronoun = True
         clause.unknown = subjects.known(m["name"]) is None
-        return _said(clause, subject, start, start + m.end(), subjects)
+        return mentioned(clause, subject, start, start + m.end(), subjects)
     clause.mention = (start, start)
     return t
-
-
-def _said(clause: Clause, subject, start: int, end: int, subjects: Subjects) -> str:
-    clause.subject = subject
-    clause.mention = (start, end)
-    if subject is not None and not clause.unknown:
-        subjects.add(subject)
-    return clause.text[end:]
 
 
 ZH_DIGITS = {
@@ -184,26 +183,25 @@ def number(text: str) -> str:
 # --- Handlers --------------------------------------------------------------------------------
 
 
-def _entity(ctx: Context, value: str, kind: str):
-    if kind == "place":
-        ctx.subjects.places.add(value)
-    return ctx.subjects.known(value) or ctx.subjects.person(value, "", kind)
+def _ended(m: re.Match[str], rest: str) -> bool:
+    """Said to hold no longer: "不再住在…", or of the past ("以前在…工作")."""
+    return bool(m.groupdict().get("neg")) or PAST.search(rest[: m.start()]) is not None
 
 
 def lives(ctx: Context, m, rest: str) -> bool:
-    ended = bool(m.groupdict().get("neg")) or PAST.search(rest[: m.start()]) is not None
+    ended = _ended(m, rest)
     value = m["v"]
     if re.search(r"\d+号", m.string[m.start("v") :]):
         ctx.say("address", m.string[m.start("v") :].split("，")[0], ended=ended)
         return True
-    ctx.say("lives in", value, ended=ended, entity=_entity(ctx, value, "place"))
+    ctx.say("lives in", value, ended=ended, entity=ctx.entity(value, "place"))
     return True
 
 
 def works(ctx: Context, m, rest: str) -> bool:
-    ended = bool(m.groupdict().get("neg")) or PAST.search(rest[: m.start()]) is not None
+    ended = _ended(m, rest)
     org = m["v"]
-    ctx.say("works at", org, ended=ended, entity=_entity(ctx, org, "organisation"))
+    ctx.say("works at", org, ended=ended, entity=ctx.entity(org, "organisation"))
     if m.groupdict().get("job"):
         ctx.say("job", m["job"], ended=ended)
     return True
@@ -216,13 +214,13 @@ def job(ctx: Context, m, rest: str) -> bool:
     ended = before.endswith("不再") or PAST.search(rest[: m.start()]) is not None
     ctx.say("job", m["job"], ended=ended)
     if m.groupdict().get("place") and not ended:
-        ctx.say("lives in", m["place"], entity=_entity(ctx, m["place"], "place"))
+        ctx.say("lives in", m["place"], entity=ctx.entity(m["place"], "place"))
     return True
 
 
 def quit_job(ctx: Context, m, rest: str) -> bool:
     org = m.groupdict().get("v") or ""
-    ctx.say("works at", org, ended=True, entity=_entity(ctx, org, "organisation") if org else None)
+    ctx.say("works at", org, ended=True, entity=ctx.entity(org, "organisation") if org else None)
     return True
 
 
@@ -240,25 +238,15 @@ def age(ctx: Context, m, rest: str) -> bool:
     return True
 
 
-def pending(ctx: Context, m, rest: str) -> bool:
-    if m.groupdict().get("v"):
-        ctx.say(m["attr"], m["v"])
-    else:
-        ctx.subjects.pending = (ctx.subject, attribute_key(m["attr"]), ctx.clause)
-    return True
-
-
 QUESTION_WORDS = re.compile(r"什么|哪|谁|多少|几|吗$")
 
 
-def say(
-    key: str, group: str = "v", *, ended: bool = False
-) -> Callable[[Context, re.Match[str], str], bool]:
-    def handler(ctx: Context, m, rest: str) -> bool:
-        if QUESTION_WORDS.search(m[group]):
-            return True
-        ctx.say(key, m[group], ended=ended)
-        return True
+def say(key: str) -> Handler:
+    """States the match's value as `key`, unless the value asks ("在哪里上班") — then nothing."""
+    stated = stating(key)
+
+    def handler(ctx: Context, m: re.Match[str], rest: str) -> bool:
+        return True if QUESTION_WORDS.search(m["v"]) else stated(ctx, m, rest)
 
     return handler
 
@@ -295,11 +283,6 @@ def speaks(ctx: Context, m, rest: str) -> bool:
     for language in re.split(r"和|、|跟|与|以及|,|，", m["v"]):
         if language:
             ctx.say("speaks", language)
-    return True
-
-
-def learning(ctx: Context, m, rest: str) -> bool:
-    ctx.say("learning", m["v"])
     return True
 
 
@@ -341,9 +324,9 @@ def gone(ctx: Context, m, rest: str) -> bool:
     subject = ctx.clause.subject
     if subject is None or subject.is_user:
         return False
-    key = "pet" if subject.kind == "pet" else relation_attribute(subject.role)
-    ctx.say(key, subject.name or subject.role, subject=USER, ended=True, entity=subject)
-    ctx.subjects.related.add(subject)
+    ctx.relation_ended(
+        subject, "pet" if subject.kind == "pet" else relation_attribute(subject.role)
+    )
     return True
 
 
@@ -384,33 +367,28 @@ def possessed(ctx: Context, m, rest: str) -> bool:
     if key == "phone" and not re.search(r"\d{3}", value):
         return False
     ctx.say(key, value)
-    if ctx.subjects.pending and ctx.subjects.pending[:2] == (ctx.subject, key):
-        ctx.subjects.pending = None
+    ctx.subjects.answered(ctx.subject, key)
     return True
 
 
 LANGUAGE = rf"(?:[{HAN}]{{1,4}}?(?:语|文)|普通话|粤语|[A-Z][a-z]+)"
 
-Handler = Callable[[Context, re.Match[str], str], bool]
 PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
     (re.compile(p), h)
     for p, h in (
         # Ends first: "不再吃素了", "辞职了", "去世了"
         (
             r"(?:不再|不)(?:吃素|是素食(?:主义)?者)了?|不吃素了|(?:开始|又开始|重新)吃肉",
-            lambda c, m, r: bool(c.say("diet", "吃素", ended=True)) or True,
+            stating("diet", value="吃素", ended=True),
         ),
         (r"(?:去世了?|过世了?|死了|离世了?|不在了|走丢了|丢了)", gone),
         (rf"(?:从|在)(?P<v>{ZV})(?:辞职|离职)", quit_job),
         (r"辞职|离职|辞工|被裁(?:员)?|被辞退|被开除|失业了|不干了|裸辞", quit_job),
-        (r"退休了?", lambda c, m, r: bool(c.say("job", "退休")) or True),
-        (r"离婚了?", lambda c, m, r: bool(c.say("relationship status", "离婚")) or True),
-        (r"结婚了|成家了", lambda c, m, r: bool(c.say("relationship status", "已婚")) or True),
+        (r"退休了?", stating("job", value="退休")),
+        (r"离婚了?", stating("relationship status", value="离婚")),
+        (r"结婚了|成家了", stating("relationship status", value="已婚")),
         (rf"离开了?(?P<v>{ZV}){ZE}", left),
-        (
-            rf"搬离了?(?P<v>{ZV}){ZE}",
-            lambda c, m, r: bool(c.say("lives in", m["v"], ended=True)) or True,
-        ),
+        (rf"搬离了?(?P<v>{ZV}){ZE}", stating("lives in", ended=True)),
         # Living, working, studying somewhere
         (
             rf"(?P<neg>不再|不)?(?:住在|定居在?|生活在|居住在|搬到了?|搬去了?|搬回了?|落户(?:在|到)?)(?P<v>{PLACE_V}){PLACE_END}",
@@ -451,18 +429,12 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         (rf"(?:手机|电话)(?:号码?|号)?(?:是|为|换成了?|改成了?|变成了?)(?P<v>{NUM})", say("phone")),
         (r"邮箱(?:地址)?(?:是|为|换成了?|改成了?)(?P<v>[\w.+-]+@[\w.-]+\w)", say("email")),
         # Car
-        (
-            rf"(?:卖了|卖掉了)(?:我的)?(?P<v>{ZV}车)",
-            lambda c, m, r: bool(c.say("car", m["v"], ended=True)) or True,
-        ),
+        (rf"(?:卖了|卖掉了)(?:我的)?(?P<v>{ZV}车)", stating("car", ended=True)),
         (rf"把(?:[^，,。]+?)换成了?(?:一辆|一台|辆|台)?(?P<v>{ZV}){ZE}", car),
         (rf"开(?:的是|着|一辆|辆|了一辆)?(?P<v>{ZV}){ZE}", car),
         (rf"买了(?:一辆|辆|台|一台)?(?P<v>{ZV}){ZE}", car),
         # Diet
-        (
-            r"吃素|是素食(?:主义)?者|只吃素|是纯素(?:食)?者?",
-            lambda c, m, r: bool(c.say("diet", "吃素")) or True,
-        ),
+        (r"吃素|是素食(?:主义)?者|只吃素|是纯素(?:食)?者?", stating("diet", value="吃素")),
         # Favorites
         (
             rf"最(?:喜欢|爱|喜爱)的(?P<attr>[^，,。是]{{1,8}}?)(?:现在)?(?:是|变成了?|换成了?)(?P<v>{ZV}){ZE}",
@@ -475,7 +447,7 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         # Languages
         (rf"会(?:说|讲)(?P<v>{LANGUAGE}(?:(?:和|、|跟|与)?{LANGUAGE})*)", speaks),
         (rf"(?:说|讲)(?:一口)?(?:流利的)?(?P<v>{LANGUAGE})", speaks),
-        (rf"(?:在|正在|开始)学(?:习)?(?P<v>{ZV}){ZE}", learning),
+        (rf"(?:在|正在|开始)学(?:习)?(?P<v>{ZV}){ZE}", stating("learning")),
         # Pets and relatives
         (
             rf"(?:养了?|有|领养了?|收养了?|捡了)(?:(?P<n>{ZH_NUMBER})?(?:只|条|个|头))?(?:[^，,。]{{0,6}}?的)?(?P<sp>{ZH_PET})(?:[，,]?(?:叫|名叫|名字叫)(?P<name>{CALLED}){ZE})?",

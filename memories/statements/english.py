@@ -11,7 +11,7 @@ import re
 
 from memories.statements.keys import SYNONYMS, attribute_key, plural_phrase, relation_attribute
 from memories.statements.model import USER, Subject
-from memories.statements.reading import Clause, Context, Subjects, clean
+from memories.statements.reading import Clause, Context, Subjects, clean, mentioned
 from memories.statements.words import (
     BREEDS,
     CAR_MAKES,
@@ -327,11 +327,7 @@ def mention(clause: Clause, subjects: Subjects) -> str:
 
 
 def _said(clause: Clause, subject, start: int, end: int, subjects: Subjects) -> str:
-    clause.subject = subject
-    clause.mention = (start, end)
-    if subject is not None and not clause.unknown:
-        subjects.add(subject)
-    rest = clause.text[end:]
+    rest = mentioned(clause, subject, start, end, subjects)
     if rest.startswith("'"):
         for pattern, replacement in CONTRACTIONS:
             rest = pattern.sub(replacement, rest, count=1)
@@ -432,13 +428,8 @@ def _generic(ctx: Context, owner: Subject, attr: str, value: str, *, ended: bool
     values = re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", value) if plural else [value]
     for one in values:
         ctx.say(key, one, subject=owner, plural=plural, ended=ended)
-        _pending_clear(ctx, owner, key)
+        ctx.subjects.answered(owner, key)
     return True
-
-
-def _pending_clear(ctx: Context, owner: Subject, key: str) -> None:
-    if ctx.subjects.pending and ctx.subjects.pending[:2] == (owner, key):
-        ctx.subjects.pending = None
 
 
 def generic(ctx: Context, rest: str) -> bool:
@@ -473,9 +464,7 @@ def inversion(clause: Clause, subjects: Subjects, ctx: Context) -> bool:
         )
         clause.subject = person
         subjects.add(person)
-        subjects.related.add(person)
-        attribute = "pet" if kind == "pet" else relation_attribute(role)
-        ctx.say(attribute, person.name, subject=USER, ended=True, entity=person)
+        ctx.relation_ended(person, "pet" if kind == "pet" else relation_attribute(role))
         return True
     m = INVERSION.match(text)
     if m is None:

@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 
 from memories.sentences import HAN, sentence_spans, sentences
-from memories.statements import chinese, english, english_values
+from memories.statements import chinese, english, english_patterns, english_values
 from memories.statements.model import USER, MessageReading, Statement, Subject, SubjectFact
 from memories.statements.reading import Clause, Context, Subjects
 from memories.statements.retell import retell
@@ -181,16 +181,16 @@ def _read(
                     ctx.take(m)
     else:
         lower = rest.lower()
-        words = frozenset(english_values.WORD.findall(lower))
-        for pattern, handler, trigger in english_values.PATTERNS:
-            if not english_values.triggered(trigger, lower, words):
+        words = frozenset(english_patterns.WORD.findall(lower))
+        for pattern, handler, trigger in english_patterns.PATTERNS:
+            if not english_patterns.triggered(trigger, lower, words):
                 continue
             for m in pattern.finditer(rest):
                 if ctx.free(m) and handler(ctx, m, rest):
                     ctx.take(m)
     if zh:
         _named_in_passing(clause, subjects)
-    if not zh and (m := english_values.CALL_ME.search(clause.text)):
+    if not zh and (m := english_patterns.CALL_ME.search(clause.text)):
         ctx.say("name", m["v"], subject=USER)
         clause.subject = clause.subject or USER
     if clause.unknown:
@@ -250,7 +250,7 @@ def _question(text: str) -> bool:
 
 
 def _future(text: str) -> bool:
-    return english_values.future(text, frozenset(english_values.WORD.findall(text.lower())))
+    return english_values.future(text, frozenset(english_patterns.WORD.findall(text.lower())))
 
 
 def _related_in(clause: Clause, ctx: Context) -> None:

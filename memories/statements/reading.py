@@ -2,6 +2,7 @@
 by role, for "she" and "他"), and how a clause says a value."""
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memories.statements.keys import attribute_key, relation_attribute, single_valued
@@ -83,6 +84,11 @@ class Subjects:
     def known(self, name: str) -> Subject | None:
         return self.named.get(name)
 
+    def answered(self, subject: Subject, attribute: str) -> None:
+        """The value awaited (`pending`) was said: it is awaited no longer."""
+        if self.pending and self.pending[:2] == (subject, attribute):
+            self.pending = None
+
     def resolve(self, pronoun: str) -> Subject | None:
         """The last named (else the last) person or pet mentioned that `pronoun` may stand
         for: "she" not for a brother, "它" for a pet."""
@@ -104,6 +110,18 @@ class Subjects:
         if found is not None and wanted:
             self.gender.setdefault(found, wanted)  # "Pip died. He was old…": Pip is "he"
         return found
+
+
+def mentioned(
+    clause: Clause, subject: Subject | None, start: int, end: int, subjects: Subjects
+) -> str:
+    """The clause names `subject` at `start:end` of its text; returns the words after it (its
+    predicate). A bare name met nowhere else is a subject only once it states a value."""
+    clause.subject = subject
+    clause.mention = (start, end)
+    if subject is not None and not clause.unknown:
+        subjects.add(subject)
+    return clause.text[end:]
 
 
 # --- Values ----------------------------------------------------------------------------------
@@ -198,6 +216,17 @@ class Context:
             self.subjects.add(entity)
         return statement
 
+    def entity(self, value: str, kind: str) -> Subject:
+        """The subject a value names (a place, an organisation): met before, or made now."""
+        if kind == "place":
+            self.subjects.places.add(value)
+        return self.subjects.known(value) or self.subjects.person(value, "", kind)
+
+    def relation_ended(self, subject: Subject, attribute: str) -> None:
+        """The user's relation to `subject` ended: it died, left, or is theirs no longer."""
+        self.say(attribute, subject.name or subject.role, subject=USER, ended=True, entity=subject)
+        self.subjects.related.add(subject)
+
     def relate(self, subject: Subject) -> None:
         """Say the user's relation to `subject`, once a message."""
         self.subjects.add(subject)
@@ -217,3 +246,34 @@ class Context:
         statement = relation(subject)
         if statement not in self.clause.statements:
             self.clause.statements.append(statement)
+
+
+# --- Handlers both languages use -------------------------------------------------------------
+
+# What a pattern's match is read by (english_patterns.py, chinese.py): it says the values the
+# match states; True takes the match's words, so no later pattern reads them again.
+Handler = Callable[[Context, re.Match[str], str], bool]
+
+
+def stating(
+    attribute: str, *, value: str | None = None, lower: bool = False, ended: bool = False
+) -> Handler:
+    """A handler that says `attribute`: the match's value (its group "v", in lower case when
+    `lower`), or a fixed `value` ("retired"); `ended` for patterns that say it stopped."""
+
+    def handler(ctx: Context, m: re.Match[str], rest: str) -> bool:
+        said = m["v"] if value is None else value
+        ctx.say(attribute, said.lower() if lower else said, ended=ended)
+        return True
+
+    return handler
+
+
+def pending(ctx: Context, m: re.Match[str], rest: str) -> bool:
+    """A new number, email or address: its value when said with it ("got a new number:
+    555-0101"), else awaited in the next clause ("…, it's 555-0101", "…，是138…")."""
+    if m.groupdict().get("v"):
+        ctx.say(m["attr"], m["v"])
+    else:
+        ctx.subjects.pending = (ctx.subject, attribute_key(m["attr"]), ctx.clause)
+    return True

@@ -1,0 +1,488 @@
+"""The English patterns a clause's predicate is read by, most specific first (a match
+overlapping an earlier one is skipped), each with its handler (english_values.py) and what a
+clause must hold for it to be tried."""
+
+import re
+
+from memories.statements.english import (
+    ADV,
+    ANIMAL,
+    ANIMALS,
+    BE,
+    BREED,
+    CAP,
+    CAR,
+    DIETS,
+    EMAIL,
+    END,
+    JOB,
+    LANG,
+    LANGS,
+    LOOSE_END,
+    NAME,
+    ORG,
+    PHONE,
+    PLURAL_ROLE,
+    QUOTED,
+    ROLE,
+    TITLE,
+)
+from memories.statements.english_values import (
+    age,
+    allergy,
+    breed,
+    broke_up,
+    car,
+    car_gone,
+    diet,
+    doing,
+    finished,
+    gone,
+    household_after,
+    job,
+    learning,
+    left_place,
+    likes,
+    lives,
+    lost,
+    names_the,
+    origin,
+    pet,
+    quit_job,
+    relative,
+    speaks,
+    started,
+    student,
+    study,
+    unless_negated,
+    works,
+)
+from memories.statements.reading import Handler, pending, stating
+from memories.statements.words import (
+    BREEDS,
+    CAR_MAKES,
+    JOB_SUFFIX,
+    NUMBER,
+    PERSON_PLURALS,
+    PERSON_ROLES,
+    SPECIES,
+    SPECIES_PLURALS,
+    VEHICLES,
+    word_set,
+)
+
+I = re.I  # noqa: E741
+
+PLACE = rf"(?:{CAP}|(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?[\w-]+{END})"
+IN_PLACE = rf"(?:\s+(?:in|based in|out of)\s+(?P<place>{CAP}))?"
+
+# What a clause must hold for a pattern to be tried (its third element): one of some strings
+# (lower case), or one of a set of words. Cheap tests first: the reader runs on every message.
+BE_WORDS = ("am ", "is ", "are ")
+DIET_WORDS = tuple(
+    word_set(
+        """vegetarian vegan pesc keto paleo gluten dairy lactose kosher halal flexitarian carnivore
+    plant celiac"""
+    )
+)
+
+
+def _words(*names) -> frozenset[str]:
+    return frozenset(w for name in names for w in re.findall(r"[a-z0-9-]+", name.lower()))
+
+
+VEHICLE_GATE = _words(*CAR_MAKES, *VEHICLES.split("|"))
+ANIMAL_GATE = _words(*BREEDS, *SPECIES, *SPECIES_PLURALS)
+ROLE_GATE = _words(*PERSON_ROLES, *PERSON_PLURALS)
+WORD = re.compile(r"[a-z0-9-]+")
+
+
+def _trigger(trigger: tuple[str, ...] | frozenset[str]) -> re.Pattern[str] | frozenset[str]:
+    return (
+        trigger if isinstance(trigger, frozenset) else re.compile("|".join(map(re.escape, trigger)))
+    )
+
+
+def triggered(trigger, lower: str, words: frozenset[str]) -> bool:
+    """Whether a clause (`lower`: its text in lower case; `words`: its words) may match a
+    pattern: it holds one of the trigger's strings, or one of its words."""
+    if isinstance(trigger, frozenset):
+        return not trigger.isdisjoint(words)
+    return trigger.search(lower) is not None
+
+
+PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]] = [
+    (re.compile(p, I), h, _trigger(trigger))
+    for p, h, trigger in (
+        # Living somewhere
+        (
+            rf"\b(?:moved|relocated)\s+from\s+{CAP}\s+to\s+(?P<v>{CAP})",
+            lives,
+            ("moved", "relocated"),
+        ),
+        (
+            rf"\b(?P<verb>live|lives|living|reside|resides|residing)\s+(?:(?!with\b)\w+\s+){{0,3}}?"
+            rf"(?:in|at)\s+(?P<v>{PLACE})",
+            lives,
+            ("liv", "resid"),
+        ),
+        (
+            rf"\b(?:am|is|are)\s+{ADV}(?:based|located|settled|living|staying|residing|settling)"
+            rf"\s+(?:down\s+)?(?:in|into|out in|over in)\s+(?P<v>{CAP})",
+            lives,
+            ("based", "located", "settl", "living", "staying", "resid"),
+        ),
+        (rf"\b(?:got\s+)?settled\s+(?:in|into)\s+(?P<v>{CAP})", lives, ("settled",)),
+        (
+            rf"\b(?P<verb>moved|relocated|emigrated|immigrated)\s+(?:back\s+|over\s+|out\s+|down\s+|up\s+|here\s+)?"
+            rf"(?:to|into)\s+(?P<v>{CAP})",
+            lives,
+            ("moved", "relocated", "emigrated", "immigrated"),
+        ),
+        (rf"\bcalls?\s+(?P<v>{CAP})\s+home\b", lives, ("home",)),
+        (rf"\bleft\s+{CAP}\s+for\s+(?P<v>{CAP})", lives, ("left",)),
+        (
+            rf"\b(?P<verb>moved\s+(?:away\s+)?from|moved\s+out\s+of|left)\s+(?P<v>{CAP})",
+            left_place,
+            ("moved", "left"),
+        ),
+        (
+            rf"\b(?P<verb>(?:am|is|are)\s+(?:originally\s+)?from|grew\s+up\s+in|was\s+born\s+in)"
+            rf"\s+(?P<v>{CAP}|\d{{4}})",
+            origin,
+            ("from", "grew up", "born"),
+        ),
+        # Working somewhere, as something
+        (
+            rf"\bwork(?:s|ing)?\s+as\s+(?P<job>{JOB}|(?:an?\s+)?[\w-]+(?:\s+[\w-]+)?{END})"
+            rf"(?:\s+(?:at|for|with)\s+(?P<org>{ORG}))?{IN_PLACE}",
+            works,
+            ("work",),
+        ),
+        (
+            rf"\b(?:am|is|are)\s+(?:a\s+)?(?:\w+\s+){{0,2}}?student\s+at\s+(?P<org>{ORG})",
+            student,
+            ("student",),
+        ),
+        (
+            rf"{BE}(?P<neg>not\s+|no\s+longer\s+|never\s+)?(?P<job>{JOB})(?:\s+(?:at|for|with)"
+            rf"\s+(?P<org>{ORG}){END})?(?:,?\s+(?:working|employed)\s+(?:at|for)\s+(?P<org2>{ORG}))?"
+            rf"{IN_PLACE}",
+            job,
+            BE_WORDS,
+        ),
+        (
+            rf"{BE}(?P<job>(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?{JOB_SUFFIX})\s+(?:at|for)\s+"
+            rf"(?P<org>{ORG}){END}{IN_PLACE}",
+            job,
+            (" at ", " for "),
+        ),
+        (
+            rf"\b(?:work(?:s|ing)?|employed|teach(?:es|ing)?)\s+(?:(?:full|part)[- ]time\s+)?"
+            rf"(?:at|for|by)\s+(?P<org>{ORG}){END}{IN_PLACE}",
+            works,
+            ("work", "employ", "teach"),
+        ),
+        (rf"\b(?:work(?:s|ing)?)\s+with\s+(?P<org>{CAP}){END}", works, ("work",)),
+        (
+            rf"\b(?:became|become|got\s+promoted\s+to|was\s+promoted\s+to|been\s+promoted\s+to)"
+            rf"\s+(?P<job>{JOB}|(?:an?\s+)?(?:senior|lead|head|chief|principal|staff)\s+[\w\s-]+?{END})",
+            job,
+            ("becam", "become", "promot"),
+        ),
+        (
+            rf"\b(?:(?:have|has)\s+)?{ADV}(?:started|begun|began|joined|start)\s+(?:working\s+|work\s+"
+            rf"|(?:a|my|the)\s+new\s+(?:job|position|role)\s+)?(?:at|with|for)\s+(?P<org>{CAP})",
+            works,
+            ("start", "began", "begun", "joined"),
+        ),
+        (
+            rf"\b(?:joined|got\s+(?:a\s+)?(?:job|position|role)\s+(?:at|with)|landed\s+a\s+"
+            rf"(?:job|position|role)\s+(?:at|with))\s+(?P<org>{CAP})(?:\s+as\s+(?P<job>{JOB}))?",
+            works,
+            ("joined", "job", "position", "role"),
+        ),
+        (
+            rf"\b(?:quit|left|resigned\s+from|retired\s+from|(?:was|got)\s+(?:laid\s+off|fired|let\s+go)"
+            rf"\s+from|stopped\s+working\s+(?:at|for))\s+(?:my\s+job\s+at\s+)?(?P<org>{CAP}|my\s+job"
+            rf"|my\s+position|the\s+company|work)",
+            quit_job,
+            ("quit", "left", "resign", "retired", "laid off", "fired", "let go", "stopped working"),
+        ),
+        (
+            r"\b(?:quit|left)\s+my\s+job\b|\b(?:got|was|been)\s+(?:laid\s+off|fired|let\s+go)\b"
+            r"|\bresigned\b",
+            quit_job,
+            ("quit", "left", "laid off", "fired", "let go", "resigned"),
+        ),
+        (
+            rf"{BE}retired\b|\b(?:just\s+)?retired\b(?!\s+from)",
+            stating("job", value="retired"),
+            ("retired",),
+        ),
+        (
+            rf"\b(?P<verb>study|studies|studying|attend|attends|attending|graduated\s+from)\s+"
+            rf"(?:[a-z]+\s+){{0,2}}?(?:at\s+)?(?P<org>{CAP}(?:University|College|School|Institute"
+            rf"|Academy|MIT|UCLA|NYU|Tech)?)",
+            study,
+            ("stud", "attend", "graduat"),
+        ),
+        # A pet's breed: "Whiskers is a tabby"
+        (rf"{BE}(?:an?\s+)?(?:[a-z]+\s+)?(?P<b>{BREED})\b", breed, BE_WORDS),
+        # Age
+        (
+            rf"{BE}(?P<n>{NUMBER})(?:\s+(?P<unit>years?|yrs?|months?|weeks?)\s+old|\s*(?:yo|y/o)\b"
+            rf"|(?=\s*(?:[,.;!?]|$|\s+(?:and|but|now|this|next|years?|today|already|soon)\b)))",
+            age,
+            BE_WORDS,
+        ),
+        (rf"\b(?:just\s+)?turned\s+(?P<n>{NUMBER})\b", age, ("turned",)),
+        # Phone, email: a new one, said now or in the next sentence
+        (
+            rf"\b(?:got|have|has|changed|switched\s+to|set\s+up)\s+(?:a|an|my)\s+new\s+(?P<attr>"
+            rf"phone\s+number|number|phone|cell(?:\s+number)?|mobile(?:\s+number)?|email(?:\s+address)?"
+            rf"|home\s+address|address)\b(?:\s*[:,—–-]?\s*(?:it's\s+|it\s+is\s+|which\s+is\s+)?"
+            rf"(?P<v>{PHONE}|{EMAIL}))?",
+            pending,
+            ("new",),
+        ),
+        (rf"\b(?:reach|call|text)\s+me\s+(?:at|on)\s+(?P<v>{PHONE})", stating("phone"), ("me ",)),
+        (rf"\b(?:email|mail|reach)\s+me\s+at\s+(?P<v>{EMAIL})", stating("email"), ("me ",)),
+        # Car
+        (
+            rf"\b(?:sold|got\s+rid\s+of|totaled|totalled|wrecked)\s+(?P<v>(?:my|our|the)\s+"
+            rf"(?:[\w-]+\s+){{0,2}}?(?:{VEHICLES}|{CAR})"
+            rf"(?:\s+(?!(?:and|but|so|to|for|with|because|last|this|yesterday)\b)[\w-]+)?)",
+            car_gone,
+            ("sold", "rid of", "totaled", "totalled", "wrecked"),
+        ),
+        (
+            rf"\bdrives?\s+(?!(?:to|me|us|him|her|them|home|around|back|there)\b)(?P<v>(?:an?|the|my"
+            rf"|our|his|her)\s+(?:[\w-]+\s+){{0,4}}?[\w-]+|{CAP}){END}",
+            car,
+            ("driv",),
+        ),
+        (
+            rf"\b(?:bought|got|purchased|leased|own|owns|have|has|picked\s+up|drive)\s+(?:(?:a|an|my"
+            rf"|our)\s+)?(?:new\s+|used\s+|brand[- ]new\s+)?(?P<v>(?:[\w-]+\s+){{0,2}}?(?:{CAR})"
+            rf"(?:\s+(?:[\w-]+|\d+)){{0,2}}?|(?:[\w-]+\s+){{0,2}}?(?:{VEHICLES})){END}",
+            car,
+            VEHICLE_GATE,
+        ),
+        # Diet
+        (
+            rf"{BE}(?P<neg>no\s+longer\s+|not\s+)?(?:an?\s+)?(?:strict\s+|full\s+|fully\s+|mostly\s+)?"
+            rf"(?P<v>{DIETS})\b",
+            diet,
+            DIET_WORDS,
+        ),
+        (
+            rf"\b(?:went|gone|turned|became|become|switched\s+to)\s+(?:a\s+)?(?P<v>{DIETS})\b",
+            diet,
+            DIET_WORDS,
+        ),
+        (
+            rf"\b(?:stopped|quit|gave\s+up)\s+being\s+(?:a\s+)?(?P<v>{DIETS})\b",
+            stating("diet", lower=True, ended=True),
+            DIET_WORDS,
+        ),
+        # Reading, watching, playing
+        (
+            rf"\b(?:am|is|are)\s+{ADV}(?P<act>reading|re-?reading|watching|re-?watching|binge[- ]?"
+            rf"watching|bingeing|playing|listening\s+to)\s+(?:(?:the|a|an)\s+(?:book|novel|series"
+            rf"|show|game|album|podcast)\s+(?:called\s+)?)?(?P<title>{TITLE})",
+            doing,
+            ("reading", "watching", "playing", "listening", "binge"),
+        ),
+        (
+            rf"\b(?:started|began|begun|picked\s+up|cracked\s+open|dove\s+into|dived\s+into)\s+"
+            rf"(?P<act>reading|watching|playing|to\s+read|to\s+watch)?\s*(?P<title>{QUOTED}|(?-i:[A-Z]"
+            rf"[\w'’:-]*(?:\s+[A-Z][\w'’:-]*)*)(?=\s+by\s+[A-Z]))",
+            started,
+            ("start", "began", "begun", "picked up", "cracked", "dove", "dived"),
+        ),
+        (
+            rf"\b(?:started|began)\s+(?P<act>reading|watching|playing)\s+(?P<title>{TITLE})",
+            started,
+            ("start", "began"),
+        ),
+        (
+            rf"^\s*(?:(?:currently|now|still|also)\s+)?(?P<act>reading|re-?reading|watching|re-?watching"
+            rf"|binge[- ]?watching|playing)\s+(?P<title>{TITLE})",
+            doing,
+            ("reading", "watching", "playing", "binge"),
+        ),
+        (
+            rf"\b(?:finished|completed|done\s+with)\s+(?P<act>reading|watching|playing)?\s*"
+            rf"(?P<title>{QUOTED}|(?-i:[A-Z][\w'’:-]*(?:\s+[A-Z][\w'’:-]*)*)|it|the\s+book|the\s+series"
+            rf"|the\s+show)",
+            finished,
+            ("finish", "complet", "done with"),
+        ),
+        (
+            rf"\b(?:halfway|half\s+way)\s+through\s+(?P<act>)(?P<title>{TITLE})",
+            doing,
+            ("halfway", "half way"),
+        ),
+        # Languages
+        (rf"\bnative\s+(?P<v>(?-i:{LANG}))\s+speaker(?P<native>)", speaks, ("native",)),
+        (
+            rf"\b(?:speak|speaks|speaking)\s+(?:(?:some|a\s+little|a\s+bit\s+of|basic|fluent"
+            rf"|conversational|decent|good|broken|native|fluently)\s+)?(?P<v>{LANGS})",
+            speaks,
+            ("speak",),
+        ),
+        (rf"\bfluent\s+in\s+(?P<v>{LANGS})", speaks, ("fluent",)),
+        (
+            rf"\b(?:stopped|quit|gave\s+up)\s+(?:learning\s+)?(?P<v>(?-i:{LANG})|(?<=learning\s)[\w\s]+?{END})",
+            stating("learning", ended=True),
+            ("stopped", "quit", "gave up"),
+        ),
+        (
+            rf"\b(?:learning|studying|picking\s+up|taking)\s+(?:(?:some|a\s+little|a\s+bit\s+of|basic"
+            rf"|more)\s+)?(?P<v>{LANGS})",
+            learning,
+            ("learning", "studying", "picking up", "taking"),
+        ),
+        (
+            rf"\b(?:am|is|are|been|started|start)\s+{ADV}(?:learning)\s+(?:how\s+to\s+|to\s+)?"
+            rf"(?P<v>[\w-]+(?:\s+[\w-]+){{0,3}}?){END}",
+            learning,
+            ("learning",),
+        ),
+        # Pets and people: had, adopted, gone
+        (
+            rf"\b(?:have|has|got|adopted|rescued|bought|brought\s+home|own|owns|took\s+in|welcomed"
+            rf"|fostering|are\s+fostering)\s+(?:(?P<count>{NUMBER}|a|an|another)\s+)?(?:new\s+|little"
+            rf"\s+|young\s+|old\s+|(?:\d+|{NUMBER})[- ](?:year|month|week)[- ]old\s+"
+            rf"|(?!(?:{ANIMAL})\b)[a-z]+\s+)?"
+            rf"(?P<sp>{ANIMAL}|{ANIMALS})(?:\s*(?:[—–-]|,)\s*(?:an?\s+)?(?P<breed>{ANIMAL}))?"
+            rf"(?:\s*,?\s*(?:named|called|whose\s+name\s+is)\s+(?P<name>{NAME}))?",
+            pet,
+            ANIMAL_GATE,
+        ),
+        (
+            rf"\b(?:an?|my|our|the)\s+(?:new\s+|little\s+)?(?P<sp>{ANIMAL})\s*,?\s+(?:named|called)"
+            rf"\s+(?P<name>{NAME})",
+            pet,
+            ("named", "called"),
+        ),
+        (
+            rf"\b(?:have|has|got)\s+(?:(?P<count>{NUMBER}|a|an)\s+)?(?:(?:older|younger|little|big"
+            rf"|twin|baby|half|step|new)[\s-]+)?(?P<role>{ROLE}|{PLURAL_ROLE})(?:\s*,?\s+(?:named"
+            rf"|called)\s+(?P<name>{NAME}))?\b",
+            relative,
+            ROLE_GATE,
+        ),
+        (
+            r"\b(?:passed\s+away|died|passed\s+on|was\s+put\s+down|was\s+put\s+to\s+sleep|had\s+to"
+            r"\s+be\s+put\s+down|ran\s+away|went\s+missing|is\s+no\s+longer\s+with\s+us|crossed\s+the"
+            r"\s+rainbow\s+bridge|is\s+gone(?=\s*(?:[,.;!]|$|\s+now\b)))\b",
+            gone,
+            (
+                "passed",
+                "died",
+                "put down",
+                "put to sleep",
+                "ran away",
+                "missing",
+                "no longer with",
+                "rainbow",
+                "gone",
+            ),
+        ),
+        (
+            rf"\b(?:lost|put\s+down|had\s+to\s+put\s+down|said\s+goodbye\s+to|rehomed|gave\s+away)"
+            rf"\s+(?:(?:our|my)\s+(?:[\w-]+\s+)?)?(?P<name>{NAME})",
+            lost,
+            ("lost", "put down", "said goodbye", "rehomed", "gave away"),
+        ),
+        (
+            rf"\b(?:married\s+to|married|engaged\s+to)\s+(?P<name>{NAME})",
+            names_the("partner"),
+            ("married", "engaged"),
+        ),
+        (
+            rf"{BE}(?:happily\s+)?(?P<v>married|single|divorced|engaged|widowed|separated)\b",
+            unless_negated(stating("relationship status", lower=True)),
+            ("married", "single", "divorced", "engaged", "widowed", "separated"),
+        ),
+        (
+            r"\bgot\s+(?P<v>married|divorced|engaged)\b",
+            unless_negated(stating("relationship status", lower=True)),
+            ("married", "divorced", "engaged"),
+        ),
+        (
+            rf"\b(?:broke\s+up\s+with|split\s+up\s+with|split\s+from|divorced|separated\s+from)\s+"
+            rf"(?P<who>{NAME}|my\s+(?:wife|husband|girlfriend|boyfriend|partner|fiancée?))",
+            broke_up,
+            ("broke up", "split", "divorced", "separated"),
+        ),
+        (
+            rf"\breport(?:s|ing)?\s+(?:directly\s+)?to\s+(?P<name>{NAME})",
+            names_the("manager"),
+            ("report",),
+        ),
+        # Commute
+        (
+            rf"\bcommutes?\s+(?:to\s+(?:work|the\s+office)\s+)?(?:by|on|via)\s+(?P<v>[\w\s-]+?){END}",
+            stating("commute", lower=True),
+            ("commut",),
+        ),
+        (
+            r"\b(?P<v>bikes?|cycles?|walks?|drives?|runs?|skates?|scooters?)\s+to\s+(?:work|the\s+office"
+            r"|school|campus)\b",
+            stating("commute", lower=True),
+            (" to work", " to the office", " to school", " to campus"),
+        ),
+        (
+            r"\b(?:take|takes|ride|rides|catch|catches)\s+(?:the\s+)?(?P<v>train|bus|subway|metro|tube"
+            r"|ferry|light\s+rail|tram|shuttle)\s+to\s+(?:work|the\s+office|school)",
+            stating("commute", lower=True),
+            (" to work", " to the office", " to school"),
+        ),
+        # Likes, allergies, household, name, birthday, pay, things owned, played
+        (
+            rf"^\s*(?:{ADV})?(?P<verb>like|likes|love|loves|prefer|prefers|enjoy|enjoys|adore|adores"
+            rf"|hate|hates|dislike|dislikes|don't\s+like|doesn't\s+like|do\s+not\s+like|does\s+not"
+            rf"\s+like|can't\s+stand|cannot\s+stand)\s+(?P<v>[^;:!?()]+?)(?=\s*[;:!?()]|\s*$|,?\s+"
+            rf"(?:and|but)\s+(?:i|he|she|they|we)\b)",
+            likes,
+            ("like", "love", "prefer", "enjoy", "ador", "hate", "dislike", "stand"),
+        ),
+        (rf"{BE}allergic\s+to\s+(?P<v>[^;:!?()]+?){LOOSE_END}", allergy, ("allergic",)),
+        (
+            r"\blives?\s+with\s+(?P<v>[^,;:!?()]+?)(?=\s*[,;:!?()]|\s*$|\s+in\b)",
+            stating("lives with"),
+            ("with",),
+        ),
+        (
+            r"\bwith\s+(?P<v>(?:my|our)\s+[^,;:!?()]+?)(?=\s*[,;:!?()]|\s*$|\s+in\b)",
+            household_after,
+            ("with my", "with our"),
+        ),
+        (rf"^\s*(?:am|is)\s+called\s+(?P<v>{NAME})", stating("name"), ("called",)),
+        (rf"\bwas\s+born\s+on\s+(?P<v>[\w\s,]+?){END}", stating("birthday"), ("born",)),
+        (
+            r"\b(?:make|makes|earn|earns|am\s+paid|get\s+paid|gets\s+paid)\s+(?P<v>(?:about\s+"
+            r"|around\s+|roughly\s+|over\s+|under\s+)?[$€£¥]?\s?\d[\d,.]*\s*(?:k|K|thousand|million"
+            r"|m)?(?:\s*(?:dollars|euros|pounds|yuan|usd|rmb))?(?:\s+(?:a|an|per)\s+(?:year|month"
+            r"|hour|week)|\s+annually|\s+yearly)?)",
+            stating("salary"),
+            ("make", "earn", "paid"),
+        ),
+        (
+            rf"\b(?:own|owns)\s+(?P<v>(?:an?|two|three|\d+)\s+(?:[\w-]+\s+){{0,3}}?[\w-]+){END}",
+            unless_negated(stating("owns")),
+            ("own",),
+        ),
+        (
+            r"\bplays?\s+(?:the\s+)?(?P<v>guitar|piano|drums|violin|cello|bass|ukulele|saxophone|flute"
+            r"|trumpet|tennis|soccer|football|basketball|baseball|golf|chess|volleyball|hockey"
+            r"|badminton|squash|pickleball|cricket|rugby|poker|table\s+tennis|ping\s+pong)\b",
+            unless_negated(stating("plays", lower=True)),
+            ("play",),
+        ),
+    )
+]
+CALL_ME = re.compile(rf"(?:^|\bcan\s+|\bplease\s+|\bjust\s+)call\s+me\s+(?P<v>{NAME})", I)
