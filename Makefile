@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-load bench-quality bench-locomo bench-privacy bench-reflection bench-score bench-admin fuzz
+.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-http-layers bench-load bench-quality bench-locomo bench-privacy bench-reflection bench-score bench-admin fuzz
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -68,6 +68,11 @@ bench-ingest: $(STAMP)
 
 bench-recall: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/recall.py $(ARGS)
+
+## Where a recall's time goes between the service and the HTTP answer, layer by layer, with
+## a profile (bench/http_layers.py): make bench-http-layers [ARGS="--requests 1000"]
+bench-http-layers: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/http_layers.py $(ARGS)
 
 ## Concurrent clients on a mixed workload (20% writes, 60% recall, 20% reads) at 100,000
 ## memories, 8 / 32 / 64 clients (bench/load.py): make bench-load [ARGS="--web-threads 4"]

@@ -16,6 +16,7 @@ from core.errors import NotFound
 from core.tokens import HAN, estimated_tokens
 from memories.graph.selectors import Attribute, current_attributes
 from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
+from memories.predicates import current_sql
 from memories.selectors import memories_visible_to, trait_field
 from reflection.models import ReflectionCycle, TraitDecayed, TraitEvidence
 from reflection.rules import lifecycle_rules
@@ -76,18 +77,30 @@ def traits_believed(*, caller: Caller, user_id: str) -> QuerySet[TraitDecayed]:
 
 def traits_believed_memories(*, caller: Caller, user_id: str) -> list[Memory]:
     """`traits_believed` as memories (for the memory-shaped answers of /recall/), each with
-    `decayed_confidence` from the view."""
-    believed = dict(
-        traits_believed(caller=caller, user_id=user_id).values_list("id", "decayed_confidence")
+    `decayed_confidence` from the view. One raw statement: every recall asks this, and
+    compiling the ORM's queries cost more than running them (docs/benchmarks.md)."""
+    user_access_check(caller=caller, user_id=user_id, write=False)
+    subtype_order = " ".join(f"WHEN %s THEN {n}" for n in range(len(SUBTYPE_ORDER)))
+    return list(
+        Memory.objects.raw(
+            f"""
+            SELECT m.*, d.decayed_confidence
+            FROM mv_trait_decayed d
+            JOIN memories m ON m.memory_type = 'trait' AND m.id = d.id
+            WHERE d.user_id = %s AND d.trait_stage = ANY(%s) AND d.decayed_confidence > %s
+              AND {current_sql("m")} AND m.trait_stage IS DISTINCT FROM %s
+            ORDER BY CASE d.trait_subtype {subtype_order} ELSE {len(SUBTYPE_ORDER)} END,
+                     d.decayed_confidence DESC, d.id
+            """,
+            [
+                user_id,
+                list(RECALLED_STAGES),
+                lifecycle_rules().recall_min_confidence,
+                TraitStage.DISSOLVED,
+                *SUBTYPE_ORDER,
+            ],
+        )
     )
-    memories = Memory.objects.filter(memory_type=MemoryType.TRAIT, pk__in=believed.keys())
-    by_id = {memory.id: memory for memory in memories}
-    ordered = []
-    for trait_id, decayed in believed.items():  # the view's order (dicts keep it)
-        if trait_id in by_id:
-            by_id[trait_id].decayed_confidence = decayed
-            ordered.append(by_id[trait_id])
-    return ordered
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,134 @@
+"""Where a recall's time goes between the service and the HTTP answer (issue #31, item 6).
+
+    make bench-http-layers                                # 2,000 memories, 300 recalls a layer
+    make bench-http-layers ARGS="--requests 1000 --profile 30"
+
+The same recalls (query vectors cached, so the model is out of it) measured at each layer, p50
+and p95 in ms, each layer's cost the difference to the one below:
+
+1. the service, `memories_recall`;
+2. the operation the view runs, `memory_recall_result` (traits, access counting, output), on
+   input validated beforehand;
+3. the whole Django stack in process, Django's test client with the bearer token (middleware,
+   authentication, rate limit, the guardrail's gate, DRF, the envelope, JSON);
+4. over HTTP, gunicorn as `make run` runs it (one connection kept alive by the client).
+
+Then a cProfile of layer 3: the functions with the most time of their own, and the most
+cumulative time among NeuroMem's, DRF's and Django's.
+"""
+
+import argparse
+import cProfile
+import pstats
+import random
+import statistics
+import time
+from collections.abc import Callable
+
+# isort: split
+import bootstrap  # noqa: F401
+
+# isort: split
+from common import api_over_http, percentile
+from django.core.management import call_command
+from django.test import Client
+from recall import build_search_indexes, drop_search_indexes, load, query_for
+
+from core.access import SYSTEM
+from memories.api.operations import memory_recall_result
+from memories.api.serializers.recall import RecallInput
+from memories.recall import RecallQuery, memories_recall
+from neuromem_site.api.serializers import validated_input
+from neuromem_site.api.services import api_client_create
+
+USERS = 20
+
+
+def timed(call: Callable[[], object], times: int) -> list[float]:
+    timings = []
+    for _ in range(times):
+        started = time.perf_counter()
+        call()
+        timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def cycling(calls: list[Callable[[], object]]) -> Callable[[], object]:
+    position = iter(range(10**9))
+    return lambda: calls[next(position) % len(calls)]()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--memories", type=int, default=2_000)
+    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--profile", type=int, default=25, help="profile rows to print")
+    args = parser.parse_args()
+    rng = random.Random(6)
+    call_command("migrate", verbosity=0)
+    drop_search_indexes()
+    load([(f"user-{n}", args.memories // USERS) for n in range(USERS)], rng)
+    build_search_indexes()
+    _, token = api_client_create(name=f"layers-{time.time_ns()}", user_prefixes=[], is_staff=True)
+    queries = [(f"user-{n % USERS}", query_for(f"user-{n % USERS}", rng)) for n in range(50)]
+    bodies = [{"user_id": user_id, "query": query} for user_id, query in queries]
+
+    service = cycling(
+        [
+            lambda q=q: memories_recall(
+                caller=SYSTEM, request=RecallQuery(user_id=q[0], query=q[1])
+            )
+            for q in queries
+        ]
+    )
+    validated = [validated_input(RecallInput, body) for body in bodies]
+    operation = cycling(
+        [lambda data=data: memory_recall_result(caller=SYSTEM, data=data) for data in validated]
+    )
+    django_client = Client(headers={"Authorization": f"Bearer {token}"}, SERVER_NAME="localhost")
+
+    def posted(body: dict) -> None:
+        response = django_client.post("/api/v1/recall/", body, content_type="application/json")
+        assert response.status_code == 200, response.content
+
+    in_process = cycling([lambda body=body: posted(body) for body in bodies])
+    for call in (service, operation, in_process):
+        timed(call, 100)  # warm: the model, the query vectors' cache, the connection
+    layers = {
+        "service `memories_recall`": timed(service, args.requests),
+        "operation `memory_recall_result`": timed(operation, args.requests),
+        "Django in process (test client, token)": timed(in_process, args.requests),
+    }
+    with api_over_http(token, timeout=60) as http:
+        over_http = cycling(
+            [
+                lambda body=body: http.post("/recall/", json=body).raise_for_status()
+                for body in bodies
+            ]
+        )
+        timed(over_http, 100)
+        layers["HTTP, gunicorn"] = timed(over_http, args.requests)
+
+    print("| layer | p50 (ms) | p95 (ms) | p50 above the layer below |")
+    print("|---|---:|---:|---:|")
+    below = None
+    for label, timings in layers.items():
+        p50 = statistics.median(timings)
+        step = "" if below is None else f"{p50 - below:+.2f}"
+        print(f"| {label} | {p50:.2f} | {percentile(timings, 0.95):.2f} | {step} |")
+        below = p50
+
+    profiler = cProfile.Profile()
+    profiler.runcall(timed, in_process, args.requests)
+    stats = pstats.Stats(profiler)
+    print(f"\nProfile of {args.requests} in-process requests, by own time:\n\n```")
+    stats.sort_stats("tottime").print_stats(args.profile)
+    print("```\n\nBy cumulative time:\n\n```")
+    stats.sort_stats("cumulative").print_stats(
+        r"neuromem|memories|core|rest_framework|django", args.profile
+    )
+    print("```")
+
+
+if __name__ == "__main__":
+    main()
