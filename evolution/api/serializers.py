@@ -69,6 +69,20 @@ class RegexFieldSchema(OpenApiSerializerFieldExtension):
 # --- Input -----------------------------------------------------------------------------------
 
 
+def optional_text(max_length: int, help_text: str | None = None) -> serializers.CharField:
+    """Free text the caller may leave out or blank: then ""."""
+    return serializers.CharField(
+        max_length=max_length, required=False, default="", allow_blank=True, help_text=help_text
+    )
+
+
+def version_field(help_text: str) -> serializers.IntegerField:
+    """An optional version number; null or absent: the default `help_text` names."""
+    return serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=VERSION_MAX, help_text=help_text
+    )
+
+
 class AgentInput(StrictInputSerializer):
     name = serializers.CharField(
         max_length=AGENT_NAME_MAX_CHARS, help_text="Unique among this client's agents."
@@ -150,14 +164,9 @@ class SafetyContractInputSchema(OpenApiSerializerExtension):
 class SoulProposalInput(StrictInputSerializer):
     intent = serializers.CharField(max_length=TEXT_MAX_CHARS, help_text="What the change is for.")
     new_content = TextField(help_text="The whole new SOUL (markdown), not a diff.")
-    risk_notes = serializers.CharField(
-        max_length=TEXT_MAX_CHARS, required=False, default="", allow_blank=True
-    )
-    justification = serializers.CharField(
-        max_length=TEXT_MAX_CHARS,
-        required=False,
-        default="",
-        allow_blank=True,
+    risk_notes = optional_text(TEXT_MAX_CHARS)
+    justification = optional_text(
+        TEXT_MAX_CHARS,
         help_text="Needed when the change rewrites more than SOUL_DIFF_MAX_SHARE of the document.",
     )
     evidence_refs = serializers.ListField(
@@ -187,27 +196,12 @@ class SoulRollbackInput(StrictInputSerializer):
         "rolled_back). veto: the user refuses a version (a proposal, or the active one, which "
         "is replaced by the previous stable version).",
     )
-    to_version = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        min_value=0,
-        max_value=VERSION_MAX,
-        help_text="rollback only: a version that was active once; default: the previous "
-        "stable version.",
+    to_version = version_field(
+        "rollback only: a version that was active once; default: the previous stable version."
     )
-    version = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        min_value=0,
-        max_value=VERSION_MAX,
-        help_text="veto only: the version vetoed; default: the active version.",
-    )
-    reason = serializers.CharField(
-        max_length=REASON_MAX_CHARS,
-        required=False,
-        default="",
-        allow_blank=True,
-        help_text="Why, in the user's words (in the log); needed for a veto.",
+    version = version_field("veto only: the version vetoed; default: the active version.")
+    reason = optional_text(
+        REASON_MAX_CHARS, help_text="Why, in the user's words (in the log); needed for a veto."
     )
 
     def validate(self, data: dict) -> dict:

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from core.errors import NotFound
 from core.risk import RiskLevel
+from evolution import services
 from evolution.api.operations import (
     guard_check_result,
     soul_propose_result,
@@ -48,17 +49,6 @@ from evolution.selectors import (
     soul_version_detail,
     soul_versions,
 )
-from evolution.services import (
-    agent_create,
-    agent_for,
-    agent_update,
-    safety_contract_fresh,
-    safety_contract_update,
-    soul_apply,
-    soul_bootstrap,
-    soul_evaluate,
-    soul_veto,
-)
 from neuromem_site.api.pagination import EnvelopeCursorPagination, page_response
 from neuromem_site.api.permissions import guard_scope
 from neuromem_site.api.schema import STAFF_ONLY, answers
@@ -67,7 +57,7 @@ from neuromem_site.api.serializers import validated_input
 
 def route_agent(request: Request, agent_id: int | None) -> Agent:
     """The agent the route acts on, through the one access check."""
-    return agent_for(caller=request.user.caller, agent_id=agent_id)
+    return services.agent_for(caller=request.user.caller, agent_id=agent_id)
 
 
 class AgentListApi(APIView):
@@ -96,7 +86,7 @@ class AgentListApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated_input(AgentInput, request.data)
-        agent = agent_create(caller=request.user.caller, name=data["name"])
+        agent = services.agent_create(caller=request.user.caller, name=data["name"])
         return Response(AgentOutput(agent).data, status=status.HTTP_201_CREATED)
 
 
@@ -116,7 +106,7 @@ class AgentDetailApi(APIView):
     def patch(self, request: Request, agent_id: int) -> Response:
         agent = route_agent(request, agent_id)
         data = validated_input(AgentUpdateInput, request.data)
-        agent = agent_update(
+        agent = services.agent_update(
             caller=request.user.caller, agent=agent, guard_enabled=data["guard_enabled"]
         )
         return Response(AgentOutput(agent).data)
@@ -206,7 +196,9 @@ class SoulBootstrapApi(APIView):
     def post(self, request: Request, agent_id: int | None = None) -> Response:
         agent = route_agent(request, agent_id)
         data = validated_input(SoulBootstrapInput, request.data)
-        outcome = soul_bootstrap(agent=agent, caller=request.user.caller, content=data["content"])
+        outcome = services.soul_bootstrap(
+            agent=agent, caller=request.user.caller, content=data["content"]
+        )
         body = SoulBootstrapOutput(outcome.version, context={"skipped": outcome.skipped}).data
         code = status.HTTP_200_OK if outcome.skipped else status.HTTP_201_CREATED
         return Response(body, status=code)
@@ -226,7 +218,7 @@ class SafetyContractApi(APIView):
         )
     )
     def get(self, request: Request, agent_id: int | None = None) -> Response:
-        contract = safety_contract_fresh(agent=route_agent(request, agent_id))
+        contract = services.safety_contract_fresh(agent=route_agent(request, agent_id))
         if contract is None:
             raise NotFound(
                 "No Core Safety Contract yet: bootstrap the SOUL, or a staff client PUTs one. "
@@ -241,7 +233,7 @@ class SafetyContractApi(APIView):
     def put(self, request: Request, agent_id: int | None = None) -> Response:
         agent = route_agent(request, agent_id)
         data = validated_input(SafetyContractInput, request.data)
-        contract = safety_contract_update(
+        contract = services.safety_contract_update(
             agent=agent,
             caller=request.user.caller,
             anchors=data["anchors"],
@@ -309,7 +301,7 @@ class SoulEvaluateApi(APIView):
     )
     def post(self, request: Request, version: int, agent_id: int | None = None) -> Response:
         agent = route_agent(request, agent_id)
-        evaluated = soul_evaluate(agent=agent, caller=request.user.caller, version=version)
+        evaluated = services.soul_evaluate(agent=agent, caller=request.user.caller, version=version)
         return Response(SoulVersionOutput(evaluated).data)
 
 
@@ -325,7 +317,7 @@ class SoulApplyApi(APIView):
     )
     def post(self, request: Request, version: int, agent_id: int | None = None) -> Response:
         agent = route_agent(request, agent_id)
-        applied = soul_apply(agent=agent, caller=request.user.caller, version=version)
+        applied = services.soul_apply(agent=agent, caller=request.user.caller, version=version)
         return Response(SoulVersionOutput(applied).data)
 
 
@@ -346,7 +338,7 @@ class SoulVetoApi(APIView):
     def post(self, request: Request, version: int, agent_id: int | None = None) -> Response:
         agent = route_agent(request, agent_id)
         data = validated_input(SoulVetoInput, request.data)
-        result = soul_veto(
+        result = services.soul_veto(
             agent=agent, caller=request.user.caller, version=version, reason=data["reason"]
         )
         active = result if result.status == SoulStatus.ACTIVE else soul_active(agent=agent)
