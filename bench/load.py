@@ -46,7 +46,7 @@ import httpx
 from common import free_port, percentile
 from django.core.management import call_command
 from django.db import connection
-from recall import LATIN_WORDS, build_search_indexes, drop_search_indexes, load, sentence
+from recall import LATIN_WORDS, dataset_arguments, dataset_loaded, sentence
 
 from memories.models import EmbeddingStatus, Memory
 from neuromem_site.api.services import api_client_create
@@ -225,32 +225,19 @@ def report(levels: list[Level], args: argparse.Namespace, written: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--count", type=int, default=100_000)
-    parser.add_argument("--users", type=int, default=1_000)
-    parser.add_argument("--heavy", type=int, default=20_000)
+    dataset_arguments(parser)
     parser.add_argument("--clients", default="8,32,64", help="the levels, a comma list")
     parser.add_argument("--seconds", type=float, default=30, help="how long each level runs")
     parser.add_argument("--web-workers", type=int, default=2)
     parser.add_argument("--web-threads", type=int, default=1)
     parser.add_argument("--worker-concurrency", type=int, default=2)
-    parser.add_argument(
-        "--reuse",
-        action="store_true",
-        help="measure the dataset a previous run left in the database (a kept NEUROMEM_DATA_DIR)",
-    )
     args = parser.parse_args()
     levels = [int(n) for n in args.clients.split(",")]
     rng = random.Random(31)
     call_command("migrate", verbosity=0)
-    per_user = args.count // args.users
+    written, _, _ = dataset_loaded(args, rng)
     users = [f"user-{n}" for n in range(args.users)]
-    if not args.reuse:
-        drop_search_indexes()
-        load([(user_id, per_user) for user_id in users] + [("heavy", args.heavy)], rng)
-        build_search_indexes()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM memories")
-        (written,) = cursor.fetchone()
         cursor.execute("SELECT id::text FROM memories TABLESAMPLE SYSTEM (1) LIMIT 5000")
         memory_ids = [memory_id for (memory_id,) in cursor.fetchall()]
     tokens = [

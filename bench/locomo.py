@@ -68,9 +68,9 @@ from quality import (
     dense_system,
     embed_pending,
     hit_of,
+    output_arguments,
     run_info,
     run_line,
-    sweep_argument,
     sweep_grid,
     unit_rows,
 )
@@ -471,11 +471,10 @@ def main() -> None:
     parser.add_argument(
         "--ways", type=comma_list(WAYS), default=list(WAYS), help="turns, sessions or both"
     )
-    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
-    sweep_argument(
+    output_arguments(
         parser,
-        help="ask recall again (in process) under each value of a recall setting (repeatable; "
-        "several in one --sweep: their grid)",
+        sweep_help="ask recall again (in process) under each value of a recall setting "
+        "(repeatable; several in one --sweep: their grid)",
     )
     args = parser.parse_args()
     conversations = conversations_in(args.locomo)

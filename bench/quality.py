@@ -1050,9 +1050,12 @@ def setting_value(name: str, raw: str) -> Any:
     return kind(raw)
 
 
-def sweep_argument(parser: argparse.ArgumentParser, *, help: str) -> None:
-    """--sweep SETTING=V1,V2, repeatable: read by `sweep_grid`."""
-    parser.add_argument("--sweep", action="append", default=[], metavar="SETTING=V1,V2", help=help)
+def output_arguments(parser: argparse.ArgumentParser, *, sweep_help: str) -> None:
+    """--json FILE, and --sweep SETTING=V1,V2 (repeatable, read by `sweep_grid`)."""
+    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    parser.add_argument(
+        "--sweep", action="append", default=[], metavar="SETTING=V1,V2", help=sweep_help
+    )
 
 
 def sweep_grid(specs: list[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -1298,10 +1301,9 @@ def main() -> None:
         help="a quick run: the first N messages of the persona, and at most N of our questions",
     )
     parser.add_argument("--seed", type=int, default=14, help="which of our questions --limit keeps")
-    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
-    sweep_argument(
+    output_arguments(
         parser,
-        help="ask hybrid again with each value of a recall setting (repeatable), e.g. "
+        sweep_help="ask hybrid again with each value of a recall setting (repeatable), e.g. "
         "RECALL_RELEVANCE_MARGIN=0,0.02,0.05",
     )
     args = parser.parse_args()

@@ -153,6 +153,39 @@ SEARCH_INDEXES = (
 )
 
 
+def dataset_arguments(parser: argparse.ArgumentParser) -> None:
+    """The dataset `dataset_loaded` builds: `--count` memories over `--users` users (user-N),
+    and a heavy user (`heavy`) of `--heavy`; or, with `--reuse`, finds."""
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=1_000)
+    parser.add_argument("--heavy", type=int, default=20_000)
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure the dataset a previous run left in the database (a kept NEUROMEM_DATA_DIR)",
+    )
+
+
+def dataset_loaded(args: argparse.Namespace, rng: random.Random) -> tuple[int, float, float]:
+    """(memories in the database, seconds loading them, seconds building the indexes)."""
+    if args.reuse:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM memories")
+            (written,) = cursor.fetchone()
+        return written, 0.0, 0.0
+    per_user = args.count // args.users
+    users = [(f"user-{n}", per_user) for n in range(args.users)] + [("heavy", args.heavy)]
+    drop_search_indexes()
+    started = time.perf_counter()
+    load(users, rng)
+    load_seconds = time.perf_counter() - started
+    index_seconds = build_search_indexes()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memories")
+        (written,) = cursor.fetchone()
+    return written, load_seconds, index_seconds
+
+
 def drop_search_indexes() -> None:
     with connection.cursor() as cursor:
         for name in SEARCH_INDEXES:
@@ -266,33 +299,15 @@ def summary(label: str, timings: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--count", type=int, default=100_000)
-    parser.add_argument("--users", type=int, default=1_000)
-    parser.add_argument("--heavy", type=int, default=20_000)
+    dataset_arguments(parser)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument(
-        "--reuse",
-        action="store_true",
-        help="measure the dataset a previous run left in the database (a kept NEUROMEM_DATA_DIR)",
-    )
     args = parser.parse_args()
     rng = random.Random(5)
     call_command("migrate", verbosity=0)
     _, token = api_client_create(name=f"bench-{time.time_ns()}", user_prefixes=[], is_staff=True)
 
     per_user = args.count // args.users
-    users = [(f"user-{n}", per_user) for n in range(args.users)] + [("heavy", args.heavy)]
-    if args.reuse:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM memories")
-            (written,) = cursor.fetchone()
-        load_seconds = index_seconds = 0.0
-    else:
-        drop_search_indexes()
-        started = time.perf_counter()
-        written = load(users, rng)
-        load_seconds = time.perf_counter() - started
-        index_seconds = build_search_indexes()
+    written, load_seconds, index_seconds = dataset_loaded(args, rng)
     # What beat's refresh does within the hour: indexes of their own for big users.
     started = time.perf_counter()
     user_indexes = user_indexes_refresh().built
