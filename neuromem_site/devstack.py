@@ -161,18 +161,16 @@ def embedded_services(data_dir: Path) -> Iterator[tuple[dict[str, str], list[Chi
     env.setdefault("SECRET_KEY", secret_key(data_dir))
     services: list[Child] = []
     with ExitStack() as stack:
-        if not env.get("DATABASE_URL"):
-            postgres = EmbeddedPostgres(data_dir)
-            stack.callback(postgres.stop)
-            postgres.start()
-            services.append(postgres)
-            env["DATABASE_URL"] = embedded.postgres_url(data_dir)
-        if not env.get("REDIS_URL"):
-            redis_server = EmbeddedRedis(data_dir)
-            stack.callback(redis_server.stop)
-            redis_server.start()
-            services.append(redis_server)
-            env["REDIS_URL"] = embedded.redis_url(data_dir)
+        for variable, service_class, url in (
+            ("DATABASE_URL", EmbeddedPostgres, embedded.postgres_url),
+            ("REDIS_URL", EmbeddedRedis, embedded.redis_url),
+        ):
+            if not env.get(variable):
+                service = service_class(data_dir)
+                stack.callback(service.stop)
+                service.start()
+                services.append(service)
+                env[variable] = url(data_dir)
         yield env, services
 
 
