@@ -109,7 +109,8 @@ def _write_note(caller_name: str) -> None:
         app_redis().set(wrote_key(caller_name), 1, px=int((window + skip) * 1000))
         _noted[caller_name] = now
     except redis.RedisError:
-        pass  # unnoted: lagging_read finds Redis away too, and reads the primary
+        # Unnoted: while Redis stays away lagging_read reads the primary for everyone.
+        log.warning("write of %s not noted for the replicas: Redis unavailable", caller_name)
 
 
 def wrote_recently(caller_name: str) -> bool:
