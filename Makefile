@@ -7,9 +7,10 @@ DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
 .PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-http-layers bench-load bench-quality bench-locomo bench-privacy bench-reflection bench-score bench-admin fuzz
 
-$(STAMP): pyproject.toml scripts/build-pgvector.sh
+$(STAMP): pyproject.toml scripts/build-pgvector.sh clients/python/pyproject.toml
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
 	$(BIN)/pip install --quiet -e ".[dev,embedded]"
+	$(BIN)/pip install --quiet -e "./clients/python[langgraph]"
 	scripts/build-pgvector.sh $(BIN)/python
 	touch $(STAMP)
 

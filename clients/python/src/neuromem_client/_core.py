@@ -1,0 +1,126 @@
+"""What the synchronous and the asynchronous clients share: their options, when to retry,
+the envelope, and how arguments become a request."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from neuromem_client.errors import ConnectionFailed, NeuroMemError, RateLimited, Unavailable
+
+VERSION = "1.0.0"
+API_PREFIX = "/api/v1"
+# Methods a repeat cannot do twice: a GET reads, a PUT sets, a DELETE of what is gone changes
+# nothing. POSTs that are idempotent all the same say so call by call.
+IDEMPOTENT_METHODS = frozenset({"GET", "PUT", "DELETE"})
+# The service's caps: items per POST /memories/batch/ (MEMORY_BATCH_MAX), a page (1–200).
+BATCH_MAX = 1000
+PAGE_MAX = 200
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    """How a client reaches the service.
+
+    - `base_url`: the service's root (`http://127.0.0.1:8000`); the client adds `/api/v1`.
+    - `timeout`: seconds for each attempt (connect, each read, each write).
+    - `max_retries`: further attempts of an idempotent call after a 429, a 503 or no answer.
+    - `backoff`: the first wait in seconds, doubled at each retry (with jitter), at most
+      `max_backoff`; a Retry-After from the service is waited instead when it is longer, and
+      a call whose Retry-After exceeds `max_backoff` fails at once rather than sleep.
+    - `headers`: added to every request (`X-NeuroMem-Agent`, `X-NeuroMem-Session`).
+    """
+
+    base_url: str
+    token: str
+    timeout: float = 30.0
+    max_retries: int = 3
+    backoff: float = 0.5
+    max_backoff: float = 30.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def http_options(self) -> dict[str, Any]:
+        """httpx.Client / AsyncClient keyword arguments."""
+        return {
+            "base_url": self.base_url.rstrip("/") + API_PREFIX,
+            "timeout": httpx.Timeout(self.timeout),
+            "headers": {
+                "Authorization": f"Bearer {self.token}",
+                "User-Agent": f"neuromem-client/{VERSION}",
+                "Accept": "application/json",
+                **self.headers,
+            },
+        }
+
+
+def retry_delay(
+    options: ClientOptions, attempt: int, failure: NeuroMemError, retryable: bool
+) -> float | None:
+    """Seconds to wait before attempt `attempt + 1`, or None to give up with `failure`."""
+    if not retryable or attempt >= options.max_retries:
+        return None
+    if not isinstance(failure, RateLimited | Unavailable | ConnectionFailed):
+        return None
+    backoff = min(options.max_backoff, options.backoff * 2**attempt)
+    backoff *= random.uniform(0.8, 1.0)  # clients retrying together spread out
+    asked = getattr(failure, "retry_after", None)
+    if asked is None:
+        return backoff
+    if asked > options.max_backoff:
+        return None
+    return max(asked, backoff)
+
+
+def page_of(response: httpx.Response) -> tuple[list[Any], str | None]:
+    """A page's items and the cursor of the next page (None on the last)."""
+    answer = response.json()
+    return answer["data"], answer["page"]["next"]
+
+
+def wire(value: Any) -> Any:
+    """A value as JSON carries it: datetimes as ISO 8601 (naive ones are the service's UTC)."""
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def body(**fields: Any) -> dict[str, Any]:
+    """A JSON body of the fields given (None: not given)."""
+    return {name: wire(value) for name, value in fields.items() if value is not None}
+
+
+def query_params(**params: Any) -> dict[str, Any]:
+    """Query parameters of the ones given: booleans as the service spells them, a sequence
+    (of states) as its comma list."""
+    return {name: query_value(value) for name, value in params.items() if value is not None}
+
+
+def query_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(value)
+    return wire(value)
+
+
+def soul_path(agent_id: int | None, rest: str = "") -> str:
+    """A SOUL route: the caller's default agent, or `agent_id`."""
+    prefix = "/soul/" if agent_id is None else f"/agents/{agent_id}/soul/"
+    return prefix + rest
+
+
+def batches(items: list[Any], size: int) -> list[tuple[int, list[Any]]]:
+    """`items` in slices of at most `size`, each with the index of its first item."""
+    if not 1 <= size <= BATCH_MAX:
+        raise ValueError(f"batch_size must be 1–{BATCH_MAX}")
+    return [(start, items[start : start + size]) for start in range(0, len(items), size)]
+
+
+def reindexed(results: list[dict[str, Any]], start: int) -> list[dict[str, Any]]:
+    """A slice's batch results, their `index` counted in the whole list."""
+    if start:
+        for result in results:
+            result["index"] += start
+    return results
