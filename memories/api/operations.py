@@ -7,15 +7,22 @@ Most take the `Caller` and the raw parameters (a query string, a JSON body, MCP 
 validate them with the route's serializer. The operations on an end user the request's URL may
 also name (add, search, recall) take `data`, already validated by the route's serializer
 (`validated_input`): the REST view checks that user against its URL
-(neuromem_site/api/permissions.py) between the two. Errors are raised: DRF's validation errors
-and the domain's (core/errors.py), which the API's envelope and the MCP server map alike.
+(neuromem_site/api/permissions.py) between the two. The operations on the memory a route's path
+names take that memory (the view finds it by the path's id, MCP by `memory_id` or `user_id` and
+`key`) and the rest of the parameters; those on a session take its id. Errors are raised: DRF's
+validation errors and the domain's (core/errors.py), which the API's envelope and the MCP server
+map alike.
 """
 
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rest_framework import serializers
+
 from core.access import Caller
+from core.errors import Forbidden
 from memories.access_counts import accesses_record
 from memories.api.serializers.graph import (
     EdgeRecordOutput,
@@ -27,27 +34,53 @@ from memories.api.serializers.graph import (
 from memories.api.serializers.memories import (
     BulkReadInput,
     HistoryOutput,
+    LinkInput,
     LinkOutput,
+    LinkRemoveInput,
     MemoryGetInput,
+    MemoryInvalidateInput,
     MemoryLookupInput,
     MemoryOutput,
+    MemorySupersedeInput,
+    MemoryUpdateInput,
 )
 from memories.api.serializers.recall import CompactRecallOutput, RecallOutput, SearchHitOutput
 from memories.api.serializers.users import (
     ForgetRequestOutput,
     ForgottenRecordOutput,
+    MessageInput,
     MessageOutput,
     SessionOutput,
     UserForgetInput,
 )
+from memories.api.stats import MemoryStatsInput, MemoryStatsOutput, stats_computed, stats_data
 from memories.forgetting.plan import REASONS
 from memories.graph.selectors import entities_list, entity_edges, entity_get
 from memories.hooks import trait_belief
-from memories.links import BulkLimits, BulkRead, memory_bulk_read, memory_links
+from memories.ingest import session_end, session_get, session_message_add, session_open
+from memories.links import BulkLimits, BulkRead, link_view, memory_bulk_read, memory_links
 from memories.models import ForgetVia, Memory, MemoryType
 from memories.recall import RecallHit, RecallQuery, memories_recall
-from memories.selectors import activity_filter, memory_get, memory_get_by_key, user_export
-from memories.services import MemoryInput, Operation, WriteResult, memory_add, memory_delete
+from memories.selectors import (
+    activity_filter,
+    memory_get,
+    memory_get_by_key,
+    memory_history,
+    memory_versions,
+    user_export,
+)
+from memories.services import (
+    MemoryInput,
+    Operation,
+    WriteResult,
+    memory_add,
+    memory_delete,
+    memory_invalidate,
+    memory_link_remove,
+    memory_link_set,
+    memory_supersede,
+    memory_update,
+)
 from memories.services.forgetting import ForgetOutcome, user_forget
 from neuromem_site.api.serializers import validated_input
 
@@ -59,9 +92,14 @@ def memory_lookup(*, caller: Caller, data: Mapping[str, Any]) -> Memory:
     return memory_get_by_key(caller=caller, user_id=data["user_id"], key=data["key"])
 
 
+def links_data(memory: Memory, *, sort_links: bool) -> list[dict]:
+    """The memory's links as GET /memories/{id}/ answers them (its `links`)."""
+    return LinkOutput(memory_links(memory=memory, sort_links=sort_links), many=True).data
+
+
 def memory_with_links(memory: Memory, *, sort_links: bool, include_embedding: bool = False) -> dict:
     data = MemoryOutput(memory, context={"include_embedding": include_embedding}).data
-    data["links"] = LinkOutput(memory_links(memory=memory, sort_links=sort_links), many=True).data
+    data["links"] = links_data(memory, sort_links=sort_links)
     return data
 
 
@@ -72,6 +110,12 @@ def memory_get_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
     return memory_with_links(
         memory, sort_links=data["sort_links"], include_embedding=data.get("include") == "embedding"
     )
+
+
+def memory_links_result(*, caller: Caller, params: Mapping[str, Any]) -> list[dict]:
+    """MCP's memory_links: the `links` of GET /memories/{id}/, alone (`sort_links` alike)."""
+    data = validated_input(MemoryGetInput, params)
+    return links_data(memory_lookup(caller=caller, data=data), sort_links=data["sort_links"])
 
 
 def bulk_read(*, caller: Caller, params: Mapping[str, Any]) -> BulkRead:
@@ -133,18 +177,19 @@ def write_result(result: WriteResult) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class MemoryAddResult:
-    """What adding a memory answers: the write's `data`, and whether it wrote anything (false
-    for a NOOP: the memory was held already, and `data` answers it)."""
+class Created:
+    """What a write that may find its result held already answers: its `data`, and whether it
+    made something (the REST route answers 201, else 200)."""
 
     data: dict[str, Any]
     created: bool
 
 
-def memory_add_result(*, caller: Caller, data: Mapping[str, Any]) -> MemoryAddResult:
-    """POST /memories/, `data` validated by MemoryCreateInput."""
+def memory_add_result(*, caller: Caller, data: Mapping[str, Any]) -> Created:
+    """POST /memories/, `data` validated by MemoryCreateInput (a NOOP made nothing: `data`
+    answers the memory held)."""
     result = memory_add(item=MemoryInput(**data), caller=caller)
-    return MemoryAddResult(data=write_result(result), created=result.operation != Operation.NOOP)
+    return Created(data=write_result(result), created=result.operation != Operation.NOOP)
 
 
 def memory_delete_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
@@ -152,6 +197,63 @@ def memory_delete_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
     data = validated_input(MemoryLookupInput, params)
     memory = memory_lookup(caller=caller, data=data)
     return MemoryOutput(memory_delete(memory=memory, caller=caller)).data
+
+
+def memory_update_result(*, caller: Caller, memory: Memory, params: Mapping[str, Any]) -> dict:
+    """PATCH /memories/{id}/: at `version`, new content makes a new version and the other
+    fields change in place; the memory as it is now."""
+    data = validated_input(MemoryUpdateInput, params)
+    version = data.pop("version")
+    return MemoryOutput(
+        memory_update(memory=memory, version=version, changes=data, caller=caller)
+    ).data
+
+
+def memory_supersede_result(*, caller: Caller, memory: Memory, params: Mapping[str, Any]) -> dict:
+    """POST /memories/{id}/supersede/: the new version."""
+    data = validated_input(MemorySupersedeInput, params)
+    successor = memory_supersede(
+        memory=memory,
+        content=data["content"],
+        metadata=data.get("metadata"),
+        expected_version=data.get("version"),
+        caller=caller,
+    )
+    return MemoryOutput(successor).data
+
+
+def memory_invalidate_result(*, caller: Caller, memory: Memory, params: Mapping[str, Any]) -> dict:
+    """POST /memories/{id}/invalidate/: the memory, true until `invalid_at` (default now)."""
+    data = validated_input(MemoryInvalidateInput, params)
+    invalidated = memory_invalidate(memory=memory, invalid_at=data.get("invalid_at"), caller=caller)
+    return MemoryOutput(invalidated).data
+
+
+def memory_history_result(*, caller: Caller, memory: Memory) -> list[dict]:
+    """GET /memories/{id}/history/: the memory's audit events, oldest first."""
+    return HistoryOutput(memory_history(caller=caller, memory=memory), many=True).data
+
+
+def memory_versions_result(*, caller: Caller, memory: Memory) -> list[dict]:
+    """GET /memories/{id}/versions/: the supersede chain the memory belongs to, oldest first."""
+    return MemoryOutput(memory_versions(caller=caller, memory=memory), many=True).data
+
+
+def memory_link_set_result(*, caller: Caller, memory: Memory, params: Mapping[str, Any]) -> Created:
+    """POST /memories/{id}/links/: the link from the memory to `target_id`, new or with its new
+    weight."""
+    data = validated_input(LinkInput, params)
+    link, created = memory_link_set(
+        source=memory, target_id=data["target_id"], weight=data["weight"], caller=caller
+    )
+    return Created(data=LinkOutput(link_view(link)).data, created=created)
+
+
+def memory_link_remove_result(*, caller: Caller, memory: Memory, params: Mapping[str, Any]) -> dict:
+    """DELETE /memories/{id}/links/?target_id=: the link removed, as its two ends."""
+    data = validated_input(LinkRemoveInput, params)
+    memory_link_remove(source=memory, target_id=data["target_id"], caller=caller)
+    return {"source_id": str(memory.id), "target_id": str(data["target_id"])}
 
 
 def recalled(*, caller: Caller, query: RecallQuery) -> list[RecallHit]:
@@ -207,6 +309,56 @@ def memory_recall_result(*, caller: Caller, data: Mapping[str, Any]) -> dict:
     )
     output = CompactRecallOutput if data["fields"] == "compact" else RecallOutput
     return output({"fields": data["fields"], "merged": hits, "traits": traits}).data
+
+
+def memory_stats_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
+    """MCP's memory_stats: what GET /memories/stats/ answers in JSON (`both` adds the CSV text;
+    `csv` alone is no JSON). Without `user_id`, every end user: staff clients only, as on the
+    route."""
+    data = validated_input(MemoryStatsInput, params)
+    if data["export_format"] == "csv":
+        raise serializers.ValidationError(
+            {"export_format": ['"json" or "both": a tool answers JSON.']}
+        )
+    if data.get("user_id") is None and not caller.is_staff:
+        raise Forbidden(
+            "Only staff clients may read every end user: give `user_id`.", field="user_id"
+        )
+    return MemoryStatsOutput(stats_data(stats_computed(caller=caller, params=data), data)).data
+
+
+def session_open_result(*, caller: Caller, data: Mapping[str, Any]) -> dict:
+    """POST /sessions/, `data` validated by SessionCreateInput: the new session."""
+    session = session_open(caller=caller, user_id=data["user_id"], metadata=data["metadata"])
+    return SessionOutput(session).data
+
+
+def session_message_result(
+    *, caller: Caller, session_id: uuid.UUID, params: Mapping[str, Any]
+) -> dict:
+    """POST /sessions/{id}/messages/: the message stored, the memories it wrote, the outcome of
+    each request to forget in it, and what was redacted from it."""
+    session = session_get(caller=caller, session_id=session_id)
+    data = validated_input(MessageInput, params)
+    added = session_message_add(
+        session=session,
+        role=data["role"],
+        content=data["content"],
+        caller=caller,
+        sent_at=data.get("sent_at"),
+    )
+    return {
+        "message": MessageOutput(added.message).data,
+        "memories": [write_result(result) for result in added.memories],
+        "forget": [forget_outcome_data(outcome) for outcome in added.forgets],
+        "redactions": dict(added.redactions),
+    }
+
+
+def session_end_result(*, caller: Caller, session_id: uuid.UUID) -> dict:
+    """POST /sessions/{id}/end/: the session, ended (ending it again changes nothing)."""
+    session = session_get(caller=caller, session_id=session_id)
+    return SessionOutput(session_end(session=session, caller=caller)).data
 
 
 def user_forget_result(

@@ -22,6 +22,7 @@ VALIDATION_ERROR on that parameter, as the route spells it. Every answer carries
 
 import csv
 import io
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -34,6 +35,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.access import Caller
 from memories.predicates import STATE_THRESHOLDS
 from memories.stats import BIN_SIZE_MAX, SCORE_MAX, memory_stats
 from neuromem_site.api.permissions import user_filter_check
@@ -305,35 +307,45 @@ class StatsSchema(EnvelopeAutoSchema):
         return response
 
 
+def stats_computed(*, caller: Caller, params: Mapping[str, Any]) -> dict[str, Any]:
+    """memory_stats for `params` validated by MemoryStatsInput (either spelling)."""
+    return memory_stats(
+        caller=caller,
+        user_id=params.get("user_id"),
+        created_from=ms_datetime(params.get("from_timestamp")),
+        created_to=ms_datetime(params.get("to_timestamp")),
+        bin_size=params["histogram_bin_size"],
+        cache_ttl_ms=params["cache_ttl_ms"],
+    )
+
+
+def stats_data(stats: dict[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON answer, for its output serializer: the statistics, the user and window asked,
+    and with export format `both` the CSV text (the REST routes' and MCP's memory_stats)."""
+    data = {
+        **stats,
+        "user_id": params.get("user_id"),
+        "from_timestamp": params.get("from_timestamp"),
+        "to_timestamp": params.get("to_timestamp"),
+    }
+    if params["export_format"] == "both":
+        data["csv"] = stats_csv(stats)
+    return data
+
+
 def stats_response(
     request: Request,
     input_class: type[MemoryStatsInput],
     output_class: type[serializers.Serializer],
 ) -> HttpResponse:
     params = validated_input(input_class, request.query_params)
-    user_id = params.get("user_id")
-    user_filter_check(request, user_id)
-    stats = memory_stats(
-        caller=request.user.caller,
-        user_id=user_id,
-        created_from=ms_datetime(params.get("from_timestamp")),
-        created_to=ms_datetime(params.get("to_timestamp")),
-        bin_size=params["histogram_bin_size"],
-        cache_ttl_ms=params["cache_ttl_ms"],
-    )
+    user_filter_check(request, params.get("user_id"))
+    stats = stats_computed(caller=request.user.caller, params=params)
     if params["export_format"] == "csv":
         response = HttpResponse(stats_csv(stats), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="memory-stats.csv"'
     else:
-        data = {
-            **stats,
-            "user_id": user_id,
-            "from_timestamp": params.get("from_timestamp"),
-            "to_timestamp": params.get("to_timestamp"),
-        }
-        if params["export_format"] == "both":
-            data["csv"] = stats_csv(stats)
-        response = Response(output_class(data).data)
+        response = Response(output_class(stats_data(stats, params)).data)
     response["X-Cache"] = "HIT" if stats["cached"] else "MISS"
     return response
 

@@ -20,16 +20,24 @@ from core.errors import DomainError
 from core.risk import RiskLevel
 from memories.api.operations import (
     entity_get_result,
-    forget_outcome_data,
     memory_add_result,
     memory_bulk_result,
     memory_delete_result,
     memory_get_result,
+    memory_history_result,
+    memory_invalidate_result,
+    memory_link_remove_result,
+    memory_link_set_result,
     memory_recall_result,
+    memory_supersede_result,
+    memory_update_result,
+    memory_versions_result,
     search_hits,
+    session_end_result,
+    session_message_result,
+    session_open_result,
     user_export_result,
     user_forget_result,
-    write_result,
 )
 from memories.api.serializers.graph import (
     EdgeRecordOutput,
@@ -72,27 +80,9 @@ from memories.api.serializers.users import (
     SessionOutput,
 )
 from memories.graph.selectors import ENTITY_ORDERING, entities_list
-from memories.ingest import session_end, session_get, session_message_add, session_open
-from memories.links import link_view
-from memories.models import ForgetVia, Memory
-from memories.selectors import (
-    MEMORY_SORT_FIELDS,
-    memory_get,
-    memory_history,
-    memory_list,
-    memory_versions,
-)
-from memories.services import (
-    MemoryInput,
-    Operation,
-    memory_add_many,
-    memory_invalidate,
-    memory_link_remove,
-    memory_link_set,
-    memory_supersede,
-    memory_update,
-    user_purge,
-)
+from memories.models import ForgetVia
+from memories.selectors import MEMORY_SORT_FIELDS, memory_get, memory_list
+from memories.services import MemoryInput, Operation, memory_add_many, user_purge
 from neuromem_site.api.envelope import api_error_response
 from neuromem_site.api.pagination import EnvelopeCursorPagination, page_response
 from neuromem_site.api.permissions import user_filter_check, user_ids_agree
@@ -197,24 +187,14 @@ def path_params(request: Request, memory_id: str) -> dict[str, Any]:
     return {**request.query_params.dict(), "memory_id": memory_id}
 
 
-def memory_and_input(
-    request: Request, memory_id: str, input_class: type[serializers.Serializer], data: Any
-) -> tuple[Memory, dict[str, Any]]:
-    """The memory the path names (NOT_FOUND if not the caller's), then `data` validated by
-    `input_class`."""
-    memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-    return memory, validated_input(input_class, data)
-
-
-def memory_records(
-    request: Request,
-    memory_id: str,
-    records: Callable[..., Any],
-    output: type[serializers.Serializer],
-) -> Response:
-    """The `records(caller=, memory=)` of the memory the path names, each as `output`."""
-    memory = memory_get(caller=request.user.caller, memory_id=memory_id)
-    return Response(output(records(caller=request.user.caller, memory=memory), many=True).data)
+def on_path_memory(
+    request: Request, memory_id: str, operation: Callable[..., Any], **arguments: Any
+) -> Any:
+    """`operation(caller=, memory=, **arguments)` on the memory the path names (NOT_FOUND if
+    not the caller's)."""
+    caller = request.user.caller
+    memory = memory_get(caller=caller, memory_id=memory_id)
+    return operation(caller=caller, memory=memory, **arguments)
 
 
 class MemoryDetailApi(APIView):
@@ -233,12 +213,9 @@ class MemoryDetailApi(APIView):
         ),
     )
     def patch(self, request: Request, memory_id: str) -> Response:
-        memory, data = memory_and_input(request, memory_id, MemoryUpdateInput, request.data)
-        version = data.pop("version")
-        updated = memory_update(
-            memory=memory, version=version, changes=data, caller=request.user.caller
+        return Response(
+            on_path_memory(request, memory_id, memory_update_result, params=request.data)
         )
-        return Response(MemoryOutput(updated).data)
 
     @extend_schema(responses=answers(200, MemoryOutput, "The memory, now expired"))
     def delete(self, request: Request, memory_id: str) -> Response:
@@ -261,24 +238,20 @@ class MemoryLinksApi(APIView):
         ),
     )
     def post(self, request: Request, memory_id: str) -> Response:
-        memory, data = memory_and_input(request, memory_id, LinkInput, request.data)
-        link, created = memory_link_set(
-            source=memory,
-            target_id=data["target_id"],
-            weight=data["weight"],
-            caller=request.user.caller,
-        )
-        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
-        return Response(LinkOutput(link_view(link)).data, status=code)
+        linked = on_path_memory(request, memory_id, memory_link_set_result, params=request.data)
+        code = status.HTTP_201_CREATED if linked.created else status.HTTP_200_OK
+        return Response(linked.data, status=code)
 
     @extend_schema(
         parameters=[LinkRemoveInput],
         responses={200: OpenApiResponse(description="Removed"), 404: OpenApiResponse()},
     )
     def delete(self, request: Request, memory_id: str) -> Response:
-        memory, data = memory_and_input(request, memory_id, LinkRemoveInput, request.query_params)
-        memory_link_remove(source=memory, target_id=data["target_id"], caller=request.user.caller)
-        return Response({"source_id": str(memory.id), "target_id": str(data["target_id"])})
+        return Response(
+            on_path_memory(
+                request, memory_id, memory_link_remove_result, params=request.query_params
+            )
+        )
 
 
 BulkReadOutput = inline_serializer(
@@ -320,15 +293,10 @@ class MemorySupersedeApi(APIView):
         ),
     )
     def post(self, request: Request, memory_id: str) -> Response:
-        memory, data = memory_and_input(request, memory_id, MemorySupersedeInput, request.data)
-        successor = memory_supersede(
-            memory=memory,
-            content=data["content"],
-            metadata=data.get("metadata"),
-            expected_version=data.get("version"),
-            caller=request.user.caller,
+        return Response(
+            on_path_memory(request, memory_id, memory_supersede_result, params=request.data),
+            status=status.HTTP_201_CREATED,
         )
-        return Response(MemoryOutput(successor).data, status=status.HTTP_201_CREATED)
 
 
 class MemoryInvalidateApi(APIView):
@@ -339,23 +307,21 @@ class MemoryInvalidateApi(APIView):
         responses=answers(200, MemoryOutput, conflict="The memory is no longer current"),
     )
     def post(self, request: Request, memory_id: str) -> Response:
-        memory, data = memory_and_input(request, memory_id, MemoryInvalidateInput, request.data)
-        invalidated = memory_invalidate(
-            memory=memory, invalid_at=data.get("invalid_at"), caller=request.user.caller
+        return Response(
+            on_path_memory(request, memory_id, memory_invalidate_result, params=request.data)
         )
-        return Response(MemoryOutput(invalidated).data)
 
 
 class MemoryHistoryApi(APIView):
     @extend_schema(responses=HistoryOutput(many=True))
     def get(self, request: Request, memory_id: str) -> Response:
-        return memory_records(request, memory_id, memory_history, HistoryOutput)
+        return Response(on_path_memory(request, memory_id, memory_history_result))
 
 
 class MemoryVersionsApi(APIView):
     @extend_schema(responses=MemoryOutput(many=True))
     def get(self, request: Request, memory_id: str) -> Response:
-        return memory_records(request, memory_id, memory_versions, MemoryOutput)
+        return Response(on_path_memory(request, memory_id, memory_versions_result))
 
 
 class UserApi(APIView):
@@ -481,10 +447,10 @@ class SessionCreateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated_user_input(request, SessionCreateInput, request.data)
-        session = session_open(
-            caller=request.user.caller, user_id=data["user_id"], metadata=data["metadata"]
+        return Response(
+            session_open_result(caller=request.user.caller, data=data),
+            status=status.HTTP_201_CREATED,
         )
-        return Response(SessionOutput(session).data, status=status.HTTP_201_CREATED)
 
 
 class SessionMessageApi(APIView):
@@ -511,22 +477,10 @@ class SessionMessageApi(APIView):
         },
     )
     def post(self, request: Request, session_id: str) -> Response:
-        session = session_get(caller=request.user.caller, session_id=session_id)
-        data = validated_input(MessageInput, request.data)
-        added = session_message_add(
-            session=session,
-            role=data["role"],
-            content=data["content"],
-            caller=request.user.caller,
-            sent_at=data.get("sent_at"),
-        )
         return Response(
-            {
-                "message": MessageOutput(added.message).data,
-                "memories": [write_result(result) for result in added.memories],
-                "forget": [forget_outcome_data(outcome) for outcome in added.forgets],
-                "redactions": dict(added.redactions),
-            },
+            session_message_result(
+                caller=request.user.caller, session_id=session_id, params=request.data
+            ),
             status=status.HTTP_201_CREATED,
         )
 
@@ -536,10 +490,7 @@ class SessionEndApi(APIView):
 
     @extend_schema(request=None, responses=SessionOutput)
     def post(self, request: Request, session_id: str) -> Response:
-        session = session_get(caller=request.user.caller, session_id=session_id)
-        return Response(
-            SessionOutput(session_end(session=session, caller=request.user.caller)).data
-        )
+        return Response(session_end_result(caller=request.user.caller, session_id=session_id))
 
 
 class RecallApi(APIView):

@@ -85,7 +85,7 @@ def test_a_bad_seed_argument_is_a_validation_error_naming_it_as_given(agent):
     assert not ok and (answer["code"], answer["field"]) == ("VALIDATION_ERROR", "output_format")
 
 
-def test_only_memory_get_takes_the_seed_names_and_its_schema_lists_them(agent):
+def test_tools_the_seed_does_not_name_refuse_its_names_and_memory_get_lists_them(agent):
     _, caller = agent
     for tool, arguments in [
         ("memory_search", {"user_id": USER, "q": "architecture", "output_format": "json"}),

@@ -26,6 +26,18 @@ TOOLS = {
     "memory_forget",
     "memory_delete",
     "memory_entities",
+    "memory_links",
+    "memory_stats",
+    "memory_update",
+    "memory_supersede",
+    "memory_invalidate",
+    "memory_history",
+    "memory_versions",
+    "memory_link_set",
+    "memory_link_remove",
+    "session_open",
+    "session_message",
+    "session_end",
     "traits_get",
     "soul_status",
     "soul_propose",
@@ -81,7 +93,8 @@ def test_it_lists_every_tool_with_input_schemas(make_agent):
         assert tool.annotations.read_only_hint is (
             tool.name
             in {"memory_get", "memory_search", "bulk_read_memory", "memory_recall"}
-            | {"memory_entities", "traits_get", "soul_status"}
+            | {"memory_entities", "traits_get", "soul_status", "memory_links", "memory_stats"}
+            | {"memory_history", "memory_versions"}
         )
     assert tools["memory_add"].input_schema["required"] == ["user_id", "content", "memory_type"]
     assert tools["memory_search"].input_schema["required"] == ["user_id", "q"]

@@ -1,0 +1,116 @@
+"""Calling a tool: the guardrail's gate, the arguments checked against its schema and renamed
+from seed 004's names, the route's operation run, and its answer (or error object) as JSON text.
+
+A tool answers the JSON text of what the HTTP route puts in the envelope's `data`; on failure it
+answers an MCP tool error (`isError: true`) whose text is the JSON of the envelope's `error`
+object, the same object the HTTP route answers (docs/mcp.md).
+"""
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.renderers import JSONRenderer
+
+from core.access import Caller
+from core.errors import DomainError
+from evolution.services import GuardScope, guard_gate
+from neuromem_site.api.envelope import ApiError, exception_handler
+from neuromem_site.mcp.schema import OUTPUT_FORMAT
+from neuromem_site.mcp.tools.base import McpTool
+
+# A call with no X-NeuroMem-Agent or -Session: the client's default agent, session "".
+DEFAULT_SCOPE = GuardScope()
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    """A tool's answer: the JSON text of `data`, or of the error object when not `ok`."""
+
+    ok: bool
+    text: str
+
+
+def render(value: Any) -> str:
+    """JSON exactly as the HTTP API renders it (DRF's encoder and settings)."""
+    return JSONRenderer().render(value).decode()
+
+
+def error_object(exc: Exception) -> dict[str, Any]:
+    """The envelope's `error` for `exc`, as the HTTP API answers it: the API's own exception
+    handler (an unexpected exception is logged and answered INTERNAL)."""
+    return exception_handler(exc, {}).data["error"]
+
+
+def tool_call(
+    *,
+    tool: McpTool,
+    caller: Callable[[], Caller],
+    arguments: Mapping[str, Any],
+    scope: GuardScope = DEFAULT_SCOPE,
+) -> ToolAnswer:
+    """Run `tool` for whoever `caller()` names, made for `scope`'s agent and session (the
+    runtime guardrail's gate first, as for a REST route). Synchronous, on the thread whose
+    database connection it uses (a request's, or the stdio server's)."""
+    try:
+        who = caller()  # first, as HTTP authenticates before it validates
+        if not tool.guard_exempt:
+            guard_gate(caller=who, scope=scope, action=tool.name, risk=tool.risk)
+        arguments = scope_defaults(arguments, tool, scope)
+        # A tool's arguments are a JSON object, like a request body: an unknown name is
+        # refused as the API refuses an unknown body field (a misspelt `limit` is not ignored).
+        unknown = [name for name in arguments if name not in tool.input_schema["properties"]]
+        if unknown:
+            raise serializers.ValidationError({unknown[0]: ["Unknown field."]})
+        with errors_name_the_aliases_given(arguments, tool.aliases):
+            data = tool.operation(caller=who, params=our_names(arguments, tool.aliases))
+        return ToolAnswer(ok=True, text=render(data))
+    except Exception as exc:
+        return ToolAnswer(ok=False, text=render(error_object(exc)))
+
+
+def scope_defaults(arguments: Mapping[str, Any], tool: McpTool, scope: GuardScope) -> dict:
+    """`arguments`, with the agent and session the call is made for where the tool takes them
+    and they are not given: a SOUL or guard tool acts on the X-NeuroMem-Agent agent."""
+    defaults = {"agent_id": scope.agent_id, "session": scope.session or None}
+    taken = tool.input_schema["properties"]
+    return {
+        **{name: value for name, value in defaults.items() if name in taken and value is not None},
+        **arguments,
+    }
+
+
+def our_names(arguments: Mapping[str, Any], aliases: Mapping[str, str]) -> dict[str, Any]:
+    """`arguments` under the names the route's serializer knows: each alias renamed, and
+    `output_format` (json, the only format) checked and dropped."""
+    both = [alias for alias, name in aliases.items() if alias in arguments and name in arguments]
+    if both:
+        alias = both[0]
+        raise serializers.ValidationError(
+            {alias: [f"Give `{aliases[alias]}` or `{alias}`, not both."]}
+        )
+    if arguments.get(OUTPUT_FORMAT, "json") != "json":
+        raise serializers.ValidationError({OUTPUT_FORMAT: ['Only "json": tools answer JSON.']})
+    return {
+        aliases.get(name, name): value for name, value in arguments.items() if name != OUTPUT_FORMAT
+    }
+
+
+@contextmanager
+def errors_name_the_aliases_given(
+    arguments: Mapping[str, Any], aliases: Mapping[str, str]
+) -> Iterator[None]:
+    """An error names an argument as the caller spelt it (`sortLinks`, not `sort_links`), as
+    seed 004's HTTP routes do."""
+    given = {name: alias for alias, name in aliases.items() if alias in arguments}
+    try:
+        yield
+    except serializers.ValidationError as error:
+        if isinstance(error.detail, dict):
+            error.detail = {given.get(name, name): d for name, d in error.detail.items()}
+        raise
+    except (ApiError, DomainError) as error:
+        error.field = given.get(error.field, error.field)
+        raise
