@@ -1,16 +1,24 @@
 """What the synchronous and the asynchronous clients share: their options, when to retry,
-the envelope, and how arguments become a request."""
+how arguments become a request, and how an operation's requests are carried out."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
 
 import httpx
 
-from neuromem_client.errors import ConnectionFailed, NeuroMemError, RateLimited, Unavailable
+from neuromem_client.errors import (
+    ConnectionFailed,
+    NeuroMemError,
+    RateLimited,
+    Unavailable,
+    error_from_response,
+    error_from_transport,
+)
 
 VERSION = "1.0.0"
 API_PREFIX = "/api/v1"
@@ -20,6 +28,7 @@ IDEMPOTENT_METHODS = frozenset({"GET", "PUT", "DELETE"})
 # The service's caps: items per POST /memories/batch/ (MEMORY_BATCH_MAX), a page (1–200).
 BATCH_MAX = 1000
 PAGE_MAX = 200
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -75,9 +84,86 @@ def retry_delay(
     return max(asked, backoff)
 
 
-def page_of(response: httpx.Response) -> tuple[list[Any], str | None]:
-    """A page's items and the cursor of the next page (None on the last)."""
-    answer = response.json()
+class Request(NamedTuple):
+    """One call of the API, `path` under /api/v1; `idempotent` as `NeuroMem.request` takes it."""
+
+    method: str
+    path: str
+    params: dict[str, Any] | None = None
+    json: Any = None
+    idempotent: bool | None = None
+
+
+class Retry:
+    """One request's attempts: `after(outcome)` is the wait before the next attempt, or
+    raises the failure the outcome stands for when the request may not be repeated."""
+
+    def __init__(self, options: ClientOptions, request: Request) -> None:
+        self.options = options
+        self.retryable = (
+            request.method in IDEMPOTENT_METHODS
+            if request.idempotent is None
+            else request.idempotent
+        )
+        self.attempt = 0
+
+    def after(self, outcome: httpx.Response | httpx.TransportError) -> float:
+        failure: NeuroMemError
+        if isinstance(outcome, httpx.TransportError):
+            failure = error_from_transport(outcome)
+            failure.__cause__ = outcome
+        else:
+            failure = error_from_response(outcome)
+        delay = retry_delay(self.options, self.attempt, failure, self.retryable)
+        if delay is None:
+            raise failure
+        self.attempt += 1
+        return delay
+
+
+# An operation written once, as a generator of the requests it needs, sent each answer's
+# JSON (or thrown its error); the sync client carries it out with blocking calls, the async
+# one with awaited ones.
+Steps: TypeAlias = Generator[Request, Any, T]
+
+
+class Operation(Generic[T]):
+    """Steps in progress: `next(outcome)` hands the last answer (a NeuroMemError is thrown
+    in) and answers the next request, or None once `result` is known."""
+
+    def __init__(self, steps: Steps[T]) -> None:
+        self._steps = steps
+        self.result: T
+
+    def next(self, outcome: Any) -> Request | None:
+        try:
+            if isinstance(outcome, NeuroMemError):
+                return self._steps.throw(outcome)
+            return self._steps.send(outcome)
+        except StopIteration as done:
+            self.result = done.value
+            return None
+
+
+def data(
+    method: str,
+    path: str,
+    *,
+    params: dict[str, Any] | None = None,
+    json: Any = None,
+    idempotent: bool | None = None,
+) -> Steps[Any]:
+    """One request, answering the envelope's `data`."""
+    answer = yield Request(method, path, params, json, idempotent)
+    return answer["data"]
+
+
+def page(
+    path: str, params: dict[str, Any], cursor: str | None
+) -> Steps[tuple[list[Any], str | None]]:
+    """A page of a paged route: its items and the cursor of the next page (None on the last)."""
+    page_params = params if cursor is None else {**params, "cursor": cursor}
+    answer = yield Request("GET", path, page_params)
     return answer["data"], answer["page"]["next"]
 
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Generator, Iterable
-from typing import Any, NamedTuple, TypeAlias, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
 from langgraph.store.base import (
     BaseStore,
@@ -41,29 +41,14 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from neuromem_client._core import PAGE_MAX
+from neuromem_client._core import PAGE_MAX, Request, Steps, page
 from neuromem_client.async_client import AsyncNeuroMem
 from neuromem_client.client import NeuroMem
-from neuromem_client.errors import Conflict, NeuroMemError
+from neuromem_client.errors import Conflict
 from neuromem_client.types import Memory, MemoryType
 
 METADATA_KEY = "langgraph"
 RECALL_LIMIT = 100  # the API's maximum (RECALL_LIMIT_MAX)
-T = TypeVar("T")
-
-
-class Request(NamedTuple):
-    method: str
-    path: str
-    params: dict[str, Any] | None = None
-    json: Any = None
-    idempotent: bool | None = None  # as NeuroMem.request takes it
-
-
-# Each operation is written once, as a generator of the HTTP requests it needs, sent each
-# answer's JSON (or thrown its error); `batch` runs it on the sync client, `abatch` on the
-# async one.
-Steps: TypeAlias = Generator[Request, Any, T]
 
 
 class NeuroMemStore(BaseStore):
@@ -106,6 +91,9 @@ class NeuroMemStore(BaseStore):
             if isinstance(client, AsyncNeuroMem):
                 await client.aclose()
 
+    # Each operation is written once, as `Steps` (the requests it needs); `batch` carries it
+    # out with the sync client, `abatch` with the async one.
+
     # --- BaseStore ----------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -113,19 +101,19 @@ class NeuroMemStore(BaseStore):
         results: list[Result] = [None] * len(ops)
         reads, puts = self._plan(ops)
         for index, steps in reads:
-            results[index] = run(steps, self._client)
+            results[index] = self._client._call(steps)
         for steps in puts:
-            run(steps, self._client)
+            self._client._call(steps)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
         results: list[Result] = [None] * len(ops)
         reads, puts = self._plan(ops)
-        answers = await asyncio.gather(*(arun(steps, self._aclient) for _, steps in reads))
+        answers = await asyncio.gather(*(self._aclient._call(steps) for _, steps in reads))
         for (index, _), answer in zip(reads, answers, strict=True):
             results[index] = answer
-        await asyncio.gather(*(arun(steps, self._aclient) for steps in puts))
+        await asyncio.gather(*(self._aclient._call(steps) for steps in puts))
         return results
 
     def _plan(self, ops: list[Op]) -> tuple[list[tuple[int, Steps[Result]]], list[Steps[None]]]:
@@ -233,10 +221,15 @@ class NeuroMemStore(BaseStore):
                 if is_item(hit) and under(hit, path) and matches(item_value(hit), op.filter):
                     found.append(as_search_item(hit, hit["score"]))
             return found[op.offset : wanted]
-        params = {"user_id": user_id, "include_all_states": "true", "sort_order": "asc"}
+        params = {
+            "user_id": user_id,
+            "include_all_states": "true",
+            "sort_order": "asc",
+            "limit": PAGE_MAX,
+        }
         cursor: str | None = None
         while len(found) < wanted:
-            memories, cursor = yield from page(params, cursor)
+            memories, cursor = yield from page("/memories/", params, cursor)
             for memory in memories:
                 if (
                     is_item(memory)
@@ -253,7 +246,7 @@ class NeuroMemStore(BaseStore):
         user_ids = {
             c.path[0] for c in conditions if c.match_type == "prefix" and c.path[:1] != ("*",)
         }
-        params: dict[str, Any] = {"include_all_states": "true"}
+        params: dict[str, Any] = {"include_all_states": "true", "limit": PAGE_MAX}
         if len(user_ids) == 1:
             params["user_id"] = user_ids.pop()
         elif user_ids:  # two prefixes naming different users: nothing matches both
@@ -261,7 +254,7 @@ class NeuroMemStore(BaseStore):
         namespaces: set[tuple[str, ...]] = set()
         cursor: str | None = None
         while True:
-            memories, cursor = yield from page(params, cursor)
+            memories, cursor = yield from page("/memories/", params, cursor)
             namespaces.update(namespace(memory) for memory in memories if is_item(memory))
             if cursor is None:
                 break
@@ -269,59 +262,6 @@ class NeuroMemStore(BaseStore):
         if op.max_depth is not None:
             matched = list({ns[: op.max_depth] for ns in matched})
         return sorted(matched)[op.offset : op.offset + op.limit]
-
-
-def page(params: dict[str, Any], cursor: str | None) -> Steps[tuple[list[Memory], str | None]]:
-    """A page of the memories `GET /memories/` lists with `params`, and the next cursor."""
-    page_params = {**params, "limit": PAGE_MAX}
-    if cursor is not None:
-        page_params["cursor"] = cursor
-    answer = yield Request("GET", "/memories/", page_params)
-    return answer["data"], answer["page"]["next"]
-
-
-def run(steps: Steps[T], client: NeuroMem) -> T:
-    """Carry out an operation's requests with the sync client."""
-    answer: Any = None
-    failure: NeuroMemError | None = None
-    while True:
-        try:
-            request = steps.send(answer) if failure is None else steps.throw(failure)
-        except StopIteration as done:
-            return done.value
-        try:
-            response = client.request(
-                request.method,
-                request.path,
-                params=request.params,
-                json=request.json,
-                idempotent=request.idempotent,
-            )
-            answer, failure = response.json(), None
-        except NeuroMemError as error:
-            failure = error
-
-
-async def arun(steps: Steps[T], client: AsyncNeuroMem) -> T:
-    """Carry out an operation's requests with the async client."""
-    answer: Any = None
-    failure: NeuroMemError | None = None
-    while True:
-        try:
-            request = steps.send(answer) if failure is None else steps.throw(failure)
-        except StopIteration as done:
-            return done.value
-        try:
-            response = await client.request(
-                request.method,
-                request.path,
-                params=request.params,
-                json=request.json,
-                idempotent=request.idempotent,
-            )
-            answer, failure = response.json(), None
-        except NeuroMemError as error:
-            failure = error
 
 
 # --- Items and memories ----------------------------------------------------------------
