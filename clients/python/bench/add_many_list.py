@@ -28,6 +28,8 @@ from pathlib import Path
 import httpx
 from neuromem_client import NeuroMem
 
+from neuromem_site.devstack import gunicorn_command
+
 REPO = Path(__file__).resolve().parents[3]
 SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo")
 WORDS = [first + second for first in SYLLABLES for second in SYLLABLES]
@@ -96,16 +98,7 @@ def own_service() -> Iterator[tuple[str, str, str]]:
     token = manage("create_api_client", name).strip().splitlines()[-1]
     port = 18000 + os.getpid() % 1000
     web = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "--config",
-            "python:neuromem_site.gunicorn_conf",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "neuromem_site.wsgi:application",
-        ],
+        gunicorn_command(f"127.0.0.1:{port}"),
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
