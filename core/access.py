@@ -62,6 +62,15 @@ def user_access_check(*, caller: Caller, user_id: str, write: bool) -> None:
     raise NotFound(f"User '{user_id}' not found.")
 
 
+def every_user_check(*, caller: Caller) -> None:
+    """Raise Forbidden unless `caller` may read every end user at once (a read without the
+    `user_id` filter): staff only."""
+    if not caller.is_staff:
+        raise Forbidden(
+            "Only staff clients may read every end user: give `user_id`.", field="user_id"
+        )
+
+
 def agent_access_check(*, caller: Caller, owner: str | None) -> None:
     """Raise NotFound unless `caller` may use the agent `owner` (its client's name) owns:
     another client's agent is never hinted at."""

@@ -9,8 +9,8 @@ every route they take a `user_id` and the caller's token, and the removed fields
 `type` are refused.
 """
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -53,7 +53,7 @@ from memories.services import (
     memory_key_rename,
     memory_update_with_links,
 )
-from neuromem_site.api.envelope import ApiError
+from neuromem_site.api.envelope import ApiError, error_fields_renamed
 from neuromem_site.api.permissions import user_ids_agree
 from neuromem_site.api.schema import OUTSIDE_PREFIXES, answers, list_schema
 from neuromem_site.api.serializers import (
@@ -87,18 +87,9 @@ SEED_NAMES = {snake: camel for camel, snake in QUERY_NAMES.items()}
 REMOVED_FIELDS = ("domain", "type")
 
 
-@contextmanager
-def seed_field_names() -> Iterator[None]:
+def seed_field_names() -> AbstractContextManager[None]:
     """Errors raised inside name the field as the seed's routes call it."""
-    try:
-        yield
-    except serializers.ValidationError as error:
-        if isinstance(error.detail, dict):
-            error.detail = {SEED_NAMES.get(name, name): d for name, d in error.detail.items()}
-        raise
-    except (ApiError, DomainError) as error:
-        error.field = SEED_NAMES.get(error.field, error.field)
-        raise
+    return error_fields_renamed(SEED_NAMES)
 
 
 def v1_params(request: Request) -> dict[str, Any]:

@@ -21,8 +21,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from core.access import Caller
-from core.errors import Forbidden
+from core.access import Caller, every_user_check
 from memories.access_counts import accesses_record
 from memories.api.serializers.graph import (
     EdgeRecordOutput,
@@ -320,10 +319,8 @@ def memory_stats_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
         raise serializers.ValidationError(
             {"export_format": ['"json" or "both": a tool answers JSON.']}
         )
-    if data.get("user_id") is None and not caller.is_staff:
-        raise Forbidden(
-            "Only staff clients may read every end user: give `user_id`.", field="user_id"
-        )
+    if data.get("user_id") is None:
+        every_user_check(caller=caller)
     return MemoryStatsOutput(stats_data(stats_computed(caller=caller, params=data), data)).data
 
 

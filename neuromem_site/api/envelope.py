@@ -8,6 +8,8 @@ or something crashed, goes through
 """
 
 import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
@@ -46,6 +48,21 @@ class ApiError(exceptions.APIException):
         self.message = message
         self.field = field
         self.extra = extra
+
+
+@contextmanager
+def error_fields_renamed(names: Mapping[str, str]) -> Iterator[None]:
+    """A validation, API or domain error raised inside names its field as `names` spells it
+    (ours → the caller's: seed 004's camelCase, an MCP alias)."""
+    try:
+        yield
+    except exceptions.ValidationError as error:
+        if isinstance(error.detail, dict):
+            error.detail = {names.get(name, name): d for name, d in error.detail.items()}
+        raise
+    except (ApiError, DomainError) as error:
+        error.field = names.get(error.field, error.field)
+        raise
 
 
 # The domain's errors (core/errors.py) → status and code of docs/api.md.

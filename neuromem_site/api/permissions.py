@@ -6,7 +6,7 @@ from __future__ import annotations
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 
-from core.errors import Forbidden
+from core.access import every_user_check
 from core.risk import RiskLevel
 from core.validation import user_id_problem
 from evolution.services import GuardScope, guard_gate, guard_scope_parsed
@@ -48,10 +48,8 @@ def user_filter_check(request: Request, user_id: str | None) -> None:
     FORBIDDEN, as the schema's 403 says: a request without the filter is well formed)."""
     if user_id is not None:
         user_ids_agree(request, user_id)
-    elif not getattr(request.user, "is_staff", False):
-        raise Forbidden(
-            "Only staff clients may read every end user: give `user_id`.", field="user_id"
-        )
+    else:
+        every_user_check(caller=request.user.caller)
 
 
 class IsStaffClient(BasePermission):

@@ -6,8 +6,8 @@ answers an MCP tool error (`isError: true`) whose text is the JSON of the envelo
 object, the same object the HTTP route answers (docs/mcp.md).
 """
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,9 +15,8 @@ from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
 from core.access import Caller
-from core.errors import DomainError
 from evolution.services import GuardScope, guard_gate
-from neuromem_site.api.envelope import ApiError, exception_handler
+from neuromem_site.api.envelope import error_fields_renamed, exception_handler
 from neuromem_site.mcp.schema import OUTPUT_FORMAT
 from neuromem_site.mcp.tools.base import McpTool
 
@@ -98,19 +97,11 @@ def our_names(arguments: Mapping[str, Any], aliases: Mapping[str, str]) -> dict[
     }
 
 
-@contextmanager
 def errors_name_the_aliases_given(
     arguments: Mapping[str, Any], aliases: Mapping[str, str]
-) -> Iterator[None]:
+) -> AbstractContextManager[None]:
     """An error names an argument as the caller spelt it (`sortLinks`, not `sort_links`), as
     seed 004's HTTP routes do."""
-    given = {name: alias for alias, name in aliases.items() if alias in arguments}
-    try:
-        yield
-    except serializers.ValidationError as error:
-        if isinstance(error.detail, dict):
-            error.detail = {given.get(name, name): d for name, d in error.detail.items()}
-        raise
-    except (ApiError, DomainError) as error:
-        error.field = given.get(error.field, error.field)
-        raise
+    return error_fields_renamed(
+        {name: alias for alias, name in aliases.items() if alias in arguments}
+    )
