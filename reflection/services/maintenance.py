@@ -174,21 +174,25 @@ RETURNING t.id
 """
 
 
+def sweep_scope(*, now: datetime, user_id: str | None) -> tuple[dict[str, object], str]:
+    """The parameters every sweep's SQL binds (its instant, as a timestamp and as the text the
+    metadata records), and its `{user}` clause: one user's traits, or everyone's."""
+    params: dict[str, object] = {"now": now, "at": now.isoformat(), "user_id": user_id}
+    return params, "AND t.user_id = %(user_id)s" if user_id is not None else ""
+
+
 def trends_expire(*, now: datetime, user_id: str | None = None) -> TrendExpiry:
     """Trends whose window ended by `now` (of one user, or all): reinforced at least
     `trend_min_reinforcements` times → candidates at `candidate_initial_confidence`, window
     cleared; the others dissolved and expired. One transaction (nested in the caller's, if
     any)."""
     rules = lifecycle_rules()
-    params = {
-        "now": now,
-        "at": now.isoformat(),
-        "user_id": user_id,
+    params, user = sweep_scope(now=now, user_id=user_id)
+    params |= {
         "confidence": rules.candidate_initial_confidence,
         "min_reinforcements": rules.trend_min_reinforcements,
         "reason": TREND_ENDED_REASON,
     }
-    user = "AND t.user_id = %(user_id)s" if user_id is not None else ""
     with audit_actor(ACTOR), connection.cursor() as cursor:
         cursor.execute(TRENDS_PROMOTE_SQL.format(user=user), params)
         promoted = cursor.rowcount
@@ -228,15 +232,12 @@ def traits_dissolve_weak(*, now: datetime, user_id: str | None = None) -> int:
     Computed from the traits themselves, not the view (which may be up to a refresh old).
     Answers how many."""
     rules = lifecycle_rules()
-    params = {
-        "now": now,
-        "at": now.isoformat(),
-        "user_id": user_id,
+    params, user = sweep_scope(now=now, user_id=user_id)
+    params |= {
         **rules.decay_params(),
         "floor": rules.dissolve_below,
         "reason": f"decayed below {rules.dissolve_below:g}",
     }
-    user = "AND t.user_id = %(user_id)s" if user_id is not None else ""
     with audit_actor(ACTOR), connection.cursor() as cursor:
         cursor.execute(WEAK_TRAITS_DISSOLVE_SQL.format(user=user), params)
         dissolved = [trait_id for (trait_id,) in cursor.fetchall()]
@@ -246,73 +247,53 @@ def traits_dissolve_weak(*, now: datetime, user_id: str | None = None) -> int:
 
 # --- Consistency -----------------------------------------------------------------------------
 
+
+def dangling(
+    table: str, reference: str, user: str, *, target: str = "memories", trait: bool = False
+) -> tuple[str, str]:
+    """A check's table and the SQL finding its rows (alias `r`) whose `reference` names no row
+    of `target` (a trait, with `trait`: the pruned partition), as (row_id, missing_id, user_id)."""
+    # memory_sources has no id of its own: its key is the pair.
+    row_id = (
+        "r.memory_id::text || '/' || r.session_id::text"
+        if table == "memory_sources"
+        else "r.id::text"
+    )
+    trait_only = "x.memory_type = 'trait' AND " if trait else ""
+    return (
+        table,
+        f"""SELECT {row_id}, {reference}::text, {user}
+           FROM {table} r
+           WHERE {reference} IS NOT NULL
+             AND NOT EXISTS (SELECT 1 FROM {target} x WHERE {trait_only}x.id = {reference})""",
+    )
+
+
+# Whose row it is: its own user_id, else the user where another row still names it (nothing
+# holds a foreign key to the partitioned `memories`).
+OWN_USER = "r.user_id"
+MEMORY_USER = "(SELECT m.user_id FROM memories m WHERE m.id = r.memory_id LIMIT 1)"
+TRAIT_USER = (
+    "(SELECT t.user_id FROM memories t WHERE t.memory_type = 'trait' AND t.id = r.trait_id LIMIT 1)"
+)
+SESSION_USER = "(SELECT c.user_id FROM conversation_sessions c WHERE c.id = r.session_id)"
+
 # Per check: the table holding the reference, and the rows whose reference dangles as
-# (row_id, missing_id, user_id) — anti-joins, the user where another row still names it.
+# (row_id, missing_id, user_id) — anti-joins.
 CHECKS: dict[str, tuple[str, str]] = {
-    ConsistencyCheck.EVIDENCE_TRAIT: (
-        "trait_evidence",
-        """SELECT e.id::text, e.trait_id::text,
-                  (SELECT m.user_id FROM memories m WHERE m.id = e.memory_id LIMIT 1)
-           FROM trait_evidence e
-           WHERE NOT EXISTS (
-               SELECT 1 FROM memories t WHERE t.memory_type = 'trait' AND t.id = e.trait_id)""",
+    ConsistencyCheck.EVIDENCE_TRAIT: dangling(
+        "trait_evidence", "r.trait_id", MEMORY_USER, trait=True
     ),
-    ConsistencyCheck.EVIDENCE_MEMORY: (
-        "trait_evidence",
-        """SELECT e.id::text, e.memory_id::text,
-                  (SELECT t.user_id FROM memories t
-                   WHERE t.memory_type = 'trait' AND t.id = e.trait_id LIMIT 1)
-           FROM trait_evidence e
-           WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = e.memory_id)""",
+    ConsistencyCheck.EVIDENCE_MEMORY: dangling("trait_evidence", "r.memory_id", TRAIT_USER),
+    ConsistencyCheck.HISTORY_MEMORY: dangling("memory_history", "r.memory_id", "NULL::varchar"),
+    ConsistencyCheck.SOURCE_MEMORY: dangling("memory_sources", "r.memory_id", SESSION_USER),
+    ConsistencyCheck.SOURCE_SESSION: dangling(
+        "memory_sources", "r.session_id", MEMORY_USER, target="conversation_sessions"
     ),
-    ConsistencyCheck.HISTORY_MEMORY: (
-        "memory_history",
-        """SELECT h.id::text, h.memory_id::text, NULL::varchar
-           FROM memory_history h
-           WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = h.memory_id)""",
-    ),
-    ConsistencyCheck.SOURCE_MEMORY: (
-        "memory_sources",
-        """SELECT s.memory_id::text || '/' || s.session_id::text, s.memory_id::text,
-                  (SELECT c.user_id FROM conversation_sessions c WHERE c.id = s.session_id)
-           FROM memory_sources s
-           WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = s.memory_id)""",
-    ),
-    ConsistencyCheck.SOURCE_SESSION: (
-        "memory_sources",
-        """SELECT s.memory_id::text || '/' || s.session_id::text, s.session_id::text,
-                  (SELECT m.user_id FROM memories m WHERE m.id = s.memory_id LIMIT 1)
-           FROM memory_sources s
-           WHERE NOT EXISTS (SELECT 1 FROM conversation_sessions c WHERE c.id = s.session_id)""",
-    ),
-    ConsistencyCheck.SUPERSEDED_BY: (
-        "memories",
-        """SELECT m.id::text, m.superseded_by::text, m.user_id
-           FROM memories m
-           WHERE m.superseded_by IS NOT NULL
-             AND NOT EXISTS (SELECT 1 FROM memories n WHERE n.id = m.superseded_by)""",
-    ),
-    ConsistencyCheck.TRAIT_PARENT: (
-        "memories",
-        """SELECT m.id::text, m.trait_parent_id::text, m.user_id
-           FROM memories m
-           WHERE m.trait_parent_id IS NOT NULL
-             AND NOT EXISTS (
-                 SELECT 1 FROM memories p
-                 WHERE p.memory_type = 'trait' AND p.id = m.trait_parent_id)""",
-    ),
-    ConsistencyCheck.LINK_SOURCE: (
-        "memory_links",
-        """SELECT l.id::text, l.source_id::text, l.user_id
-           FROM memory_links l
-           WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.source_id)""",
-    ),
-    ConsistencyCheck.LINK_TARGET: (
-        "memory_links",
-        """SELECT l.id::text, l.target_id::text, l.user_id
-           FROM memory_links l
-           WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = l.target_id)""",
-    ),
+    ConsistencyCheck.SUPERSEDED_BY: dangling("memories", "r.superseded_by", OWN_USER),
+    ConsistencyCheck.TRAIT_PARENT: dangling("memories", "r.trait_parent_id", OWN_USER, trait=True),
+    ConsistencyCheck.LINK_SOURCE: dangling("memory_links", "r.source_id", OWN_USER),
+    ConsistencyCheck.LINK_TARGET: dangling("memory_links", "r.target_id", OWN_USER),
     ConsistencyCheck.GRAPH_CONTRADICTION: (
         "graph_edges",
         f"""SELECT DISTINCT ON (e.id) e.id::text, o.id::text, e.user_id
