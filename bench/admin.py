@@ -477,6 +477,15 @@ class ModelPages:
     group: str
     app_model: str
     pages: list[Page]
+    # Every list is measured unfiltered first and, given a page number, that deep (an
+    # offset's cost).
+    deep_page: str | None = None
+    default_label: str = "list, default"
+
+    def __post_init__(self) -> None:
+        self.list_page(self.default_label)
+        if self.deep_page is not None:
+            self.list_page(f"page {self.deep_page}", p=self.deep_page)
 
     def list_page(self, label: str, **query: str) -> None:
         address = url(f"admin:{self.app_model}_changelist", **query)
@@ -533,8 +542,9 @@ def pages_of(now) -> list[Page]:
     def add(group: str, label: str, address: str, kind: str = "list") -> None:
         p.append(Page(group, label, address, kind))
 
-    memories = ModelPages("memories", "memories_memory", p)
-    memories.list_page("list, default (newest first)")
+    memories = ModelPages(
+        "memories", "memories_memory", p, default_label="list, default (newest first)"
+    )
     memories.list_page("page 2", p="2")
     memories.list_page("page 100 (offset 4,950)", p="100")
     memories.list_page("filter user (the biggest)", user_id=big)
@@ -570,9 +580,7 @@ def pages_of(now) -> list[Page]:
     if superseded:
         memories.object_page("memory page (superseded version)", superseded)
 
-    traits = ModelPages("traits", "reflection_trait", p)
-    traits.list_page("list, default")
-    traits.list_page("page 20", p="20")
+    traits = ModelPages("traits", "reflection_trait", p, deep_page="20")
     for subtype in ("behavior", "preference", "core"):
         traits.list_page(f"filter subtype {subtype}", trait_subtype__exact=subtype)
     for stage in ("trend", "candidate", "emerging", "established", "core", "dissolved"):
@@ -589,49 +597,38 @@ def pages_of(now) -> list[Page]:
     traits.list_page("search user_id:<prefix>*", q=f"user_id:{prefix}*")
     traits.object_page("trait page", trait)
 
-    evidence_list = ModelPages("evidence", "reflection_traitevidence", p)
-    evidence_list.list_page("list, default")
-    evidence_list.list_page("page 100", p="100")
+    evidence_list = ModelPages("evidence", "reflection_traitevidence", p, deep_page="100")
     evidence_list.list_page("filter contradicting", evidence_type__exact="contradicting")
     evidence_list.list_page("filter quality A", quality__exact="A")
     evidence_list.list_page("search a trait id", q=str(trait))
     evidence_list.list_page("search a memory id", q=str(memory))
     evidence_list.object_page("evidence page", evidence)
 
-    cycles = ModelPages("cycles", "reflection_reflectioncycle", p)
-    cycles.list_page("list, default")
-    cycles.list_page("page 20", p="20")
+    cycles = ModelPages("cycles", "reflection_reflectioncycle", p, deep_page="20")
     cycles.list_page("filter failed", status__exact="failed")
     cycles.list_page("filter trigger manual", trigger_type__exact="manual")
     cycles.list_page("search a user id (the biggest)", q=big)
     cycles.object_page("cycle page", cycle)
 
     issues = ModelPages("consistency", "reflection_consistencyissue", p)
-    issues.list_page("list, default")
     issues.list_page("filter open", state="open")
     issues.list_page("filter check evidence_memory", check_name__exact="evidence_memory")
     issues.list_page("search a user id", q="user-1")
     issues.object_page("issue page", issue)
 
-    runs = ModelPages("job runs", "core_jobrun", p)
-    runs.list_page("list, default")
-    runs.list_page("page 20", p="20")
+    runs = ModelPages("job runs", "core_jobrun", p, deep_page="20")
     runs.list_page("filter job score-memories", job="score-memories")
     runs.list_page("filter failed", status__exact="failed")
     runs.object_page("job run page", run)
 
-    sessions = ModelPages("sessions", "memories_conversationsession", p)
-    sessions.list_page("list, default")
-    sessions.list_page("page 100", p="100")
+    sessions = ModelPages("sessions", "memories_conversationsession", p, deep_page="100")
     sessions.list_page("filter user (the biggest)", user_id=big)
     sessions.list_page("filter open", ended="no")
     sessions.list_page("search a user id", q=big)
     sessions.list_page("search a session id", q=str(session))
     sessions.object_page("session page", session)
 
-    messages = ModelPages("messages", "memories_conversationmessage", p)
-    messages.list_page("list, default")
-    messages.list_page("page 100", p="100")
+    messages = ModelPages("messages", "memories_conversationmessage", p, deep_page="100")
     messages.list_page("filter user (the biggest)", user_id=big)
     messages.list_page("filter session", session_id=str(session))
     for status in ("pending", "failed", "done"):

@@ -97,6 +97,20 @@ class ConditionFilter(admin.SimpleListFilter):
         return queryset if chosen is None else queryset.filter(chosen[1])
 
 
+def is_set_filter(name: str, field: str, choices: dict[str, tuple[str, bool]]) -> type:
+    """A list filter on whether `field` is set: `choices` maps each value to its label and
+    whether it means set."""
+    conditions = {
+        value: (label, Q(**{f"{field}__isnull": not is_set}))
+        for value, (label, is_set) in choices.items()
+    }
+    return type(
+        f"{field.title().replace('_', '')}Filter",
+        (ConditionFilter,),
+        {"title": name, "parameter_name": name, "conditions": lambda self: conditions},
+    )
+
+
 def planner_plan(queryset: QuerySet) -> dict | None:
     """The plan PostgreSQL would run `queryset` with (EXPLAIN, nothing run), or None off
     PostgreSQL or when EXPLAIN fails. Ordering is dropped: it does not change the row count
@@ -211,7 +225,9 @@ class AuditTrail(NamedTuple):
 class ReadOnlyAdmin(admin.ModelAdmin):
     """A list and view pages, nothing editable; no exact counts of big lists (nor the filter
     facets' counts, one per choice). The history page shows the object's audit trail, if it has
-    one, and the admin's log of what staff did to it, and says so when there is none."""
+    one, and the admin's log of what staff did to it, and says so when there is none. With no
+    change permission, Django shows the `fields` or `fieldsets` read-only: `readonly_fields`
+    need not repeat them (it names the page's fields only where neither is declared)."""
 
     paginator = EstimatedCountPaginator
     show_full_result_count = False

@@ -25,6 +25,7 @@ from core.admin_base import (
     ReadOnlyAdmin,
     ServiceReasonForm,
     StaffActionAdmin,
+    is_set_filter,
     staff_caller,
 )
 from core.errors import DomainError
@@ -133,12 +134,6 @@ class TraitAdmin(EndUserColumn, MemoryRows, StaffActionAdmin):
                 ]
             },
         ),
-    ]
-    readonly_fields = [
-        name
-        for _, options in fieldsets
-        for entry in options["fields"]
-        for name in (entry if isinstance(entry, tuple) else (entry,))
     ]
 
     @admin.display(description="confidence")
@@ -335,15 +330,9 @@ class ReflectionCycleAdmin(EndUserColumn, ExactSearch, ReadOnlyAdmin):
         return Truncator(obj.error_message or "").chars(80)
 
 
-class ResolvedFilter(ConditionFilter):
-    title = "state"
-    parameter_name = "state"
-
-    def conditions(self) -> dict[str, tuple[str, Q]]:
-        return {
-            "open": ("Open", Q(resolved_at__isnull=True)),
-            "resolved": ("Resolved", Q(resolved_at__isnull=False)),
-        }
+ResolvedFilter = is_set_filter(
+    "state", "resolved_at", {"open": ("Open", False), "resolved": ("Resolved", True)}
+)
 
 
 @admin.register(ConsistencyIssue)

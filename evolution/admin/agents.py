@@ -22,7 +22,6 @@ class AgentAdmin(ReadOnlyAdmin):
     list_select_related = ["client"]
     search_fields = ["name", "client__name"]
     fields = ["name", "client", "is_default", "guard_enabled", "created_at", "soul_links"]
-    readonly_fields = fields
     actions = ["guard_on", "guard_off"]
 
     def has_guard_permission(self, request: HttpRequest) -> bool:
@@ -73,4 +72,3 @@ class GuardEventAdmin(ReadOnlyAdmin):
     search_fields = ["session", "actor", "action"]
     search_help_text = "A session, an actor (an API client's name) or an action (a tool, a route)."
     fields = [field.name for field in GuardEvent._meta.fields if field.name != "id"]
-    readonly_fields = fields

@@ -94,7 +94,6 @@ class SafetyContractAdmin(ReadOnlyAdmin):
         "anchors_list",
         "constraints_list",
     ]
-    readonly_fields = fields
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return admin.ModelAdmin.has_add_permission(self, request)

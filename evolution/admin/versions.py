@@ -67,7 +67,6 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
     ordering = ["agent", "-version"]
     sortable_by = ["version", "created_at"]
     fields = ["agent", "version", "status", "created_by", "created_at"]
-    readonly_fields = fields
     object_actions = ("veto", "evaluate", "apply", "rollback")
 
     @admin.display(description="evaluation")

@@ -67,7 +67,6 @@ class ConversationSessionAdmin(ConversationAdmin):
     search_help_text = "An exact user_id, or a session's id."
     exact_ids = ("id",)
     fields = ["id", "end_user", "started_at", "ended_at", "last_reflected_at", "metadata_json"]
-    readonly_fields = fields
 
     @admin.display(description="session")
     def session_id(self, obj: ConversationSession) -> str:
@@ -119,7 +118,6 @@ class ConversationMessageAdmin(ConversationAdmin):
         "redacted",
         "content_text",
     ]
-    readonly_fields = fields
 
     @admin.display(description="content")
     def content_short(self, obj: ConversationMessage) -> str:

@@ -10,7 +10,7 @@ from django.contrib.postgres.search import SearchQueryField
 from django.db.models import BooleanField, F, Func, Q, QuerySet, Value
 from django.utils import timezone
 
-from core.admin_base import ConditionFilter, as_uuid, search_term
+from core.admin_base import ConditionFilter, as_uuid, is_set_filter, search_term
 from memories.models import Memory, MemoryType, TraitStage
 from memories.predicates import STATES, current_q, states_q
 
@@ -175,15 +175,7 @@ class TraitStageFilter(ConditionFilter):
         }
 
 
-class EndedFilter(ConditionFilter):
-    title = "ended"
-    parameter_name = "ended"
-
-    def conditions(self) -> dict[str, tuple[str, Q]]:
-        return {
-            "yes": ("Ended", Q(ended_at__isnull=False)),
-            "no": ("Open", Q(ended_at__isnull=True)),
-        }
+EndedFilter = is_set_filter("ended", "ended_at", {"yes": ("Ended", True), "no": ("Open", False)})
 
 
 class ExtractionStatusFilter(ConditionFilter):

@@ -69,7 +69,6 @@ class ForgetRequestAdmin(EndUserColumn, ExactSearch, ReadOnlyAdmin):
         "traits_reweighed_links",
         "traits_dissolved_links",
     ]
-    readonly_fields = fields
 
     forgotten_count = ids_count("memory_ids", "forgotten")
     erased_count = ids_count("erased_memory_ids", "erased in part")

@@ -180,19 +180,6 @@ class GraphNodeAdmin(EndUserColumn, ExactSearch, ReadOnlyAdmin):
         ),
         ("Edges over time", {"fields": ["outgoing_edges", "incoming_edges"]}),
     ]
-    readonly_fields = [
-        "id",
-        "end_user",
-        "kind",
-        "name",
-        "role",
-        "aliases_text",
-        "created_at",
-        "updated_at",
-        "current_edges",
-        "outgoing_edges",
-        "incoming_edges",
-    ]
 
     def get_queryset(self, request) -> QuerySet[GraphNode]:
         return (
@@ -284,7 +271,6 @@ class GraphEdgeAdmin(EndUserColumn, ExactSearch, ReadOnlyAdmin):
         "memories",
         "actor",
     ]
-    readonly_fields = fields
 
     @admin.display(description="subject")
     def subject_link(self, obj: GraphEdge) -> str:
