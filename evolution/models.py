@@ -12,6 +12,8 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
 
+from core.db.schema import append_only, choice_constraint
+
 
 class SoulStatus(models.TextChoices):
     ACTIVE = "active"
@@ -48,6 +50,17 @@ DECLARE
     actor text := coalesce(nullif(current_setting('neuromem.actor', true), ''), 'system');
     reason text := coalesce(current_setting('neuromem.reason', true), '');
 BEGIN"""
+
+
+def numbered_per_agent(
+    *, table: str, version_check: str, first: int
+) -> list[models.BaseConstraint]:
+    """An agent's numbered versions (of its SOUL, of its contract): one row a number, numbered
+    from `first`. The names are the schema's own."""
+    return [
+        models.UniqueConstraint(fields=["agent", "version"], name=f"{table}_number_per_agent"),
+        models.CheckConstraint(name=version_check, condition=Q(version__gte=first)),
+    ]
 
 
 class Agent(models.Model):
@@ -101,19 +114,12 @@ class SoulVersion(models.Model):
         db_table = "soul_versions"
         ordering = ["agent", "version"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["agent", "version"], name="soul_versions_number_per_agent"
-            ),
+            *numbered_per_agent(table="soul_versions", version_check="chk_soul_version", first=0),
             models.UniqueConstraint(
                 fields=["agent"], condition=Q(status="active"), name="soul_versions_one_active"
             ),
-            models.CheckConstraint(name="chk_soul_version", condition=Q(version__gte=0)),
-            models.CheckConstraint(
-                name="chk_soul_status", condition=Q(status__in=SoulStatus.values)
-            ),
-            models.CheckConstraint(
-                name="chk_soul_created_by", condition=Q(created_by__in=SoulAuthor.values)
-            ),
+            choice_constraint(name="chk_soul_status", field="status", choices=SoulStatus),
+            choice_constraint(name="chk_soul_created_by", field="created_by", choices=SoulAuthor),
         ]
         triggers = [
             # A version is born proposed, or active (the bootstrap, or a rollback's copy).
@@ -203,11 +209,7 @@ class SoulEvent(models.Model):
         db_table = "soul_events"
         ordering = ["id"]
         indexes = [models.Index(fields=["agent", "version", "id"], name="idx_soul_events_version")]
-        triggers = [
-            pgtrigger.Protect(
-                name="soul_events_append_only", operation=pgtrigger.Update | pgtrigger.Delete
-            ),
-        ]
+        triggers = append_only("soul_events")
 
     def __str__(self) -> str:
         return f"v{self.version}: {self.from_status or '∅'} → {self.to_status} by {self.actor}"
@@ -236,18 +238,10 @@ class SafetyContract(models.Model):
     class Meta:
         db_table = "safety_contracts"
         ordering = ["agent", "-version"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["agent", "version"], name="safety_contracts_number_per_agent"
-            ),
-            models.CheckConstraint(name="chk_contract_version", condition=Q(version__gte=1)),
-        ]
-        triggers = [
-            pgtrigger.Protect(
-                name="safety_contracts_append_only",
-                operation=pgtrigger.Update | pgtrigger.Delete,
-            ),
-        ]
+        constraints = numbered_per_agent(
+            table="safety_contracts", version_check="chk_contract_version", first=1
+        )
+        triggers = append_only("safety_contracts")
 
     def __str__(self) -> str:
         return (
@@ -307,15 +301,9 @@ class GuardEvent(models.Model):
         ordering = ["-id"]
         indexes = [models.Index(fields=["agent", "-id"], name="idx_guard_events_agent")]
         constraints = [
-            models.CheckConstraint(
-                name="chk_guard_event_kind", condition=Q(kind__in=GuardEventKind.values)
-            ),
+            choice_constraint(name="chk_guard_event_kind", field="kind", choices=GuardEventKind),
         ]
-        triggers = [
-            pgtrigger.Protect(
-                name="guard_events_append_only", operation=pgtrigger.Update | pgtrigger.Delete
-            ),
-        ]
+        triggers = append_only("guard_events")
 
     def __str__(self) -> str:
         return f"{self.kind} of agent {self.agent_id}: {self.action or 'check'}"

@@ -22,6 +22,7 @@ from django.utils import timezone
 from pgvector.django import HalfVectorField
 
 from core.db.fields import RealField
+from core.db.schema import append_only, choice_constraint
 from memories.embeddings import LEXICAL_DIMENSIONS
 from memories.predicates import as_of_q, current_q
 
@@ -248,19 +249,17 @@ class Memory(models.Model):
         # An end user has no row of their own: purging one is a permission on their memories.
         permissions = [("purge_end_user", "Can purge all data held about an end user")]
         constraints = [
-            models.CheckConstraint(
-                name="chk_memory_type",
-                condition=Q(memory_type__in=MemoryType.values),
-            ),
+            choice_constraint(name="chk_memory_type", field="memory_type", choices=MemoryType),
             models.CheckConstraint(
                 name="chk_memory_importance", condition=Q(importance__gte=0, importance__lte=1)
             ),
             models.CheckConstraint(
                 name="chk_memory_score", condition=Q(score__gte=0, score__lte=100)
             ),
-            models.CheckConstraint(
+            choice_constraint(
                 name="chk_memory_embedding_status",
-                condition=Q(embedding_status__in=EmbeddingStatus.values),
+                field="embedding_status",
+                choices=EmbeddingStatus,
             ),
         ]
         # The audit log lives in the database, so every path that changes a row (ORM, raw
@@ -387,21 +386,12 @@ class MemoryHistory(models.Model):
         verbose_name_plural = "memory history"
         # Append-only: no row is deleted but by the user purge (which lifts `history_no_delete`
         # with pgtrigger.ignore), none changed but to erase its content on a forget.
-        triggers = [
-            pgtrigger.Protect(
-                name="history_append_only",
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition(f"NOT ({HISTORY_REDACTION_ONLY})"),
-            ),
-            pgtrigger.Protect(name="history_no_delete", operation=pgtrigger.Delete),
-        ]
+        triggers = append_only("history", refuse_update_when=f"NOT ({HISTORY_REDACTION_ONLY})")
         indexes = [
             models.Index(fields=["memory_id", "-created_at"], name="idx_history_memory"),
         ]
         constraints = [
-            models.CheckConstraint(
-                name="chk_history_event", condition=Q(event__in=HistoryEvent.values)
-            ),
+            choice_constraint(name="chk_history_event", field="event", choices=HistoryEvent),
         ]
 
     def __str__(self) -> str:
@@ -542,7 +532,7 @@ class ForgetRequest(models.Model):
             models.Index(fields=["-created_at", "-id"], name="idx_forget_requests_recent"),
         ]
         constraints = [
-            models.CheckConstraint(name="chk_forget_via", condition=Q(via__in=ForgetVia.values)),
+            choice_constraint(name="chk_forget_via", field="via", choices=ForgetVia),
         ]
 
     def __str__(self) -> str:

@@ -7,6 +7,7 @@ from django.db.models import Q
 from django.db.models.functions import Now
 from pgvector.django import HalfVectorField
 
+from core.db.schema import choice_constraint
 from memories.models import Memory, MemoryQuerySet, MemoryType
 
 
@@ -62,8 +63,8 @@ class ReflectionCycle(models.Model):
             models.Index(fields=["-started_at", "-id"], name="idx_reflection_recent"),
         ]
         constraints = [
-            models.CheckConstraint(
-                name="chk_reflection_status", condition=Q(status__in=ReflectionStatus.values)
+            choice_constraint(
+                name="chk_reflection_status", field="status", choices=ReflectionStatus
             ),
         ]
 
@@ -104,12 +105,10 @@ class TraitEvidence(models.Model):
             models.Index(fields=["-created_at", "-id"], name="idx_evidence_recent"),
         ]
         constraints = [
-            models.CheckConstraint(
-                name="chk_evidence_type", condition=Q(evidence_type__in=EvidenceType.values)
+            choice_constraint(
+                name="chk_evidence_type", field="evidence_type", choices=EvidenceType
             ),
-            models.CheckConstraint(
-                name="chk_quality", condition=Q(quality__in=EvidenceQuality.values)
-            ),
+            choice_constraint(name="chk_quality", field="quality", choices=EvidenceQuality),
         ]
 
     def __str__(self) -> str:

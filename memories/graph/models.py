@@ -12,13 +12,13 @@ Imported here by memories/models.py (the app's models live in one registry).
 
 import uuid
 
-import pgtrigger
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Lower, Now
 
+from core.db.schema import append_only, choice_constraint
 from memories.predicates import current_q
 
 
@@ -52,9 +52,7 @@ class GraphNode(models.Model):
         verbose_name_plural = "entities"
         indexes = [models.Index(fields=["user_id", "kind"], name="idx_graph_nodes_user")]
         constraints = [
-            models.CheckConstraint(
-                name="chk_graph_node_kind", condition=Q(kind__in=EntityKind.values)
-            ),
+            choice_constraint(name="chk_graph_node_kind", field="kind", choices=EntityKind),
             models.UniqueConstraint(
                 "user_id", name="uniq_graph_node_user", condition=Q(kind=EntityKind.USER)
             ),
@@ -140,17 +138,11 @@ class GraphEdge(models.Model):
                 condition=Q(invalid_at__isnull=True) | Q(invalid_at__gte=F("valid_at")),
             ),
         ]
-        triggers = [
-            pgtrigger.Protect(
-                name="graph_edges_append_only",
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition(
-                    f"(ROW({EDGE_FIXED_COLUMNS.replace('@', 'OLD.')}) IS DISTINCT FROM"
-                    f" ROW({EDGE_FIXED_COLUMNS.replace('@', 'NEW.')}))"
-                ),
-            ),
-            pgtrigger.Protect(name="graph_edges_no_delete", operation=pgtrigger.Delete),
-        ]
+        triggers = append_only(
+            "graph_edges",
+            refuse_update_when=f"(ROW({EDGE_FIXED_COLUMNS.replace('@', 'OLD.')}) IS DISTINCT FROM"
+            f" ROW({EDGE_FIXED_COLUMNS.replace('@', 'NEW.')}))",
+        )
 
     def __str__(self) -> str:
         target = self.object_value or str(self.object_node_id)

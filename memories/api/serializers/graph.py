@@ -127,17 +127,5 @@ class EdgeRecordOutput(OutputModelSerializer):
 
     class Meta:
         model = GraphEdge
-        fields = [
-            "id",
-            "subject_id",
-            "relation",
-            "object_node_id",
-            "object_value",
-            "single",
-            "valid_at",
-            "invalid_at",
-            "created_at",
-            "expired_at",
-            "memory_ids",
-            "actor",
-        ]
+        # In the table's order; not `user_id`: the export is one user's, and says whose.
+        fields = [f.attname for f in GraphEdge._meta.concrete_fields if f.name != "user_id"]
