@@ -1,6 +1,6 @@
 """The tools on an end user's traits and on the agent itself: its SOUL and its runtime guard."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rest_framework import serializers
@@ -21,7 +21,13 @@ from evolution.api.serializers import (
 )
 from neuromem_site.api.serializers import UserIdLookupField
 from neuromem_site.mcp.schema import field_schema, object_schema, serializer_schema
-from neuromem_site.mcp.tools.base import USER_ID, McpTool, with_properties
+from neuromem_site.mcp.tools.base import (
+    USER_ID,
+    McpTool,
+    reading_tool,
+    with_properties,
+    writing_tool,
+)
 from reflection.api.operations import traits_get_result
 
 SOUL_AGENT = (
@@ -31,15 +37,30 @@ SOUL_AGENT = (
 SOUL_AGENT_ID = field_schema(AgentIdInput().fields["agent_id"])
 
 
-def soul_tool_schema(
-    input_class: type[serializers.Serializer], overrides: Mapping[str, str | dict[str, Any]]
-) -> dict[str, Any]:
-    """A SOUL tool's arguments: the route's, and `agent_id` (with_agent)."""
-    return with_properties(serializer_schema(input_class, overrides), {"agent_id": SOUL_AGENT_ID})
+def soul_tool(
+    *,
+    description: str,
+    operation: Callable[..., Any],
+    input_class: type[serializers.Serializer],
+    arguments: Mapping[str, str | dict[str, Any]],
+    **declared: Any,
+) -> McpTool:
+    """A tool that acts on the agent `agent_id` names (with_agent; SOUL_AGENT follows
+    `description`): its arguments are `agent_id` and the route's `input_class`'s (`arguments`
+    describes them, as serializer_schema's overrides). `declared`: the rest, as writing_tool
+    takes it (guard_check says where it differs)."""
+    return writing_tool(
+        description=f"{description} {SOUL_AGENT}",
+        operation=with_agent(operation),
+        input_schema=with_properties(
+            serializer_schema(input_class, arguments), {"agent_id": SOUL_AGENT_ID}
+        ),
+        **declared,
+    )
 
 
 AGENT_TOOLS = [
-    McpTool(
+    reading_tool(
         name="traits_get",
         title="An end user's traits",
         description=(
@@ -52,10 +73,8 @@ AGENT_TOOLS = [
             {"user_id": field_schema(UserIdLookupField()) | {"description": USER_ID}},
             required=["user_id"],
         ),
-        read_only=True,
-        risk=RiskLevel.LOW,
     ),
-    McpTool(
+    reading_tool(
         name="soul_status",
         title="The agent's active SOUL",
         description=(
@@ -65,10 +84,8 @@ AGENT_TOOLS = [
         ),
         operation=with_agent(soul_status_result),
         input_schema=object_schema({"agent_id": SOUL_AGENT_ID}),
-        read_only=True,
-        risk=RiskLevel.LOW,
     ),
-    McpTool(
+    soul_tool(
         name="soul_propose",
         title="Propose a SOUL change",
         description=(
@@ -77,16 +94,13 @@ AGENT_TOOLS = [
             "Contract; with `auto_apply` (default) a proposal that passes becomes active. "
             "Answers `status` (applied, proposed or rejected), `version` and `eval` (the "
             "checks). CONFLICT when there is no SOUL yet, the proposal changes nothing, or "
-            f"the active version changed meanwhile. {SOUL_AGENT}"
+            "the active version changed meanwhile."
         ),
-        operation=with_agent(soul_propose_result),
-        input_schema=soul_tool_schema(
-            SoulProposalInput, {"risk_notes": "What could go wrong with the change."}
-        ),
-        read_only=False,
-        risk=RiskLevel.HIGH,
+        operation=soul_propose_result,
+        input_class=SoulProposalInput,
+        arguments={"risk_notes": "What could go wrong with the change."},
     ),
-    McpTool(
+    soul_tool(
         name="soul_rollback",
         title="Undo a SOUL change on the user's word",
         description=(
@@ -97,16 +111,13 @@ AGENT_TOOLS = [
             "`version` (default: the active one) becomes vetoed; a vetoed active version is "
             "replaced by the previous stable one. Give the user's `reason` (needed for a "
             "veto); the log records who asked. Answers the active version afterwards, or "
-            f"the vetoed proposal. {SOUL_AGENT}"
+            "the vetoed proposal."
         ),
-        operation=with_agent(soul_rollback_result),
-        input_schema=soul_tool_schema(
-            SoulRollbackInput, {"reason": "Why, in the user's words (kept in the audit log)."}
-        ),
-        read_only=False,
-        risk=RiskLevel.HIGH,
+        operation=soul_rollback_result,
+        input_class=SoulRollbackInput,
+        arguments={"reason": "Why, in the user's words (kept in the audit log)."},
     ),
-    McpTool(
+    soul_tool(
         name="guard_check",
         title="Check the context against the SOUL's safety contract",
         description=(
@@ -117,12 +128,11 @@ AGENT_TOOLS = [
             "GUARD_CONSTRAINT_VIOLATED, GUARD_CONTRACT_UNAVAILABLE). Detection only; for an "
             "agent whose guard is on, the result decides this round's high-risk tools: "
             "refused with that code while it failed. `session` (default: the "
-            'X-NeuroMem-Session header, else "") names the agent session it speaks for. '
-            f"{SOUL_AGENT}"
+            'X-NeuroMem-Session header, else "") names the agent session it speaks for.'
         ),
-        operation=with_agent(guard_check_result),
-        input_schema=soul_tool_schema(GuardCheckInput, {}),
-        read_only=False,
+        operation=guard_check_result,
+        input_class=GuardCheckInput,
+        arguments={},
         risk=RiskLevel.LOW,
         idempotent=True,
         guard_exempt=True,

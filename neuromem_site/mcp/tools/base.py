@@ -3,6 +3,7 @@ operation on a tool's arguments."""
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from mcp_types import Tool, ToolAnnotations
@@ -12,7 +13,7 @@ from core.access import Caller
 from core.risk import RiskLevel
 from memories.api.operations import Created
 from neuromem_site.api.serializers import validated_input
-from neuromem_site.mcp.schema import object_schema
+from neuromem_site.mcp.schema import object_schema, with_seed_names
 
 USER_ID = "The end user's id; it must start with one of this client's prefixes."
 
@@ -49,6 +50,23 @@ class McpTool:
                 open_world_hint=False,
             ),
         )
+
+
+def mcp_tool(
+    *, input_schema: dict[str, Any], aliases: Mapping[str, str] | None = None, **fields: Any
+) -> McpTool:
+    """A McpTool whose seed 004 `aliases` (alias → ours), if any, its schema lists too
+    (with_seed_names): a client that checks its arguments against the schema can send them."""
+    if aliases:
+        input_schema = with_seed_names(input_schema, aliases)
+    return McpTool(input_schema=input_schema, aliases=aliases or {}, **fields)
+
+
+# A tool that only reads is low-risk: the guardrail lets it through while the agent's check failed.
+reading_tool = partial(mcp_tool, read_only=True, risk=RiskLevel.LOW)
+# A tool that writes is high-risk unless it says otherwise: refused while the check failed. Its
+# declaration says whether it is destructive and idempotent (the annotations' hints).
+writing_tool = partial(mcp_tool, read_only=False, risk=RiskLevel.HIGH)
 
 
 def validating(

@@ -4,7 +4,6 @@ from typing import Any
 
 from django.conf import settings
 
-from core.risk import RiskLevel
 from memories.api import operations as memory_ops
 from memories.api.serializers.graph import UserEntitiesInput
 from memories.api.serializers.memories import (
@@ -16,8 +15,14 @@ from memories.api.serializers.memories import (
 from memories.api.serializers.recall import RecallInput, SearchInput
 from memories.api.serializers.users import UserForgetInput
 from memories.api.stats import CAMEL_CASE, MemoryStatsInput
-from neuromem_site.mcp.schema import serializer_schema, with_seed_names
-from neuromem_site.mcp.tools.base import USER_ID, McpTool, created_data, validating
+from neuromem_site.mcp.schema import serializer_schema
+from neuromem_site.mcp.tools.base import (
+    USER_ID,
+    created_data,
+    reading_tool,
+    validating,
+    writing_tool,
+)
 
 LIMIT = {
     "minimum": 1,
@@ -67,7 +72,7 @@ def bulk_limit(name: str, what: str) -> dict[str, Any]:
 
 
 MEMORY_TOOLS = [
-    McpTool(
+    reading_tool(
         name="memory_get",
         title="Read a memory",
         description=(
@@ -77,12 +82,10 @@ MEMORY_TOOLS = [
             "then key/id; `sort_links: false` keeps the order the links were made in. " + ADDRESSING
         ),
         operation=memory_ops.memory_get_result,
-        input_schema=with_seed_names(MEMORY_GET_SCHEMA, MEMORY_GET_ALIASES),
-        read_only=True,
-        risk=RiskLevel.LOW,
+        input_schema=MEMORY_GET_SCHEMA,
         aliases=MEMORY_GET_ALIASES,
     ),
-    McpTool(
+    reading_tool(
         name="memory_search",
         title="Search memories",
         description=(
@@ -107,10 +110,8 @@ MEMORY_TOOLS = [
                 "sort_order": "desc: best first (default); asc: reversed.",
             },
         ),
-        read_only=True,
-        risk=RiskLevel.LOW,
     ),
-    McpTool(
+    writing_tool(
         name="memory_add",
         title="Remember something",
         description=(
@@ -138,11 +139,9 @@ MEMORY_TOOLS = [
                 "source_episode_ids": "Episodic memories it was derived from.",
             },
         ),
-        read_only=False,
-        risk=RiskLevel.HIGH,
         idempotent=True,
     ),
-    McpTool(
+    reading_tool(
         name="bulk_read_memory",
         title="Read a memory and what it links to",
         description=(
@@ -164,10 +163,8 @@ MEMORY_TOOLS = [
                 "total": bulk_limit("total", "How many associated memories at most"),
             },
         ),
-        read_only=True,
-        risk=RiskLevel.LOW,
     ),
-    McpTool(
+    reading_tool(
         name="memory_recall",
         title="Recall for a prompt",
         description=(
@@ -189,10 +186,8 @@ MEMORY_TOOLS = [
                 "include_traits": "Also answer the user's active traits.",
             },
         ),
-        read_only=True,
-        risk=RiskLevel.LOW,
     ),
-    McpTool(
+    writing_tool(
         name="memory_forget",
         title="Forget, for good",
         description=(
@@ -209,12 +204,10 @@ MEMORY_TOOLS = [
         input_schema=serializer_schema(
             UserForgetInput, {"user_id": "The end user who asked to forget."}
         ),
-        read_only=False,
-        risk=RiskLevel.HIGH,
         destructive=True,
         idempotent=True,
     ),
-    McpTool(
+    writing_tool(
         name="memory_delete",
         title="Retire a memory",
         description=(
@@ -225,11 +218,9 @@ MEMORY_TOOLS = [
         ),
         operation=memory_ops.memory_delete_result,
         input_schema=serializer_schema(MemoryLookupInput, LOOKUP),
-        read_only=False,
-        risk=RiskLevel.HIGH,
         destructive=True,
     ),
-    McpTool(
+    reading_tool(
         name="memory_entities",
         title="An end user's entities",
         description=(
@@ -257,10 +248,8 @@ MEMORY_TOOLS = [
                 },
             },
         ),
-        read_only=True,
-        risk=RiskLevel.LOW,
     ),
-    McpTool(
+    reading_tool(
         name="memory_links",
         title="A memory's links",
         description=(
@@ -272,12 +261,10 @@ MEMORY_TOOLS = [
             "with memory_link_remove. " + ADDRESSING
         ),
         operation=memory_ops.memory_links_result,
-        input_schema=with_seed_names(MEMORY_LINKS_SCHEMA, MEMORY_GET_ALIASES),
-        read_only=True,
-        risk=RiskLevel.LOW,
+        input_schema=MEMORY_LINKS_SCHEMA,
         aliases=MEMORY_GET_ALIASES,
     ),
-    McpTool(
+    reading_tool(
         name="memory_stats",
         title="Memory statistics",
         description=(
@@ -293,21 +280,16 @@ MEMORY_TOOLS = [
             "names (`fromTimestamp`, `histogramBinSize`, …) are taken too."
         ),
         operation=memory_ops.memory_stats_result,
-        input_schema=with_seed_names(
-            serializer_schema(
-                MemoryStatsInput,
-                {
-                    "export_format": {
-                        "enum": ["json", "both"],
-                        "description": "`json` (default), or `both`: the JSON with the CSV "
-                        "text in `csv` (a tool answers JSON: no `csv` alone).",
-                    }
-                },
-            ),
-            STATS_ALIASES,
+        input_schema=serializer_schema(
+            MemoryStatsInput,
+            {
+                "export_format": {
+                    "enum": ["json", "both"],
+                    "description": "`json` (default), or `both`: the JSON with the CSV "
+                    "text in `csv` (a tool answers JSON: no `csv` alone).",
+                }
+            },
         ),
-        read_only=True,
-        risk=RiskLevel.LOW,
         aliases=STATS_ALIASES,
     ),
 ]

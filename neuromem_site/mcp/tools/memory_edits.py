@@ -8,7 +8,6 @@ from typing import Any
 from rest_framework import serializers
 
 from core.access import Caller
-from core.risk import RiskLevel
 from memories.api import operations as memory_ops
 from memories.api.operations import memory_lookup
 from memories.api.serializers.memories import (
@@ -21,8 +20,15 @@ from memories.api.serializers.memories import (
 )
 from memories.models import Memory
 from neuromem_site.api.serializers import validated_input
-from neuromem_site.mcp.schema import object_schema, serializer_schema, with_seed_names
-from neuromem_site.mcp.tools.base import McpTool, created_data, split, with_properties
+from neuromem_site.mcp.schema import object_schema, serializer_schema
+from neuromem_site.mcp.tools.base import (
+    McpTool,
+    created_data,
+    reading_tool,
+    split,
+    with_properties,
+    writing_tool,
+)
 from neuromem_site.mcp.tools.calls import errors_name_the_aliases_given
 from neuromem_site.mcp.tools.memories import ADDRESSING, LOOKUP
 
@@ -94,8 +100,52 @@ def addressed_schema(
     )
 
 
+def memory_reading_tool(
+    *, name: str, title: str, description: str, operation: Callable[..., Any]
+) -> McpTool:
+    """A tool that reads one memory: LOOKUP's arguments alone, `operation(caller=, memory=)`
+    run on the memory they name. `description` is followed by how to name it (ADDRESSING)."""
+    return reading_tool(
+        name=name,
+        title=title,
+        description=f"{description} {ADDRESSING}",
+        operation=on_memory(operation),
+        input_schema=LOOKUP_SCHEMA,
+    )
+
+
+def memory_writing_tool(
+    *,
+    name: str,
+    title: str,
+    description: str,
+    operation: Callable[..., Any],
+    input_class: type[serializers.Serializer],
+    arguments: Mapping[str, str | dict[str, Any]],
+    renamed: Mapping[str, str] | None = None,
+    aliases: Mapping[str, str] | None = None,
+    destructive: bool = False,
+    idempotent: bool = False,
+) -> McpTool:
+    """A tool that changes one memory as its route does: `operation(caller=, memory=, params=)`
+    run on the memory LOOKUP's arguments name, the others being the route's `input_class`
+    (`arguments` describes them, as serializer_schema's overrides; `renamed`: the tool's name
+    → the route's; `aliases`: seed 004's names, listed in the schema too). `description` is
+    followed by how to name the memory (ADDRESSING)."""
+    return writing_tool(
+        name=name,
+        title=title,
+        description=f"{description} {ADDRESSING}",
+        operation=on_memory_with_params(operation, renamed),
+        input_schema=addressed_schema(input_class, arguments, renamed),
+        aliases=aliases,
+        destructive=destructive,
+        idempotent=idempotent,
+    )
+
+
 MEMORY_EDIT_TOOLS = [
-    McpTool(
+    memory_writing_tool(
         name="memory_update",
         title="Change a memory",
         description=(
@@ -105,35 +155,28 @@ MEMORY_EDIT_TOOLS = [
             "is a CONFLICT (`field` version, `current_version`), and so is a memory no longer "
             "current (superseded or deleted); a `new_key` another current memory holds is a "
             "CONFLICT on `new_key`. Nothing is written when it fails. Answers the memory as it "
-            "is now. " + ADDRESSING
+            "is now."
         ),
-        operation=on_memory_with_params(memory_ops.memory_update_result, UPDATE_NAMES),
-        input_schema=with_seed_names(
-            addressed_schema(
-                MemoryUpdateInput,
-                {
-                    "version": VERSION,
-                    "content": "New content: a new version replaces the memory.",
-                    "memory_type": "fact, episodic, trait or document (legacy: general → fact, "
-                    "insight → trait at stage trend).",
-                    "metadata": "A JSON object replacing the memory's metadata.",
-                    "importance": "0–1: how much the memory matters.",
-                    "valid_at": "Since when it is true.",
-                    "key": "A new key for the memory (unique among the user's current "
-                    "memories); null removes its key. (`key` names the memory to change.)",
-                },
-                UPDATE_NAMES,
-            ),
-            UPDATE_ALIASES,
-        ),
-        read_only=False,
-        risk=RiskLevel.HIGH,
+        operation=memory_ops.memory_update_result,
+        input_class=MemoryUpdateInput,
+        arguments={
+            "version": VERSION,
+            "content": "New content: a new version replaces the memory.",
+            "memory_type": "fact, episodic, trait or document (legacy: general → fact, "
+            "insight → trait at stage trend).",
+            "metadata": "A JSON object replacing the memory's metadata.",
+            "importance": "0–1: how much the memory matters.",
+            "valid_at": "Since when it is true.",
+            "key": "A new key for the memory (unique among the user's current "
+            "memories); null removes its key. (`key` names the memory to change.)",
+        },
+        renamed=UPDATE_NAMES,
+        aliases=UPDATE_ALIASES,
         # In-place changes overwrite; a repeat with the same `version` is stale: no effect.
         destructive=True,
         idempotent=True,
-        aliases=UPDATE_ALIASES,
     ),
-    McpTool(
+    memory_writing_tool(
         name="memory_supersede",
         title="Replace a memory with a new version",
         description=(
@@ -141,66 +184,53 @@ MEMORY_EDIT_TOOLS = [
             "the old): it takes the key and the links, and `version` + 1; the old one stays as "
             "an earlier version (`superseded_by`, memory_versions; `as_of` before now still "
             "finds it). With `version`, a stale one is a CONFLICT; a memory no longer current "
-            "is a CONFLICT. Answers the new version. " + ADDRESSING
+            "is a CONFLICT. Answers the new version."
         ),
-        operation=on_memory_with_params(memory_ops.memory_supersede_result),
-        input_schema=addressed_schema(
-            MemorySupersedeInput,
-            {
-                "content": "The new version's content.",
-                "version": "Optional: " + VERSION,
-                "metadata": "The new version's metadata (default: the old one's).",
-            },
-        ),
-        read_only=False,
-        risk=RiskLevel.HIGH,
+        operation=memory_ops.memory_supersede_result,
+        input_class=MemorySupersedeInput,
+        arguments={
+            "content": "The new version's content.",
+            "version": "Optional: " + VERSION,
+            "metadata": "The new version's metadata (default: the old one's).",
+        },
     ),
-    McpTool(
+    memory_writing_tool(
         name="memory_invalidate",
         title="Say a memory stopped being true",
         description=(
             "The fact stopped being true at `invalid_at` (default now): the memory leaves "
             "current reads and recall, and a read `as_of` an earlier instant still finds it. A "
-            "memory no longer current is a CONFLICT. Answers the memory. " + ADDRESSING
+            "memory no longer current is a CONFLICT. Answers the memory."
         ),
-        operation=on_memory_with_params(memory_ops.memory_invalidate_result),
-        input_schema=addressed_schema(
-            MemoryInvalidateInput, {"invalid_at": "When it stopped being true (default: now)."}
-        ),
-        read_only=False,
-        risk=RiskLevel.HIGH,
+        operation=memory_ops.memory_invalidate_result,
+        input_class=MemoryInvalidateInput,
+        arguments={"invalid_at": "When it stopped being true (default: now)."},
         # It ends the memory as memory_delete does; a repeat is a CONFLICT: no effect.
         destructive=True,
         idempotent=True,
     ),
-    McpTool(
+    memory_reading_tool(
         name="memory_history",
         title="A memory's history",
         description=(
             "The memory's audit events, oldest first, each as id, memory_id, memory_type, "
             "event (ADD, UPDATE, SUPERSEDE, DELETE, STAGE_CHANGE), old_content, new_content, "
             "old_metadata, new_metadata, actor (the API client, or system, reflection, user) "
-            "and created_at. " + ADDRESSING
+            "and created_at."
         ),
-        operation=on_memory(memory_ops.memory_history_result),
-        input_schema=LOOKUP_SCHEMA,
-        read_only=True,
-        risk=RiskLevel.LOW,
+        operation=memory_ops.memory_history_result,
     ),
-    McpTool(
+    memory_reading_tool(
         name="memory_versions",
         title="A memory's versions",
         description=(
             "The whole supersede chain the memory belongs to, oldest first: each version as "
             "memory_get answers a memory (without links); the current one has no "
-            "`expired_at`. " + ADDRESSING
+            "`expired_at`."
         ),
-        operation=on_memory(memory_ops.memory_versions_result),
-        input_schema=LOOKUP_SCHEMA,
-        read_only=True,
-        risk=RiskLevel.LOW,
+        operation=memory_ops.memory_versions_result,
     ),
-    McpTool(
+    memory_writing_tool(
         name="memory_link_set",
         title="Link a memory to another",
         description=(
@@ -208,33 +238,28 @@ MEMORY_EDIT_TOOLS = [
             "(`target_id`), weighted 0–1; one link per pair, so setting it again changes its "
             "weight. A link to itself, to another user's memory or to one that is gone is a "
             "VALIDATION_ERROR on `target_id`; a memory no longer current is a CONFLICT. "
-            "Answers the link as memory_links lists it. " + ADDRESSING
+            "Answers the link as memory_links lists it."
         ),
-        operation=on_memory_with_params(created_data(memory_ops.memory_link_set_result)),
-        input_schema=addressed_schema(
-            LinkInput,
-            {
-                "target_id": "The memory to link to (a current memory of the same user).",
-                "weight": "0–1: how strongly the two are related.",
-            },
-        ),
-        read_only=False,
-        risk=RiskLevel.HIGH,
+        operation=created_data(memory_ops.memory_link_set_result),
+        input_class=LinkInput,
+        arguments={
+            "target_id": "The memory to link to (a current memory of the same user).",
+            "weight": "0–1: how strongly the two are related.",
+        },
         # A new weight replaces the old; the same call again changes nothing.
         destructive=True,
         idempotent=True,
     ),
-    McpTool(
+    memory_writing_tool(
         name="memory_link_remove",
         title="Remove a memory's link",
         description=(
             "Remove the link from the memory to `target_id`; NOT_FOUND when there is none. "
-            "Answers `source_id` and `target_id`. " + ADDRESSING
+            "Answers `source_id` and `target_id`."
         ),
-        operation=on_memory_with_params(memory_ops.memory_link_remove_result),
-        input_schema=addressed_schema(LinkRemoveInput, {"target_id": "The memory linked to."}),
-        read_only=False,
-        risk=RiskLevel.HIGH,
+        operation=memory_ops.memory_link_remove_result,
+        input_class=LinkRemoveInput,
+        arguments={"target_id": "The memory linked to."},
         destructive=True,
         idempotent=True,
     ),

@@ -8,12 +8,17 @@ from typing import Any
 from rest_framework import serializers
 
 from core.access import Caller
-from core.risk import RiskLevel
 from memories.api import operations as memory_ops
 from memories.api.serializers.users import MessageInput, SessionCreateInput
 from neuromem_site.api.serializers import QueryInputSerializer, validated_input
 from neuromem_site.mcp.schema import field_schema, object_schema, serializer_schema
-from neuromem_site.mcp.tools.base import USER_ID, McpTool, split, validating, with_properties
+from neuromem_site.mcp.tools.base import (
+    USER_ID,
+    split,
+    validating,
+    with_properties,
+    writing_tool,
+)
 
 
 class SessionIdInput(QueryInputSerializer):
@@ -42,7 +47,7 @@ def session_end(*, caller: Caller, params: Mapping[str, Any]) -> dict:
 
 
 SESSION_TOOLS = [
-    McpTool(
+    writing_tool(
         name="session_open",
         title="Open a conversation",
         description=(
@@ -56,10 +61,8 @@ SESSION_TOOLS = [
             SessionCreateInput,
             {"user_id": USER_ID, "metadata": "Free JSON object kept with the session."},
         ),
-        read_only=False,
-        risk=RiskLevel.HIGH,
     ),
-    McpTool(
+    writing_tool(
         name="session_message",
         title="Add a message to a conversation",
         description=(
@@ -85,12 +88,10 @@ SESSION_TOOLS = [
             SESSION_ID,
             required=["session_id"],
         ),
-        read_only=False,
-        risk=RiskLevel.HIGH,
         # A request to forget in the message erases; a correction supersedes.
         destructive=True,
     ),
-    McpTool(
+    writing_tool(
         name="session_end",
         title="End a conversation",
         description=(
@@ -100,8 +101,6 @@ SESSION_TOOLS = [
         ),
         operation=session_end,
         input_schema=object_schema(SESSION_ID, required=["session_id"]),
-        read_only=False,
-        risk=RiskLevel.HIGH,
         idempotent=True,
     ),
 ]
