@@ -177,9 +177,7 @@ class SoulProposalInput(StrictInputSerializer):
         help_text="What the change is based on (memory ids, trait ids, URLs ...).",
     )
     auto_apply = serializers.BooleanField(
-        required=False,
-        default=True,
-        help_text="Apply the proposal at once when its evaluation passes.",
+        default=True, help_text="Apply the proposal at once when its evaluation passes."
     )
 
 

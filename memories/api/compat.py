@@ -37,6 +37,7 @@ from memories.api.serializers.memories import (
     SortLinksField,
 )
 from memories.api.serializers.recall import SearchInput
+from memories.api.views import memory_add_answers
 from memories.links import Link, memory_label, memory_links
 from memories.models import Memory
 from memories.selectors import (
@@ -55,7 +56,7 @@ from memories.services import (
 )
 from neuromem_site.api.envelope import ApiError, error_fields_renamed
 from neuromem_site.api.permissions import user_ids_agree
-from neuromem_site.api.schema import OUTSIDE_PREFIXES, answers, list_schema
+from neuromem_site.api.schema import answers, list_schema
 from neuromem_site.api.serializers import (
     Float4Field,
     JsonObjectField,
@@ -255,12 +256,8 @@ class AddMemoryApi(APIView):
 
     @extend_schema(
         request=AddMemoryInput,
-        responses=answers(
-            201,
-            SeedMemoryOutput,
-            existing="NOOP: already held",
-            forbidden=OUTSIDE_PREFIXES,
-            conflict="The key is held by another current memory",
+        responses=memory_add_answers(
+            SeedMemoryOutput, conflict="The key is held by another current memory"
         ),
     )
     def post(self, request: Request) -> Response:

@@ -363,16 +363,9 @@ def user_forget_result(
 ) -> dict:
     """POST /users/{user_id}/forget/ (and MCP's memory_forget): forget a topic or memories by
     id, or (`dry_run`) say what that would forget."""
+    # The body's fields are user_forget's arguments; one left out takes the service's default.
     data = validated_input(UserForgetInput, params)
-    outcome = user_forget(
-        caller=caller,
-        user_id=data["user_id"],
-        topic=data.get("topic"),
-        memory_ids=data.get("memory_ids"),
-        dry_run=data["dry_run"],
-        via=via,
-    )
-    return forget_outcome_data(outcome)
+    return forget_outcome_data(user_forget(caller=caller, via=via, **data))
 
 
 def forget_outcome_data(outcome: ForgetOutcome) -> dict[str, Any]:

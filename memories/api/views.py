@@ -100,17 +100,28 @@ WriteOutput = inline_serializer(
 )
 
 
+def memory_add_answers(output: Any, description: str | None = None, *, conflict: str) -> Any:
+    """The answers of a route that adds a memory (here and seed 004's): `output` on 201, or on
+    200 when it is held already (NOOP); 403 for a user_id outside the client's prefixes, 409
+    `conflict`."""
+    return answers(
+        201,
+        output,
+        description,
+        existing="NOOP: already held",
+        forbidden=OUTSIDE_PREFIXES,
+        conflict=conflict,
+    )
+
+
 class MemoryListCreateApi(APIView):
     risk_levels = {"post": RiskLevel.HIGH}
 
     @extend_schema(
         request=MemoryCreateInput,
-        responses=answers(
-            201,
+        responses=memory_add_answers(
             WriteOutput,
             "ADD, or UPDATE (a near duplicate superseded)",
-            existing="NOOP: already held",
-            forbidden=OUTSIDE_PREFIXES,
             conflict="The key is held, or the content is held under another key",
         ),
     )
@@ -197,6 +208,20 @@ def on_path_memory(
     return operation(caller=caller, memory=memory, **arguments)
 
 
+def memory_step_schema(
+    request: type[serializers.Serializer],
+    code: int,
+    description: str | None = None,
+    *,
+    conflict: str,
+) -> Any:
+    """The schema of a change to the memory the path names, with a `request` body: the memory
+    as the change leaves it, on `code`; 409 `conflict` when the change no longer applies."""
+    return extend_schema(
+        request=request, responses=answers(code, MemoryOutput, description, conflict=conflict)
+    )
+
+
 class MemoryDetailApi(APIView):
     risk_levels = {"patch": RiskLevel.HIGH, "delete": RiskLevel.HIGH}
 
@@ -206,11 +231,8 @@ class MemoryDetailApi(APIView):
             memory_get_result(caller=request.user.caller, params=path_params(request, memory_id))
         )
 
-    @extend_schema(
-        request=MemoryUpdateInput,
-        responses=answers(
-            200, MemoryOutput, conflict="`version` is stale (`current_version`) or deleted"
-        ),
+    @memory_step_schema(
+        MemoryUpdateInput, 200, conflict="`version` is stale (`current_version`) or deleted"
     )
     def patch(self, request: Request, memory_id: str) -> Response:
         return Response(
@@ -283,14 +305,11 @@ class MemoryBulkApi(APIView):
 class MemorySupersedeApi(APIView):
     risk_levels = {"post": RiskLevel.HIGH}
 
-    @extend_schema(
-        request=MemorySupersedeInput,
-        responses=answers(
-            201,
-            MemoryOutput,
-            "The new version",
-            conflict="`version` is stale, or the memory is not current",
-        ),
+    @memory_step_schema(
+        MemorySupersedeInput,
+        201,
+        "The new version",
+        conflict="`version` is stale, or the memory is not current",
     )
     def post(self, request: Request, memory_id: str) -> Response:
         return Response(
@@ -302,10 +321,7 @@ class MemorySupersedeApi(APIView):
 class MemoryInvalidateApi(APIView):
     risk_levels = {"post": RiskLevel.HIGH}
 
-    @extend_schema(
-        request=MemoryInvalidateInput,
-        responses=answers(200, MemoryOutput, conflict="The memory is no longer current"),
-    )
+    @memory_step_schema(MemoryInvalidateInput, 200, conflict="The memory is no longer current")
     def post(self, request: Request, memory_id: str) -> Response:
         return Response(
             on_path_memory(request, memory_id, memory_invalidate_result, params=request.data)
@@ -453,28 +469,28 @@ class SessionCreateApi(APIView):
         )
 
 
+IngestedMessageOutput = inline_serializer(
+    "IngestedMessage",
+    {
+        "message": MessageOutput(),
+        "memories": serializers.ListField(child=serializers.DictField()),
+        "forget": ForgetOutput(
+            many=True, help_text="One outcome per request to forget in the message."
+        ),
+        "redactions": serializers.DictField(
+            child=serializers.IntegerField(),
+            help_text="What was redacted from the message (kind → count).",
+        ),
+    },
+)
+
+
 class SessionMessageApi(APIView):
     risk_levels = {"post": RiskLevel.HIGH}
 
     @extend_schema(
         request=MessageInput,
-        responses={
-            201: inline_serializer(
-                "IngestedMessage",
-                {
-                    "message": MessageOutput(),
-                    "memories": serializers.ListField(child=serializers.DictField()),
-                    "forget": ForgetOutput(
-                        many=True, help_text="One outcome per request to forget in the message."
-                    ),
-                    "redactions": serializers.DictField(
-                        child=serializers.IntegerField(),
-                        help_text="What was redacted from the message (kind → count).",
-                    ),
-                },
-            ),
-            409: OpenApiResponse(description="The session has ended"),
-        },
+        responses=answers(201, IngestedMessageOutput, conflict="The session has ended"),
     )
     def post(self, request: Request, session_id: str) -> Response:
         return Response(

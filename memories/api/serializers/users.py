@@ -68,7 +68,6 @@ class ForgetInput(StrictInputSerializer):
         help_text="The memories to forget (with their older versions), instead of `topic`.",
     )
     dry_run = serializers.BooleanField(
-        required=False,
         default=False,
         help_text="Answer what would be forgotten (with its content) and change nothing.",
     )
