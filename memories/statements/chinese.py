@@ -10,6 +10,7 @@ from memories.statements.reading import (
     Context,
     Handler,
     Subjects,
+    after_lead,
     mentioned,
     pending,
     stating,
@@ -108,10 +109,7 @@ def introduce(sentence: str, subjects: Subjects) -> None:
 
 
 def mention(clause: Clause, subjects: Subjects) -> str:
-    text = clause.text
-    lead = LEAD.match(text)
-    start = lead.end() if lead else 0
-    t = text[start:]
+    start, t = after_lead(clause.text, LEAD)
     if m := ROLE_START.match(t):
         role, gender, kind = role_of(m["role"])
         name = m["name"] or ""

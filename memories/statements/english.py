@@ -11,7 +11,7 @@ import re
 
 from memories.statements.keys import SYNONYMS, attribute_key, plural_phrase, relation_attribute
 from memories.statements.model import USER, Subject
-from memories.statements.reading import Clause, Context, Subjects, clean, mentioned
+from memories.statements.reading import Clause, Context, Subjects, after_lead, clean, mentioned
 from memories.statements.words import (
     BREEDS,
     CAR_MAKES,
@@ -269,10 +269,7 @@ def introduce_across(text: str, subjects: Subjects) -> None:
 
 def mention(clause: Clause, subjects: Subjects) -> str:
     """Find the clause's subject; returns the words after it (its predicate)."""
-    text = clause.text
-    lead = LEAD.match(text)
-    start = lead.end() if lead else 0
-    t = text[start:]
+    start, t = after_lead(clause.text, LEAD)
     if m := USER_POSSESSIVE.match(t):
         clause.possessive = True
         return _said(clause, USER, start, start + m.end(), subjects)

@@ -124,6 +124,14 @@ def mentioned(
     return clause.text[end:]
 
 
+def after_lead(text: str, lead: re.Pattern[str]) -> tuple[int, str]:
+    """Where a clause's own words start after what `lead` matches at its start (a connective
+    or a time: "so", "yesterday", "但是"), and those words."""
+    m = lead.match(text)
+    start = m.end() if m else 0
+    return start, text[start:]
+
+
 # --- Values ----------------------------------------------------------------------------------
 
 TRAILING = re.compile(
