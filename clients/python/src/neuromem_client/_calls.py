@@ -4,6 +4,7 @@ only describe their requests; on a `NeuroMem` the call answers its result (an it
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from functools import update_wrapper
 from types import MethodType
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 T = TypeVar("T")
 D = TypeVar("D")
+R = TypeVar("R")
+AR = TypeVar("AR")
 C = TypeVar("C", bound="BaseClient[Any]")
 
 
@@ -39,57 +42,45 @@ class Listing(NamedTuple, Generic[T]):
     params: dict[str, Any]
 
 
-class Described(Generic[P, D]):
-    """A method that only describes its call (`describe`); the holder's client makes it."""
+class Described(ABC, Generic[P, D, R, AR]):
+    """A method that only describes its call (`describe`, answering a `D`); the holder's
+    client makes it (`make`), answering an `R` on a `NeuroMem`, an `AR` on an `AsyncNeuroMem`."""
 
     def __init__(self, describe: Callable[Concatenate[Any, P], D]) -> None:
         self.describe = describe
         update_wrapper(self, describe)  # its name, docstring and signature for help()
 
-    def bind(self, holder: Any) -> Any:
+    @overload
+    def __get__(self, holder: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, holder: NeuroMem | Resource[NeuroMem], owner: type) -> Callable[P, R]: ...
+    @overload
+    def __get__(
+        self, holder: AsyncNeuroMem | Resource[AsyncNeuroMem], owner: type
+    ) -> Callable[P, AR]: ...
+    def __get__(self, holder: Any, owner: type) -> Any:
         return self if holder is None else MethodType(self, holder)
 
+    def __call__(self, holder: Any, *args: P.args, **kwargs: P.kwargs) -> Any:
+        client = holder._client if isinstance(holder, Resource) else holder
+        return self.make(client, self.describe(holder, *args, **kwargs))
 
-class endpoint(Described[P, Steps[T]]):
+    @abstractmethod
+    def make(self, client: Any, described: D) -> Any: ...
+
+
+class endpoint(Described[P, Steps[T], T, Awaitable[T]]):
     """A call written as the requests it makes (`Steps`)."""
 
-    @overload
-    def __get__(self, holder: None, owner: type) -> Self: ...
-    @overload
-    def __get__(self, holder: NeuroMem | Resource[NeuroMem], owner: type) -> Callable[P, T]: ...
-    @overload
-    def __get__(
-        self, holder: AsyncNeuroMem | Resource[AsyncNeuroMem], owner: type
-    ) -> Callable[P, Awaitable[T]]: ...
-    def __get__(self, holder: Any, owner: type) -> Any:
-        return self.bind(holder)
-
-    def __call__(self, holder: Any, *args: P.args, **kwargs: P.kwargs) -> Any:
-        return client_of(holder)._call(self.describe(holder, *args, **kwargs))
+    def make(self, client: Any, described: Steps[T]) -> Any:
+        return client._call(described)
 
 
-class listing(Described[P, Listing[T]]):
+class listing(Described[P, Listing[T], Iterator[T], AsyncIterator[T]]):
     """A call of a paged route, answering every item."""
 
-    @overload
-    def __get__(self, holder: None, owner: type) -> Self: ...
-    @overload
-    def __get__(
-        self, holder: NeuroMem | Resource[NeuroMem], owner: type
-    ) -> Callable[P, Iterator[T]]: ...
-    @overload
-    def __get__(
-        self, holder: AsyncNeuroMem | Resource[AsyncNeuroMem], owner: type
-    ) -> Callable[P, AsyncIterator[T]]: ...
-    def __get__(self, holder: Any, owner: type) -> Any:
-        return self.bind(holder)
-
-    def __call__(self, holder: Any, *args: P.args, **kwargs: P.kwargs) -> Any:
-        return client_of(holder)._pages(self.describe(holder, *args, **kwargs))
-
-
-def client_of(holder: BaseClient[Any] | Resource[Any]) -> Any:
-    return holder._client if isinstance(holder, Resource) else holder
+    def make(self, client: Any, described: Listing[T]) -> Any:
+        return client._pages(described)
 
 
 class Resource(Generic[C]):
