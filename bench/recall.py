@@ -61,9 +61,8 @@ from memories.recall import (
     query_cache_key,
     query_vector,
     recall_plan,
-    vector_branch_sql,
-    visible_sql,
 )
+from memories.recall_statement import vector_branch_sql, visible_sql
 from memories.services import content_md5
 from memories.user_indexes import user_indexes_refresh
 from memories.vectors import iterative_hnsw_scan, vector_cursor

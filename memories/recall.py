@@ -1,13 +1,14 @@
 """Recall: hybrid retrieval of a user's memories, now or "as of" an instant (docs/recall.md).
 
-One query does it all:
+One query does it all (built by memories/recall_statement.py):
 - the vector side, per memory type, on the partition's HNSW index (pgvector 0.8 iterative
   scan, so the `user_id` filter still yields k rows); ranks are given after the LIMIT, over
   all types' candidates together, never by a window over a whole partition, which would
   force a sequential scan; the query's vector is cached in Redis by model and text;
 - the text side on `search_vector` (CJK-aware, migration 0003): the memories holding at
   least the floor's share of the query's words (prefiltered by migration 0006's tsquery, on
-  the user's own GIN index when they have one), ranked by BM25 over those candidates;
+  the user's own GIN index when they have one), ranked by BM25 over those candidates; an
+  episode is read with the user's episode just before it (the turn it answers);
 - a relevance floor: a memory comes back only when its vector similarity reaches the query's
   floor (calibrated per query and language, memories/similarity_floors.py) or its text coverage
   reaches RECALL_MIN_TEXT_COVERAGE;
@@ -21,7 +22,7 @@ import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 import psycopg
@@ -44,13 +45,10 @@ from memories.models import Memory, MemoryType
 from memories.predicates import (
     ANY_ACTIVITY,
     RECALLED_TRAIT_STAGES,
-    RRF_K,
     ActivityFilter,
-    as_of_sql,
-    current_sql,
     score_params,
-    trait_stage_sql,
 )
+from memories.recall_statement import RECALLED_FIELDS, recall_sql
 from memories.similarity_floors import (
     CJK_CHARACTERS,
     SimilarityFloors,
@@ -64,10 +62,6 @@ log = logging.getLogger("neuromem.recall")
 
 FLOOR_PARAMS = [field.name for field in fields(SimilarityFloors)]
 VECTOR_LITERAL = re.compile(r"'\[[^\]]*\]'::halfvec")
-TRAIT_STAGE = trait_stage_sql("m")
-# BM25's customary term-frequency saturation and length normalisation.
-BM25_K1 = 1.2
-BM25_B = 0.75
 
 
 @dataclass(frozen=True)
@@ -101,190 +95,6 @@ class RecallQuery:
     # The question rules (memories/graph/answering.py): recall answers a question; search,
     # which browses by words, does not apply them.
     answer_rules: bool = True
-
-
-def visible_sql(as_of: datetime | None, activity: ActivityFilter = ANY_ACTIVITY) -> str:
-    """What recall may return: current memories, or what was valid and known at `as_of`; of
-    those, what `activity` lets through."""
-    visible = current_sql("m") if as_of is None else as_of_sql("m", "as_of")
-    return visible if activity == ANY_ACTIVITY else f"{visible} AND {activity.sql('m')}"
-
-
-def _branch_filters(memory_type: str) -> str:
-    # memory_type is one of MemoryType's values (validated), written as a literal so the
-    # planner prunes to one partition and can use that partition's indexes.
-    if memory_type not in MemoryType.values:
-        raise ValueError(f"unknown memory type {memory_type!r}")
-    # Traits: at a recalled stage and still believed (decayed until %(now)s above the
-    # minimum; a trait written with no confidence has nothing to decay).
-    trait_filter = (
-        f" AND {TRAIT_STAGE} = ANY(%(trait_stages)s) AND (m.trait_confidence IS NULL"
-        f" OR {trait_belief().decayed_sql('m')} > %(min_trait_confidence)s)"
-        if memory_type == "trait"
-        else ""
-    )
-    return f"m.memory_type = '{memory_type}' AND m.user_id = %(user_id)s{trait_filter}"
-
-
-def vector_branch_sql(memory_type: str, visible: str) -> str:
-    """One memory type's nearest neighbours (the benchmark measures this against exact search)."""
-    return f"""(
-        SELECT m.id, m.memory_type, m.embedding <=> %(vector)b AS distance
-        FROM memories m
-        WHERE {_branch_filters(memory_type)} AND m.embedding_status = 'ready' AND {visible}
-        ORDER BY m.embedding <=> %(vector)b
-        LIMIT %(branch_limit)s)"""
-
-
-def text_branch_sql(memory_type: str, visible: str, *, own_index: bool) -> str:
-    """One memory type's memories holding enough of the query's words (the exact floor is
-    checked after): through the user's own GIN index when they have one, else by matching each
-    of the user's rows, found by their btree index. Not through the shared GIN index: it
-    checks the query against every user's rows holding any of its words, which grows with the
-    partition (docs/benchmarks.md, "Recall")."""
-    # ts_match_vq is the function behind @@: the same match, but not one an index can take.
-    match = (
-        "m.search_vector @@ %(candidates)s::tsquery"
-        if own_index
-        else "ts_match_vq(m.search_vector, %(candidates)s::tsquery)"
-    )
-    return f"""(
-        SELECT m.id, m.memory_type, m.search_vector
-        FROM memories m
-        WHERE {_branch_filters(memory_type)} AND {match} AND {visible})"""
-
-
-# What a hit carries of its memory: every column but those only for searching.
-RECALLED_FIELDS = [
-    field
-    for field in Memory._meta.concrete_fields
-    if field.attname not in ("embedding", "search_vector", "lexical_vector")
-]
-
-
-def recall_sql(
-    *,
-    memory_types: tuple[str, ...],
-    as_of: datetime | None,
-    vector: bool,
-    text: bool,
-    text_indexed_types: set[str],
-    activity: ActivityFilter = ANY_ACTIVITY,
-) -> str:
-    """`vector` / `text`: whether there is a query vector / are query lexemes;
-    `text_indexed_types`: the memory types for which the user has a text index of their own."""
-    visible = visible_sql(as_of, activity)
-    # The hits' memory rows come with the scores (m_<column>: id, importance... are also score
-    # columns), saving a second query over four partitions.
-    columns = [field.column for field in RECALLED_FIELDS]
-    memory_columns = ", ".join(f'm."{column}" AS "m_{column}"' for column in columns)
-    recalled_columns = ", ".join(f'"m_{column}"' for column in columns)
-    branches = (
-        " UNION ALL ".join(vector_branch_sql(memory_type, visible) for memory_type in memory_types)
-        if vector
-        else "SELECT NULL::uuid AS id, NULL::text AS memory_type, NULL::float8 AS distance LIMIT 0"
-    )
-    text_branches = (
-        " UNION ALL ".join(
-            text_branch_sql(memory_type, visible, own_index=memory_type in text_indexed_types)
-            for memory_type in memory_types
-        )
-        if text
-        else "SELECT NULL::uuid AS id, NULL::text AS memory_type, NULL::tsvector AS search_vector"
-        " LIMIT 0"
-    )
-    return f"""
-    WITH vector_hits AS MATERIALIZED ({branches}),
-    vector_side AS (
-        -- A zero vector has no cosine: NaN, which PostgreSQL sorts above every number.
-        SELECT h.id, h.memory_type, 1 - nullif(h.distance, 'NaN') AS similarity,
-               row_number() OVER (ORDER BY h.distance, h.id) AS vector_rank,
-               m.content ~ '[{CJK_CHARACTERS}]' AS cjk
-        FROM vector_hits h JOIN memories m ON m.id = h.id AND m.memory_type = h.memory_type
-    ),
-    -- The text side's candidates: the memories holding at least the floor's share of the
-    -- query's lexemes, with their length in lexemes; then each query lexeme they hold, with
-    -- its frequency in the memory and the number of candidates holding it.
-    text_rows AS MATERIALIZED (
-        SELECT * FROM (
-            SELECT t.id, t.memory_type, t.search_vector,
-                   length(t.search_vector)::float8 AS length,
-                   (length(t.search_vector)
-                    - length(ts_delete(t.search_vector, %(lexemes)s::text[])))::float8
-                       / cardinality(%(lexemes)s::text[]) AS coverage
-            FROM ({text_branches}) t
-        ) c
-        WHERE coverage >= %(min_coverage)s
-    ),
-    text_terms AS (
-        SELECT r.id, cardinality(u.positions)::float8 AS frequency, r.length,
-               count(*) OVER (PARTITION BY u.lexeme) AS holding
-        FROM text_rows r CROSS JOIN LATERAL unnest(r.search_vector) u
-        WHERE u.lexeme = ANY(%(lexemes)s::text[])
-    ),
-    -- BM25 over the candidates: a lexeme few of them hold weighs more than one most hold
-    -- (the candidates' own statistics; docs/recall.md).
-    text_collection AS (
-        SELECT count(*)::float8 AS documents, coalesce(avg(length), 1) AS mean_length
-        FROM text_rows
-    ),
-    text_side AS (
-        SELECT r.id, r.memory_type, r.coverage,
-               row_number() OVER (ORDER BY s.bm25 DESC, r.id) AS text_rank
-        FROM text_rows r
-        JOIN (
-            SELECT t.id,
-                   sum(ln(1 + (c.documents - t.holding + 0.5) / (t.holding + 0.5))
-                       * t.frequency * ({BM25_K1} + 1)
-                       / (t.frequency + {BM25_K1} * (1 - {BM25_B}
-                          + {BM25_B} * t.length / greatest(c.mean_length, 1)))) AS bm25
-            FROM text_terms t CROSS JOIN text_collection c
-            GROUP BY t.id
-        ) s ON s.id = r.id
-        ORDER BY s.bm25 DESC, r.id
-        LIMIT %(branch_limit)s
-    ),
-    fused AS (
-        SELECT coalesce(v.id, t.id) AS id, coalesce(v.memory_type, t.memory_type) AS memory_type,
-               v.vector_rank, t.text_rank, v.similarity, t.coverage,
-               coalesce(1.0 / ({RRF_K} + v.vector_rank), 0)
-                 + coalesce(1.0 / ({RRF_K} + t.text_rank), 0) AS rrf_score
-        FROM vector_side v FULL JOIN text_side t ON t.id = v.id
-        -- The floor is per language of the memory (memories/similarity_floors.py).
-        WHERE v.similarity >= CASE WHEN v.cjk THEN %(floor_cjk)s::float8
-                                   ELSE %(floor_latin)s::float8 END
-           OR coalesce(t.coverage, 0) >= %(min_coverage)s
-    ),
-    boosted AS (
-        SELECT f.*, {memory_columns},
-               -- decays with age, slower for emotionally arousing memories (arousal 0–1);
-               -- the exponent stops at -700: exp() of less underflows, an error in SQL
-               %(recency_weight)s * exp(-least(
-                   greatest(extract(epoch FROM %(now)s - coalesce(m.valid_at, m.created_at)), 0)
-                   / (%(recency_scale_seconds)s * (1 + a.arousal * %(arousal_slowdown)s)),
-                   700)) AS recency,
-               %(importance_weight)s * coalesce(m.importance, 0.5) AS importance,
-               CASE WHEN m.memory_type <> 'trait' THEN 0
-                    WHEN {TRAIT_STAGE} = 'core' THEN %(boost_core)s
-                    WHEN {TRAIT_STAGE} = 'established' THEN %(boost_established)s
-                    WHEN {TRAIT_STAGE} = 'emerging' THEN %(boost_emerging)s
-                    ELSE 0 END AS trait_stage
-        FROM fused f
-        JOIN memories m ON m.id = f.id AND m.memory_type = f.memory_type
-        CROSS JOIN LATERAL (
-            SELECT CASE WHEN jsonb_typeof(m.metadata->'emotion'->'arousal') = 'number'
-                        THEN least(greatest((m.metadata->'emotion'->>'arousal')::float8, 0), 1)
-                        ELSE 0 END AS arousal
-        ) a
-    )
-    SELECT vector_rank, text_rank, similarity, coverage, rrf_score::float8,
-           recency, importance::float8, trait_stage::float8,
-           (rrf_score * (1 + recency + importance + trait_stage))::float8 AS score,
-           {recalled_columns}
-    FROM boosted
-    ORDER BY score DESC, id
-    LIMIT %(limit)s
-    """
 
 
 def query_vector(query: str) -> np.ndarray | None:
@@ -373,6 +183,7 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             text=bool(terms.lexemes),
             text_indexed_types=text_indexed_types,
             activity=request.activity,
+            episode_context=settings.RECALL_EPISODE_CONTEXT_SECONDS > 0,
         )
         params = {
             "user_id": request.user_id,
@@ -385,6 +196,7 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
             **(asdict(floors) if floors else dict.fromkeys(FLOOR_PARAMS)),
             "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
+            "context_gap": timedelta(seconds=settings.RECALL_EPISODE_CONTEXT_SECONDS),
             "now": request.as_of or timezone.now(),
             "as_of": request.as_of,
             "limit": request.limit,

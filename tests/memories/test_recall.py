@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from core.access import Caller
 from memories.embeddings import embedding_provider
+from memories.ingest import session_message_add, session_open
 from memories.models import Memory
 from memories.recall import (
     RECALLED_FIELDS,
@@ -170,6 +171,86 @@ def test_the_text_side_saturates_repeated_words():
     )
     ranks = {hit.memory.content: hit.text_rank for hit in recall("garden roses june")}
     assert ranks["the garden roses bloom in june"] == 1
+
+
+def conversation(*turns: tuple[str, timedelta]) -> list[Memory]:
+    """Episodes said `ago` each (one batch, in order)."""
+    now = timezone.now()
+    return [remember(text, memory_type="episodic", valid_at=now - ago)[0] for text, ago in turns]
+
+
+def text_sides(query: str, **options) -> dict[str, tuple[int | None, float | None]]:
+    """Each hit's text rank and coverage, the question rules off (they may drop hits)."""
+    options.setdefault("answer_rules", False)
+    return {
+        hit.memory.content: (hit.text_rank, hit.text_coverage) for hit in recall(query, **options)
+    }
+
+
+def test_the_text_side_reads_an_episode_with_the_turn_before_it(settings):
+    """The answer holds none of the question's words, the turn it answers holds them all: the
+    answer is found by text too (after the question turn, its document being longer); a turn
+    said longer than RECALL_EPISODE_CONTEXT_SECONDS after the one before it is read alone."""
+    settings.RECALL_MIN_SIMILARITY = -1  # every vector neighbour comes back: text ranks show
+    settings.RECALL_RELEVANCE_MARGIN = -2
+    settings.RECALL_EPISODE_CONTEXT_SECONDS = 600
+    conversation(
+        ("Caroline: what did you do over the long weekend?", timedelta(hours=3, seconds=10)),
+        ("Melanie: we went camping by the lake with the kids", timedelta(hours=3)),
+        ("Melanie: later I painted a sunrise", timedelta(hours=2)),
+    )
+    sides = text_sides("long weekend")
+    assert sides["Caroline: what did you do over the long weekend?"] == (1, 1.0)
+    assert sides["Melanie: we went camping by the lake with the kids"] == (2, 1.0)
+    assert sides["Melanie: later I painted a sunrise"] == (None, None)
+
+    settings.RECALL_EPISODE_CONTEXT_SECONDS = 0
+    assert text_sides("long weekend")["Melanie: we went camping by the lake with the kids"] == (
+        None,
+        None,
+    )
+
+
+def test_the_turn_before_is_read_only_while_it_is_visible(settings):
+    """A turn before that was invalidated no longer lends its words (nor its own hit), and a
+    read as of an instant before it was invalidated still reads it."""
+    settings.RECALL_MIN_SIMILARITY = -1
+    settings.RECALL_RELEVANCE_MARGIN = -2
+    settings.RECALL_EPISODE_CONTEXT_SECONDS = 600
+    question, answer = conversation(
+        ("Caroline: which city did your sister move to?", timedelta(days=2, seconds=30)),
+        ("Melanie: Lisbon, last spring", timedelta(days=2)),
+    )
+    before = timezone.now()
+    memory_invalidate(memory=question, caller=TEST)
+    assert text_sides("sister move city").get(answer.content, (None, None)) == (None, None)
+    assert text_sides("sister move city", as_of=before)[answer.content] == (2, 1.0)
+
+
+def test_a_conversation_s_episodes_are_read_alone(settings):
+    """The conversation path's episode already quotes the assistant turn it answers; the user's
+    episode before it is another exchange, and lends it no words."""
+    settings.RECALL_MIN_SIMILARITY = -1
+    settings.RECALL_RELEVANCE_MARGIN = -2
+    settings.RECALL_EPISODE_CONTEXT_SECONDS = 600
+    session = session_open(caller=TEST, user_id=USER)
+    start = timezone.now() - timedelta(hours=1)
+    for seconds, role, content in [
+        (0, "user", "I spent the long weekend in the mountains"),
+        (10, "assistant", "Sounds lovely."),
+        (20, "user", "We went camping by the lake with the kids"),
+    ]:
+        session_message_add(
+            session=session,
+            role=role,
+            content=content,
+            caller=TEST,
+            sent_at=start + timedelta(seconds=seconds),
+        )
+    memories_embed(memory_ids=list(Memory.objects.values_list("id", flat=True)))
+    sides = text_sides("long weekend")
+    camping = next(content for content in sides if "camping" in content)
+    assert sides[camping] == (None, None)
 
 
 def search_candidates(query: str, min_share: float) -> set[str]:

@@ -1,0 +1,266 @@
+"""Recall's one SQL statement (docs/recall.md, "The statement"): the vector side per memory
+type, the text side's documents ranked by BM25 over their candidates, the relevance floor,
+reciprocal rank fusion and the boosts. memories/recall.py runs it."""
+
+from datetime import datetime
+
+from memories.hooks import trait_belief
+from memories.models import Memory, MemoryType
+from memories.predicates import (
+    ANY_ACTIVITY,
+    RRF_K,
+    ActivityFilter,
+    as_of_sql,
+    current_sql,
+    trait_stage_sql,
+)
+from memories.similarity_floors import CJK_CHARACTERS
+
+TRAIT_STAGE = trait_stage_sql("m")
+# BM25's customary term-frequency saturation and length normalisation.
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def visible_sql(
+    as_of: datetime | None, activity: ActivityFilter = ANY_ACTIVITY, alias: str = "m"
+) -> str:
+    """What recall may return: current memories, or what was valid and known at `as_of`; of
+    those, what `activity` lets through."""
+    visible = current_sql(alias) if as_of is None else as_of_sql(alias, "as_of")
+    return visible if activity == ANY_ACTIVITY else f"{visible} AND {activity.sql(alias)}"
+
+
+def _branch_filters(memory_type: str) -> str:
+    # memory_type is one of MemoryType's values (validated), written as a literal so the
+    # planner prunes to one partition and can use that partition's indexes.
+    if memory_type not in MemoryType.values:
+        raise ValueError(f"unknown memory type {memory_type!r}")
+    # Traits: at a recalled stage and still believed (decayed until %(now)s above the
+    # minimum; a trait written with no confidence has nothing to decay).
+    trait_filter = (
+        f" AND {TRAIT_STAGE} = ANY(%(trait_stages)s) AND (m.trait_confidence IS NULL"
+        f" OR {trait_belief().decayed_sql('m')} > %(min_trait_confidence)s)"
+        if memory_type == "trait"
+        else ""
+    )
+    return f"m.memory_type = '{memory_type}' AND m.user_id = %(user_id)s{trait_filter}"
+
+
+def vector_branch_sql(memory_type: str, visible: str) -> str:
+    """One memory type's nearest neighbours (the benchmark measures this against exact search)."""
+    return f"""(
+        SELECT m.id, m.memory_type, m.embedding <=> %(vector)b AS distance
+        FROM memories m
+        WHERE {_branch_filters(memory_type)} AND m.embedding_status = 'ready' AND {visible}
+        ORDER BY m.embedding <=> %(vector)b
+        LIMIT %(branch_limit)s)"""
+
+
+def text_branch_sql(memory_type: str, visible: str, *, own_index: bool) -> str:
+    """One memory type's memories holding enough of the query's words (the exact floor is
+    checked after): through the user's own GIN index when they have one, else by matching each
+    of the user's rows, found by their btree index. Not through the shared GIN index: it
+    checks the query against every user's rows holding any of its words, which grows with the
+    partition (docs/benchmarks.md, "Recall")."""
+    # ts_match_vq is the function behind @@: the same match, but not one an index can take.
+    match = (
+        "m.search_vector @@ %(candidates)s::tsquery"
+        if own_index
+        else "ts_match_vq(m.search_vector, %(candidates)s::tsquery)"
+    )
+    return f"""(
+        SELECT m.id, m.memory_type, m.search_vector, m.valid_at
+        FROM memories m
+        WHERE {_branch_filters(memory_type)} AND {match} AND {visible})"""
+
+
+def neighbour_episode_sql(alias: str, of: str, *, after: bool, visible: str) -> str:
+    """The user's episode just after (or before) episode `of`, within %(context_gap)s of it: the
+    next (or previous) turn of the same conversation, found on idx_episodic_temporal."""
+    a, at = alias, f"{of}.valid_at"
+    within = (
+        f"{a}.valid_at > {at} AND {a}.valid_at <= {at} + %(context_gap)s"
+        if after
+        else f"{a}.valid_at < {at} AND {a}.valid_at >= {at} - %(context_gap)s"
+    )
+    return f"""
+        SELECT {a}.id, {a}.memory_type, {a}.search_vector, {a}.valid_at
+        FROM memories {a}
+        WHERE {a}.memory_type = 'episodic' AND {a}.user_id = %(user_id)s AND {within}
+          AND {visible}
+        ORDER BY {a}.valid_at{"" if after else " DESC"}
+        LIMIT 1"""
+
+
+def single_turn_sql(alias: str) -> str:
+    """An episode written on its own (the memories API), not from a conversation's message:
+    the conversation path's episodes already quote the assistant turn they answer."""
+    return f"""{alias}.memory_type = 'episodic' AND NOT EXISTS (
+        SELECT 1 FROM memory_sources s
+        WHERE s.memory_id = {alias}.id AND s.conversation_id IS NOT NULL)"""
+
+
+def text_documents_sql(as_of: datetime | None, activity: ActivityFilter) -> str:
+    """The text side's documents: what matched, and the single-turn episodes right after
+    matched ones (the question a turn answers may hold the words the turn lacks), each such
+    episode read with the one before it. Read, never stored: the turn before is its own row,
+    so superseding, invalidating or forgetting it takes it out of its neighbour's document
+    too."""
+    following = neighbour_episode_sql(
+        "n", "f", after=True, visible=visible_sql(as_of, activity, "n")
+    )
+    before = neighbour_episode_sql("p", "d", after=False, visible=visible_sql(as_of, alias="p"))
+    return f"""
+        SELECT d.id, d.memory_type,
+               d.search_vector || coalesce(p.search_vector, ''::tsvector) AS search_vector
+        FROM (
+            SELECT f.id, f.memory_type, f.search_vector, f.valid_at FROM text_found f
+            UNION ALL
+            SELECT DISTINCT ON (n.id) n.*
+            FROM text_found f CROSS JOIN LATERAL ({following}) n
+            WHERE f.memory_type = 'episodic' AND n.id NOT IN (SELECT id FROM text_found)
+              AND {single_turn_sql("n")}
+        ) d
+        LEFT JOIN LATERAL ({before}) p ON {single_turn_sql("d")}"""
+
+
+# What a hit carries of its memory: every column but those only for searching.
+RECALLED_FIELDS = [
+    field
+    for field in Memory._meta.concrete_fields
+    if field.attname not in ("embedding", "search_vector", "lexical_vector")
+]
+
+
+def recall_sql(
+    *,
+    memory_types: tuple[str, ...],
+    as_of: datetime | None,
+    vector: bool,
+    text: bool,
+    text_indexed_types: set[str],
+    activity: ActivityFilter = ANY_ACTIVITY,
+    episode_context: bool = False,
+) -> str:
+    """`vector` / `text`: whether there is a query vector / are query lexemes;
+    `text_indexed_types`: the memory types for which the user has a text index of their own;
+    `episode_context`: episodes are read, on the text side, with the turn before them."""
+    visible = visible_sql(as_of, activity)
+    # The hits' memory rows come with the scores (m_<column>: id, importance... are also score
+    # columns), saving a second query over four partitions.
+    columns = [field.column for field in RECALLED_FIELDS]
+    memory_columns = ", ".join(f'm."{column}" AS "m_{column}"' for column in columns)
+    recalled_columns = ", ".join(f'"m_{column}"' for column in columns)
+    branches = (
+        " UNION ALL ".join(vector_branch_sql(memory_type, visible) for memory_type in memory_types)
+        if vector
+        else "SELECT NULL::uuid AS id, NULL::text AS memory_type, NULL::float8 AS distance LIMIT 0"
+    )
+    text_branches = (
+        " UNION ALL ".join(
+            text_branch_sql(memory_type, visible, own_index=memory_type in text_indexed_types)
+            for memory_type in memory_types
+        )
+        if text
+        else "SELECT NULL::uuid AS id, NULL::text AS memory_type, NULL::tsvector AS search_vector,"
+        " NULL::timestamptz AS valid_at LIMIT 0"
+    )
+    text_documents = (
+        text_documents_sql(as_of, activity)
+        if episode_context and text and "episodic" in memory_types
+        else "SELECT id, memory_type, search_vector FROM text_found"
+    )
+    return f"""
+    WITH vector_hits AS MATERIALIZED ({branches}),
+    vector_side AS (
+        -- A zero vector has no cosine: NaN, which PostgreSQL sorts above every number.
+        SELECT h.id, h.memory_type, 1 - nullif(h.distance, 'NaN') AS similarity,
+               row_number() OVER (ORDER BY h.distance, h.id) AS vector_rank,
+               m.content ~ '[{CJK_CHARACTERS}]' AS cjk
+        FROM vector_hits h JOIN memories m ON m.id = h.id AND m.memory_type = h.memory_type
+    ),
+    text_found AS MATERIALIZED ({text_branches}),
+    -- The text side's candidates: the documents holding at least the floor's share of the
+    -- query's lexemes, with their length in lexemes; then each query lexeme they hold, with
+    -- its frequency in the document and the number of candidates holding it.
+    text_rows AS MATERIALIZED (
+        SELECT * FROM (
+            SELECT t.id, t.memory_type, t.search_vector,
+                   length(t.search_vector)::float8 AS length,
+                   (length(t.search_vector)
+                    - length(ts_delete(t.search_vector, %(lexemes)s::text[])))::float8
+                       / cardinality(%(lexemes)s::text[]) AS coverage
+            FROM ({text_documents}) t
+        ) c
+        WHERE coverage >= %(min_coverage)s
+    ),
+    text_terms AS (
+        SELECT r.id, cardinality(u.positions)::float8 AS frequency, r.length,
+               count(*) OVER (PARTITION BY u.lexeme) AS holding
+        FROM text_rows r CROSS JOIN LATERAL unnest(r.search_vector) u
+        WHERE u.lexeme = ANY(%(lexemes)s::text[])
+    ),
+    -- BM25 over the candidates: a lexeme few of them hold weighs more than one most hold
+    -- (the candidates' own statistics; docs/recall.md).
+    text_collection AS (
+        SELECT count(*)::float8 AS documents, coalesce(avg(length), 1) AS mean_length
+        FROM text_rows
+    ),
+    text_side AS (
+        SELECT r.id, r.memory_type, r.coverage,
+               row_number() OVER (ORDER BY s.bm25 DESC, r.id) AS text_rank
+        FROM text_rows r
+        JOIN (
+            SELECT t.id,
+                   sum(ln(1 + (c.documents - t.holding + 0.5) / (t.holding + 0.5))
+                       * t.frequency * ({BM25_K1} + 1)
+                       / (t.frequency + {BM25_K1} * (1 - {BM25_B}
+                          + {BM25_B} * t.length / greatest(c.mean_length, 1)))) AS bm25
+            FROM text_terms t CROSS JOIN text_collection c
+            GROUP BY t.id
+        ) s ON s.id = r.id
+        ORDER BY s.bm25 DESC, r.id
+        LIMIT %(branch_limit)s
+    ),
+    fused AS (
+        SELECT coalesce(v.id, t.id) AS id, coalesce(v.memory_type, t.memory_type) AS memory_type,
+               v.vector_rank, t.text_rank, v.similarity, t.coverage,
+               coalesce(1.0 / ({RRF_K} + v.vector_rank), 0)
+                 + coalesce(1.0 / ({RRF_K} + t.text_rank), 0) AS rrf_score
+        FROM vector_side v FULL JOIN text_side t ON t.id = v.id
+        -- The floor is per language of the memory (memories/similarity_floors.py).
+        WHERE v.similarity >= CASE WHEN v.cjk THEN %(floor_cjk)s::float8
+                                   ELSE %(floor_latin)s::float8 END
+           OR coalesce(t.coverage, 0) >= %(min_coverage)s
+    ),
+    boosted AS (
+        SELECT f.*, {memory_columns},
+               -- decays with age, slower for emotionally arousing memories (arousal 0–1);
+               -- the exponent stops at -700: exp() of less underflows, an error in SQL
+               %(recency_weight)s * exp(-least(
+                   greatest(extract(epoch FROM %(now)s - coalesce(m.valid_at, m.created_at)), 0)
+                   / (%(recency_scale_seconds)s * (1 + a.arousal * %(arousal_slowdown)s)),
+                   700)) AS recency,
+               %(importance_weight)s * coalesce(m.importance, 0.5) AS importance,
+               CASE WHEN m.memory_type <> 'trait' THEN 0
+                    WHEN {TRAIT_STAGE} = 'core' THEN %(boost_core)s
+                    WHEN {TRAIT_STAGE} = 'established' THEN %(boost_established)s
+                    WHEN {TRAIT_STAGE} = 'emerging' THEN %(boost_emerging)s
+                    ELSE 0 END AS trait_stage
+        FROM fused f
+        JOIN memories m ON m.id = f.id AND m.memory_type = f.memory_type
+        CROSS JOIN LATERAL (
+            SELECT CASE WHEN jsonb_typeof(m.metadata->'emotion'->'arousal') = 'number'
+                        THEN least(greatest((m.metadata->'emotion'->>'arousal')::float8, 0), 1)
+                        ELSE 0 END AS arousal
+        ) a
+    )
+    SELECT vector_rank, text_rank, similarity, coverage, rrf_score::float8,
+           recency, importance::float8, trait_stage::float8,
+           (rrf_score * (1 + recency + importance + trait_stage))::float8 AS score,
+           {recalled_columns}
+    FROM boosted
+    ORDER BY score DESC, id
+    LIMIT %(limit)s
+    """
