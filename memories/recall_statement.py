@@ -20,6 +20,8 @@ TRAIT_STAGE = trait_stage_sql("m")
 # BM25's customary term-frequency saturation and length normalisation.
 BM25_K1 = 1.2
 BM25_B = 0.75
+# The least time between two turns of a conversation (see neighbour_episode_sql).
+TURN_APART = "interval '1 second'"
 
 
 def visible_sql(
@@ -76,13 +78,15 @@ def text_branch_sql(memory_type: str, visible: str, *, own_index: bool) -> str:
 
 
 def neighbour_episode_sql(alias: str, of: str, *, after: bool, visible: str) -> str:
-    """The user's episode just after (or before) episode `of`, within %(context_gap)s of it: the
-    next (or previous) turn of the same conversation, found on idx_episodic_temporal."""
+    """The user's episode just after (or before) episode `of`, a second to %(context_gap)s
+    from it: the next (or previous) turn of the same conversation, found on
+    idx_episodic_temporal. Episodes dated within the same second are one write (a batch of
+    notes stored together), not turns answering each other."""
     a, at = alias, f"{of}.valid_at"
     within = (
-        f"{a}.valid_at > {at} AND {a}.valid_at <= {at} + %(context_gap)s"
+        f"{a}.valid_at >= {at} + {TURN_APART} AND {a}.valid_at <= {at} + %(context_gap)s"
         if after
-        else f"{a}.valid_at < {at} AND {a}.valid_at >= {at} - %(context_gap)s"
+        else f"{a}.valid_at <= {at} - {TURN_APART} AND {a}.valid_at >= {at} - %(context_gap)s"
     )
     return f"""
         SELECT {a}.id, {a}.memory_type, {a}.search_vector, {a}.valid_at

@@ -314,8 +314,8 @@ RECALL_MIN_SIMILARITY = env.float(
     "RECALL_MIN_SIMILARITY", default=0.6 if EMBEDDING_PROVIDER == "hashing" else -1.0
 )
 RECALL_MIN_TEXT_COVERAGE = env.float("RECALL_MIN_TEXT_COVERAGE", default=0.5)
-# The text side reads an episode with the user's episode before it when that one is at most
-# this many seconds older (the turn it answers); 0 reads each alone (docs/recall.md).
+# The text side reads a single-turn episode with the user's episode before it when that one is
+# a second to this many seconds older (the turn it answers); 0 reads each alone (docs/recall.md).
 RECALL_EPISODE_CONTEXT_SECONDS = env.int("RECALL_EPISODE_CONTEXT_SECONDS", default=600)
 # Query vectors stay in Redis this long (seconds): a repeated question costs no model call.
 RECALL_QUERY_CACHE_TTL = env.int("RECALL_QUERY_CACHE_TTL", default=86_400)

@@ -99,6 +99,7 @@ def test_only_the_api_packages_import_rest_framework():
     [
         ("memories/selectors.py", "memories.services"),
         ("memories/recall.py", "memories.services"),
+        ("memories/recall_statement.py", "memories.services"),
         ("memories/services", "memories.tasks"),
     ],
 )

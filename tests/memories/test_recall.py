@@ -227,6 +227,22 @@ def test_the_turn_before_is_read_only_while_it_is_visible(settings):
     assert text_sides("sister move city", as_of=before)[answer.content] == (2, 1.0)
 
 
+def test_episodes_stored_in_the_same_second_are_read_alone(settings):
+    """A batch of notes written together, undated, is one write, not turns of a conversation."""
+    settings.RECALL_MIN_SIMILARITY = -1
+    settings.RECALL_RELEVANCE_MARGIN = -2
+    settings.RECALL_EPISODE_CONTEXT_SECONDS = 600
+    remember(
+        "Caroline: what did you do over the long weekend?",
+        "Melanie: we went camping by the lake with the kids",
+        memory_type="episodic",
+    )
+    assert text_sides("long weekend")["Melanie: we went camping by the lake with the kids"] == (
+        None,
+        None,
+    )
+
+
 def test_a_conversation_s_episodes_are_read_alone(settings):
     """The conversation path's episode already quotes the assistant turn it answers; the user's
     episode before it is another exchange, and lends it no words."""

@@ -83,8 +83,8 @@ def test_a_big_user_gets_indexes_of_their_own_and_recall_uses_them(user_indexes)
 
 
 def text_side(user_id: str, query: str) -> str:
-    """The plan of the text side's candidates (recall's text_rows CTE)."""
-    return plan(user_id, query).split("CTE text_rows")[1].split("CTE ")[0]
+    """The plan of the text side's matches (recall's text_found CTE)."""
+    return plan(user_id, query).split("CTE text_found")[1].split("CTE ")[0]
 
 
 def recalled(user_id: str, query: str) -> list[str]:
