@@ -114,7 +114,11 @@ def text_documents_sql(as_of: datetime | None, activity: ActivityFilter) -> str:
     following = neighbour_episode_sql(
         "n", "f", after=True, visible=visible_sql(as_of, activity, "n")
     )
-    before = neighbour_episode_sql("p", "d", after=False, visible=visible_sql(as_of, alias="p"))
+    # The guard on `d` inside the subquery gates it (a one-time filter): no probe for a fact,
+    # nor for a session's episode.
+    before = neighbour_episode_sql(
+        "p", "d", after=False, visible=f"{visible_sql(as_of, alias='p')} AND {single_turn_sql('d')}"
+    )
     return f"""
         SELECT d.id, d.memory_type,
                d.search_vector || coalesce(p.search_vector, ''::tsvector) AS search_vector
@@ -126,7 +130,7 @@ def text_documents_sql(as_of: datetime | None, activity: ActivityFilter) -> str:
             WHERE f.memory_type = 'episodic' AND n.id NOT IN (SELECT id FROM text_found)
               AND {single_turn_sql("n")}
         ) d
-        LEFT JOIN LATERAL ({before}) p ON {single_turn_sql("d")}"""
+        LEFT JOIN LATERAL ({before}) p ON true"""
 
 
 # What a hit carries of its memory: every column but those only for searching.
