@@ -249,16 +249,16 @@ def traits_dissolve_weak(*, now: datetime, user_id: str | None = None) -> int:
 
 
 def dangling(
-    table: str, reference: str, user: str, *, target: str = "memories", trait: bool = False
+    table: str,
+    reference: str,
+    user: str,
+    *,
+    row_id: str = "r.id::text",
+    target: str = "memories",
+    trait: bool = False,
 ) -> tuple[str, str]:
     """A check's table and the SQL finding its rows (alias `r`) whose `reference` names no row
     of `target` (a trait, with `trait`: the pruned partition), as (row_id, missing_id, user_id)."""
-    # memory_sources has no id of its own: its key is the pair.
-    row_id = (
-        "r.memory_id::text || '/' || r.session_id::text"
-        if table == "memory_sources"
-        else "r.id::text"
-    )
     trait_only = "x.memory_type = 'trait' AND " if trait else ""
     return (
         table,
@@ -277,6 +277,8 @@ TRAIT_USER = (
     "(SELECT t.user_id FROM memories t WHERE t.memory_type = 'trait' AND t.id = r.trait_id LIMIT 1)"
 )
 SESSION_USER = "(SELECT c.user_id FROM conversation_sessions c WHERE c.id = r.session_id)"
+# memory_sources has no id of its own: its key is the pair.
+SOURCE_ROW = "r.memory_id::text || '/' || r.session_id::text"
 
 # Per check: the table holding the reference, and the rows whose reference dangles as
 # (row_id, missing_id, user_id) — anti-joins.
@@ -286,9 +288,15 @@ CHECKS: dict[str, tuple[str, str]] = {
     ),
     ConsistencyCheck.EVIDENCE_MEMORY: dangling("trait_evidence", "r.memory_id", TRAIT_USER),
     ConsistencyCheck.HISTORY_MEMORY: dangling("memory_history", "r.memory_id", "NULL::varchar"),
-    ConsistencyCheck.SOURCE_MEMORY: dangling("memory_sources", "r.memory_id", SESSION_USER),
+    ConsistencyCheck.SOURCE_MEMORY: dangling(
+        "memory_sources", "r.memory_id", SESSION_USER, row_id=SOURCE_ROW
+    ),
     ConsistencyCheck.SOURCE_SESSION: dangling(
-        "memory_sources", "r.session_id", MEMORY_USER, target="conversation_sessions"
+        "memory_sources",
+        "r.session_id",
+        MEMORY_USER,
+        row_id=SOURCE_ROW,
+        target="conversation_sessions",
     ),
     ConsistencyCheck.SUPERSEDED_BY: dangling("memories", "r.superseded_by", OWN_USER),
     ConsistencyCheck.TRAIT_PARENT: dangling("memories", "r.trait_parent_id", OWN_USER, trait=True),
