@@ -195,17 +195,17 @@ def test_the_text_side_reads_an_episode_with_the_turn_before_it(settings):
     settings.RECALL_RELEVANCE_MARGIN = -2
     settings.RECALL_EPISODE_CONTEXT_SECONDS = 600
     conversation(
-        ("Caroline: what did you do over the long weekend?", timedelta(hours=3, seconds=10)),
-        ("Melanie: we went camping by the lake with the kids", timedelta(hours=3)),
-        ("Melanie: later I painted a sunrise", timedelta(hours=2)),
+        ("Priya: what did you do over the long weekend?", timedelta(hours=3, seconds=10)),
+        ("Tomas: we drove up the coast and hiked", timedelta(hours=3)),
+        ("Tomas: later I fixed the bike", timedelta(hours=2)),
     )
     sides = text_sides("long weekend")
-    assert sides["Caroline: what did you do over the long weekend?"] == (1, 1.0)
-    assert sides["Melanie: we went camping by the lake with the kids"] == (2, 1.0)
-    assert sides["Melanie: later I painted a sunrise"] == (None, None)
+    assert sides["Priya: what did you do over the long weekend?"] == (1, 1.0)
+    assert sides["Tomas: we drove up the coast and hiked"] == (2, 1.0)
+    assert sides["Tomas: later I fixed the bike"] == (None, None)
 
     settings.RECALL_EPISODE_CONTEXT_SECONDS = 0
-    assert text_sides("long weekend")["Melanie: we went camping by the lake with the kids"] == (
+    assert text_sides("long weekend")["Tomas: we drove up the coast and hiked"] == (
         None,
         None,
     )
@@ -218,8 +218,8 @@ def test_the_turn_before_is_read_only_while_it_is_visible(settings):
     settings.RECALL_RELEVANCE_MARGIN = -2
     settings.RECALL_EPISODE_CONTEXT_SECONDS = 600
     question, answer = conversation(
-        ("Caroline: which city did your sister move to?", timedelta(days=2, seconds=30)),
-        ("Melanie: Lisbon, last spring", timedelta(days=2)),
+        ("Priya: which city did your sister move to?", timedelta(days=2, seconds=30)),
+        ("Tomas: Lisbon, last spring", timedelta(days=2)),
     )
     before = timezone.now()
     memory_invalidate(memory=question, caller=TEST)
@@ -233,11 +233,11 @@ def test_episodes_stored_in_the_same_second_are_read_alone(settings):
     settings.RECALL_RELEVANCE_MARGIN = -2
     settings.RECALL_EPISODE_CONTEXT_SECONDS = 600
     remember(
-        "Caroline: what did you do over the long weekend?",
-        "Melanie: we went camping by the lake with the kids",
+        "Priya: what did you do over the long weekend?",
+        "Tomas: we drove up the coast and hiked",
         memory_type="episodic",
     )
-    assert text_sides("long weekend")["Melanie: we went camping by the lake with the kids"] == (
+    assert text_sides("long weekend")["Tomas: we drove up the coast and hiked"] == (
         None,
         None,
     )
@@ -254,7 +254,7 @@ def test_a_conversation_s_episodes_are_read_alone(settings):
     for seconds, role, content in [
         (0, "user", "I spent the long weekend in the mountains"),
         (10, "assistant", "Sounds lovely."),
-        (20, "user", "We went camping by the lake with the kids"),
+        (20, "user", "We drove up the coast and hiked"),
     ]:
         session_message_add(
             session=session,
@@ -265,8 +265,8 @@ def test_a_conversation_s_episodes_are_read_alone(settings):
         )
     memories_embed(memory_ids=list(Memory.objects.values_list("id", flat=True)))
     sides = text_sides("long weekend")
-    camping = next(content for content in sides if "camping" in content)
-    assert sides[camping] == (None, None)
+    hike = next(content for content in sides if "hiked" in content)
+    assert sides[hike] == (None, None)
 
 
 def search_candidates(query: str, min_share: float) -> set[str]:
