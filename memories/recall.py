@@ -6,13 +6,14 @@ One query does it all (built by memories/recall_statement.py):
   all types' candidates together, never by a window over a whole partition, which would
   force a sequential scan; the query's vector is cached in Redis by model and text;
 - the text side on `search_vector` (CJK-aware, migration 0003): the memories holding at
-  least the floor's share of the query's words (prefiltered by migration 0006's tsquery, on
-  the user's own GIN index when they have one), ranked by BM25 over those candidates; an
-  episode is read with the user's episode just before it (the turn it answers);
+  least RECALL_TEXT_CANDIDATE_COVERAGE of the query's words (prefiltered by migration 0006's
+  tsquery, on the user's own GIN index when they have one), ranked by BM25 over those
+  candidates; an episode is read with the user's episode just before it (the turn it answers);
 - a relevance floor: a memory comes back only when its vector similarity reaches the query's
   floor (calibrated per query and language, memories/similarity_floors.py) or its text coverage
   reaches RECALL_MIN_TEXT_COVERAGE;
-- RRF (k = 60) over both ranks, times (1 + recency + importance + trait stage).
+- RRF (k = 60) over both ranks, the vector side's weighted by RECALL_VECTOR_WEIGHT, times
+  (1 + recency + importance + trait stage).
 Rows still waiting for their embedding are found by text only.
 """
 
@@ -139,6 +140,12 @@ class SearchTerms:
     candidates: str
 
 
+def text_candidate_coverage() -> float:
+    """The share of the query's words a memory must hold to be ranked by the text side: never
+    more than the floor that recalls it by words alone."""
+    return min(settings.RECALL_TEXT_CANDIDATE_COVERAGE, settings.RECALL_MIN_TEXT_COVERAGE)
+
+
 def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[SearchTerms, set[str]]:
     """Recall's first round trip: the transaction's iterative-scan settings, the query's search
     terms, and the memory types for which the user has a text index of their own. The terms go
@@ -159,7 +166,7 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
         {
             **iterative_scan_params(),
             "query": request.query,
-            "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
+            "min_coverage": text_candidate_coverage(),
             "index_names": list(search_indexes),
         },
     )
@@ -196,6 +203,8 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             "branch_limit": max(settings.RECALL_BRANCH_LIMIT, request.limit),
             **(asdict(floors) if floors else dict.fromkeys(FLOOR_PARAMS)),
             "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
+            "candidate_coverage": text_candidate_coverage(),
+            "vector_weight": settings.RECALL_VECTOR_WEIGHT,
             "context_gap": timedelta(seconds=settings.RECALL_EPISODE_CONTEXT_SECONDS),
             "now": request.as_of or timezone.now(),
             "as_of": request.as_of,

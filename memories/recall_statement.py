@@ -77,6 +77,13 @@ def text_branch_sql(memory_type: str, visible: str, *, own_index: bool) -> str:
         WHERE {_branch_filters(memory_type)} AND {match} AND {visible})"""
 
 
+def relevant_sql(similarity: str, alias: str) -> str:
+    """Whether a memory's similarity to the query reaches the relevance floor, which is per
+    language of the memory (memories/similarity_floors.py)."""
+    return f"""{similarity} >= CASE WHEN {alias}.content ~ '[{CJK_CHARACTERS}]'
+                   THEN %(floor_cjk)s::float8 ELSE %(floor_latin)s::float8 END"""
+
+
 def neighbour_episode_sql(alias: str, of: str, *, after: bool, visible: str) -> str:
     """The user's episode just after (or before) episode `of`, a second to %(context_gap)s
     from it: the next (or previous) turn of the same conversation, found on
@@ -179,13 +186,22 @@ def recall_sql(
         if episode_context and text and "episodic" in memory_types
         else "SELECT id, memory_type, search_vector FROM text_found"
     )
+    text_relevant = (
+        f"""
+        SELECT t.*, CASE WHEN m.embedding_status = 'ready'
+                         THEN {relevant_sql("1 - nullif(m.embedding <=> %(vector)b, 'NaN')", "m")}
+                    END AS relevant
+        FROM text_side t JOIN memories m ON m.id = t.id AND m.memory_type = t.memory_type"""
+        if vector
+        else "SELECT t.*, NULL::boolean AS relevant FROM text_side t"
+    )
     return f"""
     WITH vector_hits AS MATERIALIZED ({branches}),
     vector_side AS (
         -- A zero vector has no cosine: NaN, which PostgreSQL sorts above every number.
         SELECT h.id, h.memory_type, 1 - nullif(h.distance, 'NaN') AS similarity,
                row_number() OVER (ORDER BY h.distance, h.id) AS vector_rank,
-               m.content ~ '[{CJK_CHARACTERS}]' AS cjk
+               {relevant_sql("1 - nullif(h.distance, 'NaN')", "m")} AS relevant
         FROM vector_hits h JOIN memories m ON m.id = h.id AND m.memory_type = h.memory_type
     ),
     text_found AS MATERIALIZED ({text_branches}),
@@ -201,7 +217,7 @@ def recall_sql(
                        / cardinality(%(lexemes)s::text[]) AS coverage
             FROM ({text_documents}) t
         ) c
-        WHERE coverage >= %(min_coverage)s
+        WHERE coverage >= %(candidate_coverage)s
     ),
     text_terms AS (
         SELECT r.id, cardinality(u.positions)::float8 AS frequency, r.length,
@@ -231,16 +247,16 @@ def recall_sql(
         ORDER BY s.bm25 DESC, r.id
         LIMIT %(branch_limit)s
     ),
+    -- A text candidate passes the relevance floor by meaning too, found among the vector
+    -- side's first rows or not.
+    text_relevant AS ({text_relevant}),
     fused AS (
         SELECT coalesce(v.id, t.id) AS id, coalesce(v.memory_type, t.memory_type) AS memory_type,
                v.vector_rank, t.text_rank, v.similarity, t.coverage,
-               coalesce(1.0 / ({RRF_K} + v.vector_rank), 0)
+               coalesce(%(vector_weight)s::float8 / ({RRF_K} + v.vector_rank), 0)
                  + coalesce(1.0 / ({RRF_K} + t.text_rank), 0) AS rrf_score
-        FROM vector_side v FULL JOIN text_side t ON t.id = v.id
-        -- The floor is per language of the memory (memories/similarity_floors.py).
-        WHERE v.similarity >= CASE WHEN v.cjk THEN %(floor_cjk)s::float8
-                                   ELSE %(floor_latin)s::float8 END
-           OR coalesce(t.coverage, 0) >= %(min_coverage)s
+        FROM vector_side v FULL JOIN text_relevant t ON t.id = v.id
+        WHERE v.relevant OR t.relevant OR coalesce(t.coverage, 0) >= %(min_coverage)s
     ),
     boosted AS (
         SELECT f.*, {memory_columns},

@@ -314,6 +314,12 @@ RECALL_MIN_SIMILARITY = env.float(
     "RECALL_MIN_SIMILARITY", default=0.6 if EMBEDDING_PROVIDER == "hashing" else -1.0
 )
 RECALL_MIN_TEXT_COVERAGE = env.float("RECALL_MIN_TEXT_COVERAGE", default=0.5)
+# The text side ranks memories holding this share of the query's words (at most the floor
+# above; 0.34: two words of a three-word question): one holding less than the floor's share is
+# recalled only if near enough by meaning.
+RECALL_TEXT_CANDIDATE_COVERAGE = env.float("RECALL_TEXT_CANDIDATE_COVERAGE", default=0.34)
+# The vector side's weight in the fusion, the text side's being 1 (docs/recall.md, "The score").
+RECALL_VECTOR_WEIGHT = env.float("RECALL_VECTOR_WEIGHT", default=1.0)
 # The text side reads a single-turn episode with the user's episode before it when that one is
 # a second to this many seconds older (the turn it answers); 0 reads each alone (docs/recall.md).
 RECALL_EPISODE_CONTEXT_SECONDS = env.int("RECALL_EPISODE_CONTEXT_SECONDS", default=600)

@@ -134,13 +134,14 @@ def test_a_query_of_stop_words_only_is_answered_by_the_vector_side():
     assert (hits[0].vector_rank, hits[0].text_rank) == (1, None)
 
 
-def test_the_text_side_ranks_only_memories_that_reach_the_text_floor(settings):
+def test_the_text_side_ranks_only_memories_that_reach_the_candidate_share(settings):
     settings.RECALL_MIN_SIMILARITY = -1  # every vector neighbour comes back: text ranks show
     settings.RECALL_RELEVANCE_MARGIN = -2
     remember("violin lessons on tuesday", "violin repair shop downtown")
-    hits = {hit.memory.content: hit for hit in recall("violin lessons tuesday")}
-    assert hits["violin lessons on tuesday"].text_rank == 1  # 3 of 3 words
-    below = hits["violin repair shop downtown"]  # 1 of 3, under the floor of 0.5
+    hits = {hit.memory.content: hit for hit in recall("violin lessons tuesday evening")}
+    assert hits["violin lessons on tuesday"].text_rank == 1  # 3 of 4 words
+    # 1 of 4, under RECALL_TEXT_CANDIDATE_COVERAGE
+    below = hits["violin repair shop downtown"]
     assert (below.text_rank, below.text_coverage) == (None, None)
     assert below.vector_rank is not None
 
@@ -341,6 +342,47 @@ def test_score_is_rrf_times_the_boosts_of_seed_002():
     assert hit.boosts.importance == pytest.approx(0.12)
     assert hit.boosts.trait_stage == 0
     assert hit.score == pytest.approx(hit.rrf_score * (1 + hit.boosts.recency + 0.12), rel=1e-6)
+
+
+def test_the_vector_side_weighs_recall_vector_weight_in_the_fusion(settings):
+    # "Old photographs" shares no lexeme with "photography" (the stemmer keeps them apart) but
+    # most of its letters, so only the vector side finds it; the class, still waiting for its
+    # embedding, only the text side. Equal weights (the default) tie them, and the tie goes by
+    # id; at 0.5 the text match comes first.
+    [text_only] = remember("Booked a photography class", embed=False)
+    [vector_only] = remember("Old photographs")
+    ranks = [(None, 1), (1, None)]
+    hits = recall("photography")
+    assert [hit.rrf_score for hit in hits] == pytest.approx([1 / 61, 1 / 61])
+    settings.RECALL_VECTOR_WEIGHT = 0.5
+    hits = recall("photography")
+    assert [hit.memory.id for hit in hits] == [text_only.id, vector_only.id]
+    assert [(hit.vector_rank, hit.text_rank) for hit in hits] == ranks
+    assert [hit.rrf_score for hit in hits] == pytest.approx([1 / 61, 0.5 / 61])
+
+
+def test_a_memory_holding_few_of_the_words_is_ranked_by_them_when_near_by_meaning(settings):
+    # Two of the question's five lexemes ("violinists" stems to "violinist"): enough to be
+    # ranked by the text side (RECALL_TEXT_CANDIDATE_COVERAGE 0.34), not to be recalled by
+    # words alone (RECALL_MIN_TEXT_COVERAGE 0.5). By letters (the hashing embeddings), the
+    # violinists' schedule is near the question (0.81), the weekly one not (0.68, under this
+    # test's floor of 0.7), and the last is still waiting for its embedding.
+    settings.RECALL_MIN_SIMILARITY = 0.7
+    remember(
+        "Violin lesson schedule on tuesday evening",
+        "Violinists tuesday schedule",
+        "Printed my weekly schedule for tuesday",
+    )
+    remember("The violinist schedule on tuesday", embed=False)
+    query = "violin lesson schedule tuesday evening"
+    hits = {hit.memory.content: hit for hit in recall(query)}
+    assert set(hits) == {"Violin lesson schedule on tuesday evening", "Violinists tuesday schedule"}
+    near = hits["Violinists tuesday schedule"]
+    assert near.vector_rank == 2 and near.text_rank is not None
+    assert near.text_coverage == pytest.approx(2 / 5)
+    settings.RECALL_TEXT_CANDIDATE_COVERAGE = 0.5
+    near = {hit.memory.content: hit for hit in recall(query)}["Violinists tuesday schedule"]
+    assert (near.vector_rank, near.text_rank, near.text_coverage) == (2, None, None)
 
 
 def stored(memory_id: str, memory_type: str, content: str, **fields) -> Memory:
