@@ -161,12 +161,13 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
         f"""
         SELECT {ITERATIVE_SCAN_SQL},
                neuromem_search_lexemes(%(query)s),
-               neuromem_search_candidates(%(query)s, %(min_coverage)s)::text, {VALID_INDEXES_SQL}
+               neuromem_search_candidates(%(query)s, %(candidate_coverage)s)::text,
+               {VALID_INDEXES_SQL}
         """,
         {
             **iterative_scan_params(),
             "query": request.query,
-            "min_coverage": text_candidate_coverage(),
+            "candidate_coverage": text_candidate_coverage(),
             "index_names": list(search_indexes),
         },
     )

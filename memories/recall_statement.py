@@ -77,10 +77,10 @@ def text_branch_sql(memory_type: str, visible: str, *, own_index: bool) -> str:
         WHERE {_branch_filters(memory_type)} AND {match} AND {visible})"""
 
 
-def relevant_sql(similarity: str, alias: str) -> str:
-    """Whether a memory's similarity to the query reaches the relevance floor, which is per
-    language of the memory (memories/similarity_floors.py)."""
-    return f"""{similarity} >= CASE WHEN {alias}.content ~ '[{CJK_CHARACTERS}]'
+def relevant_sql(distance: str, alias: str) -> str:
+    """Whether memory `alias`, at cosine `distance` from the query, is as similar as the
+    relevance floor asks, which is per language of the memory (memories/similarity_floors.py)."""
+    return f"""1 - nullif({distance}, 'NaN') >= CASE WHEN {alias}.content ~ '[{CJK_CHARACTERS}]'
                    THEN %(floor_cjk)s::float8 ELSE %(floor_latin)s::float8 END"""
 
 
@@ -189,7 +189,7 @@ def recall_sql(
     text_relevant = (
         f"""
         SELECT t.*, CASE WHEN m.embedding_status = 'ready'
-                         THEN {relevant_sql("1 - nullif(m.embedding <=> %(vector)b, 'NaN')", "m")}
+                         THEN {relevant_sql("m.embedding <=> %(vector)b", "m")}
                     END AS relevant
         FROM text_side t JOIN memories m ON m.id = t.id AND m.memory_type = t.memory_type"""
         if vector
@@ -201,7 +201,7 @@ def recall_sql(
         -- A zero vector has no cosine: NaN, which PostgreSQL sorts above every number.
         SELECT h.id, h.memory_type, 1 - nullif(h.distance, 'NaN') AS similarity,
                row_number() OVER (ORDER BY h.distance, h.id) AS vector_rank,
-               {relevant_sql("1 - nullif(h.distance, 'NaN')", "m")} AS relevant
+               {relevant_sql("h.distance", "m")} AS relevant
         FROM vector_hits h JOIN memories m ON m.id = h.id AND m.memory_type = h.memory_type
     ),
     text_found AS MATERIALIZED ({text_branches}),
