@@ -14,6 +14,7 @@ import pgtrigger
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.functions import RandomUUID
+from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
@@ -430,6 +431,13 @@ class ConversationMessage(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     # What was redacted from the message as received (kind → count; docs/privacy.md).
     redactions = models.JSONField(null=True, blank=True)
+    # Recall's text side reads an episode with the whole assistant message it answers
+    # (docs/recall.md); generated, so erasing the content erases its words too.
+    search_vector = models.GeneratedField(
+        expression=models.Func(models.F("content"), function="neuromem_search_document"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
 
     class Meta:
         db_table = "conversations"
@@ -437,6 +445,17 @@ class ConversationMessage(models.Model):
         indexes = [
             models.Index(fields=["session", "created_at"], name="idx_conversations_session"),
             models.Index(fields=["user_id", "created_at"], name="idx_conversations_user"),
+            # An assistant message's words under its end user (migration 0019).
+            GinIndex(
+                models.Func(
+                    models.F("user_id"),
+                    models.F("search_vector"),
+                    function="neuromem_user_terms",
+                    output_field=ArrayField(models.TextField()),
+                ),
+                condition=Q(role="assistant"),
+                name="idx_assistant_message_terms",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -8,7 +8,8 @@ One query does it all (built by memories/recall_statement.py):
 - the text side on `search_vector` (CJK-aware, migration 0003): the memories holding at
   least RECALL_TEXT_CANDIDATE_COVERAGE of the query's words (prefiltered by migration 0006's
   tsquery, on the user's own GIN index when they have one), ranked by BM25 over those
-  candidates; an episode is read with the user's episode just before it (the turn it answers);
+  candidates; a single-turn episode is read with the user's episode just before it (the turn
+  it answers), a session's episode with the whole assistant message it answers;
 - a relevance floor: a memory comes back only when its vector similarity reaches the query's
   floor (calibrated per query and language, memories/similarity_floors.py) or its text coverage
   reaches RECALL_MIN_TEXT_COVERAGE;
@@ -191,13 +192,15 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             text=bool(terms.lexemes),
             text_indexed_types=text_indexed_types,
             activity=request.activity,
-            episode_context=settings.RECALL_EPISODE_CONTEXT_SECONDS > 0,
+            turn_before=settings.RECALL_EPISODE_CONTEXT_SECONDS > 0,
+            answered=settings.RECALL_EPISODE_ANSWERED_MESSAGE,
         )
         params = {
             "user_id": request.user_id,
             "vector": None if vector is None else HalfVector(vector),
             "lexemes": terms.lexemes,
             "candidates": terms.candidates,
+            "user_terms": [f"{request.user_id} {lexeme}" for lexeme in terms.lexemes],
             "trait_stages": list(RECALLED_TRAIT_STAGES),
             **trait_belief().recall_params(),
             **score_params(),

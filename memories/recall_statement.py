@@ -112,32 +112,94 @@ def single_turn_sql(alias: str) -> str:
         WHERE s.memory_id = {alias}.id AND s.conversation_id IS NOT NULL)"""
 
 
-def text_documents_sql(as_of: datetime | None, activity: ActivityFilter) -> str:
-    """The text side's documents: what matched, and the single-turn episodes right after
-    matched ones (the question a turn answers may hold the words the turn lacks), each such
-    episode read with the one before it. Read, never stored: the turn before is its own row,
-    so superseding, invalidating or forgetting it takes it out of its neighbour's document
-    too."""
-    following = neighbour_episode_sql(
-        "n", "f", after=True, visible=visible_sql(as_of, activity, "n")
-    )
-    # The guard on `d` inside the subquery gates it (a one-time filter): no probe for a fact,
-    # nor for a session's episode.
-    before = neighbour_episode_sql(
-        "p", "d", after=False, visible=f"{visible_sql(as_of, alias='p')} AND {single_turn_sql('d')}"
-    )
+def answered_message_sql(alias: str) -> str:
+    """The assistant message that a conversation's episode `alias` answers: the message just
+    before the episode's own in its session, when the assistant's (the one it quotes the end
+    of). None for an episode written on its own; not probed for other memory types (the
+    guard on `alias` is a one-time filter)."""
     return f"""
-        SELECT d.id, d.memory_type,
-               d.search_vector || coalesce(p.search_vector, ''::tsvector) AS search_vector
-        FROM (
-            SELECT f.id, f.memory_type, f.search_vector, f.valid_at FROM text_found f
-            UNION ALL
+        SELECT a.search_vector
+        FROM memory_sources s
+        JOIN conversations u ON u.id = s.conversation_id
+        CROSS JOIN LATERAL (
+            SELECT b.role, b.search_vector FROM conversations b
+            WHERE b.session_id = u.session_id AND b.created_at < u.created_at
+            ORDER BY b.created_at DESC
+            LIMIT 1) a
+        WHERE s.memory_id = {alias}.id AND {alias}.memory_type = 'episodic'
+          AND a.role = 'assistant'
+        LIMIT 1"""
+
+
+def answering_episodes_sql(visible: str) -> str:
+    """The user's episodes answering an assistant message that holds the query's words: the
+    user message right after it in its session, kept as episode `e`. The messages are found
+    on idx_assistant_message_terms, by "<user_id> <lexeme>" keys (migration 0019)."""
+    return f"""
+        SELECT DISTINCT ON (e.id) e.id, e.memory_type, e.search_vector, e.valid_at
+        FROM conversations a
+        CROSS JOIN LATERAL (
+            SELECT n.id, n.role FROM conversations n
+            WHERE n.session_id = a.session_id AND n.created_at > a.created_at
+            ORDER BY n.created_at
+            LIMIT 1) u
+        JOIN memory_sources s ON s.conversation_id = u.id
+        JOIN memories e ON e.id = s.memory_id AND e.memory_type = 'episodic'
+        WHERE neuromem_user_terms(a.user_id, a.search_vector) && %(user_terms)s::text[]
+          AND a.role = 'assistant' AND a.user_id = %(user_id)s AND u.role = 'user'
+          AND ts_match_vq(a.search_vector, %(candidates)s::tsquery)
+          AND e.user_id = %(user_id)s AND {visible}"""
+
+
+def text_documents_sql(
+    as_of: datetime | None, activity: ActivityFilter, *, turn_before: bool, answered: bool
+) -> str:
+    """The text side's documents: what matched, and what reading episodes in context adds.
+    `turn_before`: the single-turn episodes right after matched ones join (the question a turn
+    answers may hold the words the turn lacks), each such episode read with the one before it.
+    `answered`: a conversation's episode is read with the whole assistant message it answers
+    (it quotes only its end), and the episodes answering a message holding the query's words
+    join. Read, never stored: the turn before is its own row, the message is erased with its
+    content, so superseding, invalidating or forgetting takes them out of the document too."""
+    joined = ["SELECT f.id, f.memory_type, f.search_vector, f.valid_at FROM text_found f"]
+    document = "d.search_vector"
+    laterals = ""
+    if turn_before:
+        following = neighbour_episode_sql(
+            "n", "f", after=True, visible=visible_sql(as_of, activity, "n")
+        )
+        # The guard on `d` inside the subquery gates it (a one-time filter): no probe for a
+        # fact, nor for a session's episode.
+        before = neighbour_episode_sql(
+            "p",
+            "d",
+            after=False,
+            visible=f"{visible_sql(as_of, alias='p')} AND {single_turn_sql('d')}",
+        )
+        joined.append(f"""
             SELECT DISTINCT ON (n.id) n.*
             FROM text_found f CROSS JOIN LATERAL ({following}) n
             WHERE f.memory_type = 'episodic' AND n.id NOT IN (SELECT id FROM text_found)
-              AND {single_turn_sql("n")}
-        ) d
-        LEFT JOIN LATERAL ({before}) p ON true"""
+              AND {single_turn_sql("n")}""")
+        document += " || coalesce(p.search_vector, ''::tsvector)"
+        laterals += f"\n        LEFT JOIN LATERAL ({before}) p ON true"
+    if answered:
+        joined.append(f"""
+            SELECT * FROM ({answering_episodes_sql(visible_sql(as_of, activity, "e"))}) e
+            WHERE e.id NOT IN (SELECT id FROM text_found)""")
+        # The message's words the episode does not hold already (the end it quotes, and
+        # anything the user repeated): counted once.
+        document += (
+            " || coalesce(ts_delete(am.search_vector, tsvector_to_array(d.search_vector)),"
+            " ''::tsvector)"
+        )
+        laterals += f"\n        LEFT JOIN LATERAL ({answered_message_sql('d')}) am ON true"
+    union = "\n            UNION ALL\n".join(joined)
+    return f"""
+        SELECT d.id, d.memory_type, {document} AS search_vector
+        FROM (
+            {union}
+        ) d{laterals}"""
 
 
 # What a hit carries of its memory: every column but those only for searching.
@@ -156,11 +218,13 @@ def recall_sql(
     text: bool,
     text_indexed_types: set[str],
     activity: ActivityFilter = ANY_ACTIVITY,
-    episode_context: bool = False,
+    turn_before: bool = False,
+    answered: bool = False,
 ) -> str:
     """`vector` / `text`: whether there is a query vector / are query lexemes;
     `text_indexed_types`: the memory types for which the user has a text index of their own;
-    `episode_context`: episodes are read, on the text side, with the turn before them."""
+    `turn_before`, `answered`: how the text side reads episodes in context
+    (`text_documents_sql`)."""
     visible = visible_sql(as_of, activity)
     # The hits' memory rows come with the scores (m_<column>: id, importance... are also score
     # columns), saving a second query over four partitions.
@@ -182,8 +246,8 @@ def recall_sql(
         " NULL::timestamptz AS valid_at LIMIT 0"
     )
     text_documents = (
-        text_documents_sql(as_of, activity)
-        if episode_context and text and "episodic" in memory_types
+        text_documents_sql(as_of, activity, turn_before=turn_before, answered=answered)
+        if (turn_before or answered) and text and "episodic" in memory_types
         else "SELECT id, memory_type, search_vector FROM text_found"
     )
     text_relevant = (

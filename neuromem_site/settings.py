@@ -323,6 +323,9 @@ RECALL_VECTOR_WEIGHT = env.float("RECALL_VECTOR_WEIGHT", default=1.0)
 # The text side reads a single-turn episode with the user's episode before it when that one is
 # a second to this many seconds older (the turn it answers); 0 reads each alone (docs/recall.md).
 RECALL_EPISODE_CONTEXT_SECONDS = env.int("RECALL_EPISODE_CONTEXT_SECONDS", default=600)
+# The text side reads a conversation's episode with the whole assistant message it answers (the
+# episode quotes only its end), and finds it by that message's words (docs/recall.md).
+RECALL_EPISODE_ANSWERED_MESSAGE = env.bool("RECALL_EPISODE_ANSWERED_MESSAGE", default=True)
 # Query vectors stay in Redis this long (seconds): a repeated question costs no model call.
 RECALL_QUERY_CACHE_TTL = env.int("RECALL_QUERY_CACHE_TTL", default=86_400)
 # The question rules over recall's hits (docs/graph.md), each on its own so the quality

@@ -16,7 +16,7 @@ from django.utils import timezone
 from core.access import Caller
 from memories.embeddings import embedding_provider
 from memories.ingest import session_message_add, session_open
-from memories.models import Memory
+from memories.models import ConversationMessage, Memory
 from memories.recall import (
     RECALLED_FIELDS,
     RecallQuery,
@@ -268,6 +268,66 @@ def test_a_conversation_s_episodes_are_read_alone(settings):
     sides = text_sides("long weekend")
     hike = next(content for content in sides if "hiked" in content)
     assert sides[hike] == (None, None)
+
+
+def session_said(*messages: tuple[str, str], user_id: str = USER) -> None:
+    """One session's messages (role, content), ten seconds apart an hour ago, embeddings made."""
+    session = session_open(caller=TEST, user_id=user_id)
+    start = timezone.now() - timedelta(hours=1)
+    for n, (role, content) in enumerate(messages):
+        session_message_add(
+            session=session,
+            role=role,
+            content=content,
+            caller=TEST,
+            sent_at=start + timedelta(seconds=10 * n),
+        )
+    memories_embed(
+        memory_ids=list(Memory.objects.filter(user_id=user_id).values_list("id", flat=True))
+    )
+
+
+# The episode answering it quotes only its last two sentences: not the ferry.
+FERRY_ANSWER = (
+    "There is a morning ferry from Setubal to Troia every hour, and the crossing takes about "
+    "twenty minutes. Bring cash for the parking at the terminal, the card machine is often "
+    "broken. Would you like me to check the weather for the weekend?"
+)
+
+
+def test_a_conversation_s_episode_is_read_with_the_whole_assistant_message_it_answers(settings):
+    """Found by the words of the message it answers beyond the end it quotes, on the text side,
+    as the holder of all of them; another user's same conversation lends it nothing; with
+    RECALL_EPISODE_ANSWERED_MESSAGE off, read alone."""
+    settings.RECALL_MIN_SIMILARITY = -1
+    settings.RECALL_RELEVANCE_MARGIN = -2
+    settings.RECALL_EPISODE_ANSWERED_MESSAGE = True
+    exchange = [("user", "How do I get to Troia?"), ("assistant", FERRY_ANSWER)]
+    session_said(*exchange, ("user", "Perfect, book it for Saturday"))
+    session_said(*exchange, ("user", "No thanks, we will drive round"), user_id="agent:bob")
+    (episode,) = Memory.objects.filter(user_id=USER, content__contains="book it")
+    assert "ferry" not in episode.content
+
+    sides = text_sides("ferry Setubal")
+    assert sides[episode.content] == (1, 1.0)
+    assert not any("drive round" in content for content in sides)
+
+    settings.RECALL_EPISODE_ANSWERED_MESSAGE = False
+    assert text_sides("ferry Setubal").get(episode.content, (None, None)) == (None, None)
+
+
+def test_an_erased_assistant_message_lends_no_words(settings):
+    """The message's words are read from its content: once erased (as a forget erases it), the
+    episode answering it is no longer found by them."""
+    settings.RECALL_MIN_SIMILARITY = -1
+    settings.RECALL_RELEVANCE_MARGIN = -2
+    session_said(("assistant", FERRY_ANSWER), ("user", "Perfect, book it for Saturday"))
+    (episode,) = Memory.objects.filter(user_id=USER)
+    assert text_sides("ferry Setubal")[episode.content] == (1, 1.0)
+    ConversationMessage.objects.filter(role="assistant").update(
+        content=FERRY_ANSWER.replace("ferry from Setubal", "[forgotten]")
+    )
+    assert text_sides("ferry Setubal").get(episode.content, (None, None)) == (None, None)
 
 
 def search_candidates(query: str, min_share: float) -> set[str]:
