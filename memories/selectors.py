@@ -205,7 +205,7 @@ def _exported(user_id: str) -> dict[str, Any]:
         "sources": list(tables["memory_sources"].order_by("created_at")),
         "links": list(tables["memory_links"].order_by("created_at", "id")),
         "sessions": list(tables["conversation_sessions"].order_by("started_at")),
-        "messages": list(tables["conversations"].order_by("created_at")),
+        "messages": list(tables["conversations"].defer("search_vector").order_by("created_at")),
         "forgotten": [memory for memory in memories if memory.forgotten_at is not None],
         "forget_requests": list(tables["forget_requests"].order_by("created_at", "id")),
         "entities": list(tables["graph_nodes"].order_by("created_at", "id")),
