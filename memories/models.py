@@ -42,6 +42,16 @@ class EmbeddingStatus(models.TextChoices):
 
 
 # V1 memory types and what they became in the upgrade.
+def search_document() -> models.GeneratedField:
+    """The full-text document of the row's `content`, CJK-aware (migration 0003): derived by
+    the database, so every write path keeps it in step and erasing content erases its words."""
+    return models.GeneratedField(
+        expression=models.Func(models.F("content"), function="neuromem_search_document"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+
 LEGACY_MEMORY_TYPES = {"general": MemoryType.FACT, "insight": MemoryType.TRAIT}
 
 
@@ -226,7 +236,6 @@ class Memory(models.Model):
     eligible_for_delete = models.BooleanField(default=False, db_default=False)
     merge_candidate_of = models.UUIDField(null=True, blank=True)
 
-    # Full-text document, CJK-aware (migration 0003); the database derives it from content.
     # What the write redacted (kind → count; docs/privacy.md): the secrets themselves were
     # never stored.
     redactions = models.JSONField(null=True, blank=True)
@@ -235,11 +244,7 @@ class Memory(models.Model):
     forgotten_at = models.DateTimeField(null=True, blank=True)
     forget_request_id = models.UUIDField(null=True, blank=True)
 
-    search_vector = models.GeneratedField(
-        expression=models.Func(models.F("content"), function="neuromem_search_document"),
-        output_field=SearchVectorField(),
-        db_persist=True,
-    )
+    search_vector = search_document()
 
     objects = MemoryQuerySet.as_manager()
 
@@ -432,12 +437,8 @@ class ConversationMessage(models.Model):
     # What was redacted from the message as received (kind → count; docs/privacy.md).
     redactions = models.JSONField(null=True, blank=True)
     # Recall's text side reads an episode with the whole assistant message it answers
-    # (docs/recall.md); generated, so erasing the content erases its words too.
-    search_vector = models.GeneratedField(
-        expression=models.Func(models.F("content"), function="neuromem_search_document"),
-        output_field=SearchVectorField(),
-        db_persist=True,
-    )
+    # (docs/recall.md).
+    search_vector = search_document()
 
     class Meta:
         db_table = "conversations"

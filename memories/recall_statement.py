@@ -112,6 +112,18 @@ def single_turn_sql(alias: str) -> str:
         WHERE s.memory_id = {alias}.id AND s.conversation_id IS NOT NULL)"""
 
 
+def adjacent_message_sql(alias: str, of: str, *, after: bool) -> str:
+    """The message just after (or before) message `of` in its session, as `alias`: its id,
+    role and search document, found on idx_conversations_session."""
+    a = alias
+    return f"""
+        SELECT {a}.id, {a}.role, {a}.search_vector FROM conversations {a}
+        WHERE {a}.session_id = {of}.session_id
+          AND {a}.created_at {">" if after else "<"} {of}.created_at
+        ORDER BY {a}.created_at{"" if after else " DESC"}
+        LIMIT 1"""
+
+
 def answered_message_sql(alias: str) -> str:
     """The assistant message that a conversation's episode `alias` answers: the message just
     before the episode's own in its session, when the assistant's (the one it quotes the end
@@ -121,11 +133,7 @@ def answered_message_sql(alias: str) -> str:
         SELECT a.search_vector
         FROM memory_sources s
         JOIN conversations u ON u.id = s.conversation_id
-        CROSS JOIN LATERAL (
-            SELECT b.role, b.search_vector FROM conversations b
-            WHERE b.session_id = u.session_id AND b.created_at < u.created_at
-            ORDER BY b.created_at DESC
-            LIMIT 1) a
+        CROSS JOIN LATERAL ({adjacent_message_sql("b", "u", after=False)}) a
         WHERE s.memory_id = {alias}.id AND {alias}.memory_type = 'episodic'
           AND a.role = 'assistant'
         LIMIT 1"""
@@ -138,11 +146,7 @@ def answering_episodes_sql(visible: str) -> str:
     return f"""
         SELECT DISTINCT ON (e.id) e.id, e.memory_type, e.search_vector, e.valid_at
         FROM conversations a
-        CROSS JOIN LATERAL (
-            SELECT n.id, n.role FROM conversations n
-            WHERE n.session_id = a.session_id AND n.created_at > a.created_at
-            ORDER BY n.created_at
-            LIMIT 1) u
+        CROSS JOIN LATERAL ({adjacent_message_sql("n", "a", after=True)}) u
         JOIN memory_sources s ON s.conversation_id = u.id
         JOIN memories e ON e.id = s.memory_id AND e.memory_type = 'episodic'
         WHERE neuromem_user_terms(a.user_id, a.search_vector) && %(user_terms)s::text[]
