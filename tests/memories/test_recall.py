@@ -244,32 +244,6 @@ def test_episodes_stored_in_the_same_second_are_read_alone(settings):
     )
 
 
-def test_a_conversation_s_episodes_are_read_alone(settings):
-    """The conversation path's episode already quotes the assistant turn it answers; the user's
-    episode before it is another exchange, and lends it no words."""
-    settings.RECALL_MIN_SIMILARITY = -1
-    settings.RECALL_RELEVANCE_MARGIN = -2
-    settings.RECALL_EPISODE_CONTEXT_SECONDS = 600
-    session = session_open(caller=TEST, user_id=USER)
-    start = timezone.now() - timedelta(hours=1)
-    for seconds, role, content in [
-        (0, "user", "I spent the long weekend in the mountains"),
-        (10, "assistant", "Sounds lovely."),
-        (20, "user", "We drove up the coast and hiked"),
-    ]:
-        session_message_add(
-            session=session,
-            role=role,
-            content=content,
-            caller=TEST,
-            sent_at=start + timedelta(seconds=seconds),
-        )
-    memories_embed(memory_ids=list(Memory.objects.values_list("id", flat=True)))
-    sides = text_sides("long weekend")
-    hike = next(content for content in sides if "hiked" in content)
-    assert sides[hike] == (None, None)
-
-
 def session_said(*messages: tuple[str, str], user_id: str = USER) -> None:
     """One session's messages (role, content), ten seconds apart an hour ago, embeddings made."""
     session = session_open(caller=TEST, user_id=user_id)
@@ -285,6 +259,22 @@ def session_said(*messages: tuple[str, str], user_id: str = USER) -> None:
     memories_embed(
         memory_ids=list(Memory.objects.filter(user_id=user_id).values_list("id", flat=True))
     )
+
+
+def test_a_conversation_s_episodes_are_read_alone(settings):
+    """The conversation path's episode already quotes the assistant turn it answers; the user's
+    episode before it is another exchange, and lends it no words."""
+    settings.RECALL_MIN_SIMILARITY = -1
+    settings.RECALL_RELEVANCE_MARGIN = -2
+    settings.RECALL_EPISODE_CONTEXT_SECONDS = 600
+    session_said(
+        ("user", "I spent the long weekend in the mountains"),
+        ("assistant", "Sounds lovely."),
+        ("user", "We drove up the coast and hiked"),
+    )
+    sides = text_sides("long weekend")
+    hike = next(content for content in sides if "hiked" in content)
+    assert sides[hike] == (None, None)
 
 
 # The episode answering it quotes only its last two sentences: not the ferry.
