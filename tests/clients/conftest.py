@@ -90,10 +90,13 @@ def table_locked(table: str, *, statement_timeout_ms: int | None) -> Iterator[No
     service answers 503 UNAVAILABLE), without it they wait until the lock goes. On the way
     out, waits for the server to finish them: the test database is flushed next."""
     in_flight = threading.Semaphore(0)
+    # By the serving thread: a request answered before the lock may signal its end inside it
+    # (Django sends request_finished when the server closes the response, after the client
+    # has read it), and that end must not stand for one still waiting on the lock.
     started: list[int] = []
 
     def begin(sender, **kwargs) -> None:
-        started.append(1)
+        started.append(threading.get_ident())
         if statement_timeout_ms is not None:
             # In the server's request thread, on the connection it will use (a kept-alive
             # client connection keeps its thread, and that thread its database connection).
@@ -101,7 +104,8 @@ def table_locked(table: str, *, statement_timeout_ms: int | None) -> Iterator[No
                 cursor.execute(f"SET statement_timeout = {statement_timeout_ms}")
 
     def end(sender, **kwargs) -> None:
-        in_flight.release()
+        if threading.get_ident() in started:
+            in_flight.release()
 
     request_started.connect(begin)
     request_finished.connect(end)
