@@ -13,7 +13,8 @@ One query does it all (built by memories/recall_statement.py):
 - a relevance floor: a memory comes back only when its vector similarity reaches the query's
   floor (calibrated per query and language, memories/similarity_floors.py) or its text coverage
   reaches RECALL_MIN_TEXT_COVERAGE;
-- RRF (k = 60) over both ranks, the vector side's weighted by RECALL_VECTOR_WEIGHT, times
+- RRF (k = 60) over both ranks, the vector side's weighted by RECALL_VECTOR_WEIGHT (times
+  RECALL_QUESTION_VECTOR_WEIGHT for a memory ending in a question), times
   (1 + recency + importance + trait stage).
 Rows still waiting for their embedding are found by text only.
 """
@@ -209,6 +210,7 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             "min_coverage": settings.RECALL_MIN_TEXT_COVERAGE,
             "candidate_coverage": text_candidate_coverage(),
             "vector_weight": settings.RECALL_VECTOR_WEIGHT,
+            "question_vector_weight": settings.RECALL_QUESTION_VECTOR_WEIGHT,
             "context_gap": timedelta(seconds=settings.RECALL_EPISODE_CONTEXT_SECONDS),
             "now": request.as_of or timezone.now(),
             "as_of": request.as_of,

@@ -269,7 +269,11 @@ def recall_sql(
         -- A zero vector has no cosine: NaN, which PostgreSQL sorts above every number.
         SELECT h.id, h.memory_type, 1 - nullif(h.distance, 'NaN') AS similarity,
                row_number() OVER (ORDER BY h.distance, h.id) AS vector_rank,
-               {relevant_sql("h.distance", "m")} AS relevant
+               {relevant_sql("h.distance", "m")} AS relevant,
+               -- By meaning a question is near other questions by its form, not by what it
+               -- tells: a memory ending in one weighs less (docs/recall.md, "The score").
+               %(vector_weight)s::float8 * CASE WHEN m.content ~ '[?？][[:space:]]*$'
+                   THEN %(question_vector_weight)s::float8 ELSE 1 END AS weight
         FROM vector_hits h JOIN memories m ON m.id = h.id AND m.memory_type = h.memory_type
     ),
     text_found AS MATERIALIZED ({text_branches}),
@@ -321,7 +325,7 @@ def recall_sql(
     fused AS (
         SELECT coalesce(v.id, t.id) AS id, coalesce(v.memory_type, t.memory_type) AS memory_type,
                v.vector_rank, t.text_rank, v.similarity, t.coverage,
-               coalesce(%(vector_weight)s::float8 / ({RRF_K} + v.vector_rank), 0)
+               coalesce(v.weight / ({RRF_K} + v.vector_rank), 0)
                  + coalesce(1.0 / ({RRF_K} + t.text_rank), 0) AS rrf_score
         FROM vector_side v FULL JOIN text_relevant t ON t.id = v.id
         WHERE v.relevant OR t.relevant OR coalesce(t.coverage, 0) >= %(min_coverage)s

@@ -320,6 +320,9 @@ RECALL_MIN_TEXT_COVERAGE = env.float("RECALL_MIN_TEXT_COVERAGE", default=0.5)
 RECALL_TEXT_CANDIDATE_COVERAGE = env.float("RECALL_TEXT_CANDIDATE_COVERAGE", default=0.34)
 # The vector side's weight in the fusion, the text side's being 1 (docs/recall.md, "The score").
 RECALL_VECTOR_WEIGHT = env.float("RECALL_VECTOR_WEIGHT", default=1.0)
+# ... times this for a memory that ends in a question: by meaning a question is near other
+# questions by its form, not by what it tells (docs/recall.md).
+RECALL_QUESTION_VECTOR_WEIGHT = env.float("RECALL_QUESTION_VECTOR_WEIGHT", default=0.25)
 # The text side reads a single-turn episode with the user's episode before it when that one is
 # a second to this many seconds older (the turn it answers); 0 reads each alone (docs/recall.md).
 RECALL_EPISODE_CONTEXT_SECONDS = env.int("RECALL_EPISODE_CONTEXT_SECONDS", default=600)

@@ -411,6 +411,30 @@ def test_the_vector_side_weighs_recall_vector_weight_in_the_fusion(settings):
     assert [hit.rrf_score for hit in hits] == pytest.approx([1 / 61, 0.5 / 61])
 
 
+def test_a_memory_ending_in_a_question_weighs_less_on_the_vector_side(settings):
+    # Both found by meaning only (no lexeme of "photography"), the question nearer by letters:
+    # it weighs a quarter (the default) and comes second; weighed whole, it comes first. (The
+    # question rules, which may reorder two hits on one topic, are not asked.)
+    [question] = remember("Old photographs?")
+    [statement] = remember("The old photographs")
+    hits = recall("photography", answer_rules=False)
+    assert [(hit.memory.id, hit.vector_rank, hit.text_rank) for hit in hits] == [
+        (statement.id, 2, None),
+        (question.id, 1, None),
+    ]
+    assert [hit.rrf_score for hit in hits] == pytest.approx([1 / 62, 0.25 / 61])
+    settings.RECALL_QUESTION_VECTOR_WEIGHT = 1
+    settings.RECALL_VECTOR_WEIGHT = 0.5
+    hits = recall("photography", answer_rules=False)
+    assert [hit.memory.id for hit in hits] == [question.id, statement.id]
+    assert [hit.rrf_score for hit in hits] == pytest.approx([0.5 / 61, 0.5 / 62])
+    [chinese] = remember("老照片？", user_id="agent:bo")
+    settings.RECALL_QUESTION_VECTOR_WEIGHT = 0.25
+    [hit] = recall("老照片", user_id="agent:bo")
+    assert (hit.memory.id, hit.vector_rank, hit.text_rank) == (chinese.id, 1, 1)
+    assert hit.rrf_score == pytest.approx(0.5 * 0.25 / 61 + 1 / 61)
+
+
 def test_a_memory_holding_few_of_the_words_is_ranked_by_them_when_near_by_meaning(settings):
     # Two of the question's five lexemes ("violinists" stems to "violinist"): enough to be
     # ranked by the text side (RECALL_TEXT_CANDIDATE_COVERAGE 0.34), not to be recalled by
