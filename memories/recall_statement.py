@@ -277,6 +277,9 @@ def recall_sql(
         FROM vector_hits h JOIN memories m ON m.id = h.id AND m.memory_type = h.memory_type
     ),
     text_found AS MATERIALIZED ({text_branches}),
+    -- Each document built once: inlined, its expression would be evaluated again for its
+    -- length, its coverage and the row.
+    text_documents AS MATERIALIZED ({text_documents}),
     -- The text side's candidates: the documents holding at least the floor's share of the
     -- query's lexemes, with their length in lexemes; then each query lexeme they hold, with
     -- its frequency in the document and the number of candidates holding it.
@@ -287,7 +290,7 @@ def recall_sql(
                    (length(t.search_vector)
                     - length(ts_delete(t.search_vector, %(lexemes)s::text[])))::float8
                        / cardinality(%(lexemes)s::text[]) AS coverage
-            FROM ({text_documents}) t
+            FROM text_documents t
         ) c
         WHERE coverage >= %(candidate_coverage)s
     ),
