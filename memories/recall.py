@@ -324,7 +324,12 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
         and about_user
         and (request.as_of is not None or not statements.asks_about_the_past(request.query))
     ):
-        kept = _followed_last(kept, nodes=question.nodes, held=set(question.answer_memory_ids))
+        kept = _followed_last(
+            kept,
+            nodes=question.nodes,
+            held=set(question.answer_memory_ids),
+            present=statements.asks_about_the_present(request.query),
+        )
     return answers + kept
 
 
@@ -360,15 +365,17 @@ CHANGING_TYPES = [MemoryType.FACT.value, MemoryType.EPISODIC.value]
 
 
 def _followed_last(
-    hits: list[RecallHit], *, nodes: list[GraphNode], held: set[uuid.UUID]
+    hits: list[RecallHit], *, nodes: list[GraphNode], held: set[uuid.UUID], present: bool
 ) -> list[RecallHit]:
     """The hits, those a later hit on the same topic follows after all the others (in order):
     the older of "I live in Austin" and "I'm all settled in Denver now" is likely the value
     that changed, whatever the words the change was said in. Not when the later one names a
     person or pet the older does not ("Jon's birthday…", later "John's birthday…": two
     subjects), nor when the older holds more of the question's words (the question names what
-    it says: "violin lessons" asks about them, not the piano lessons since). `held`: the facts
-    stating a value the graph holds, never set back."""
+    it says: "violin lessons" asks about them, not the piano lessons since) unless the question
+    asks what holds now (`present`: "What car does the user drive now?" asks for the value
+    since, in whatever words the change was said). `held`: the facts stating a value the graph
+    holds, never set back."""
     threshold = topic_similarity()
     changing = [hit.memory for hit in hits if hit.memory.memory_type in CHANGING_TYPES]
     if threshold is None or len(changing) < 2:
@@ -406,6 +413,6 @@ def _followed_last(
     followed = {
         older
         for older, newer in pairs
-        if named[newer] <= named[older] and coverage[newer] >= coverage[older]
+        if named[newer] <= named[older] and (present or coverage[newer] >= coverage[older])
     } - held
     return sorted(hits, key=lambda hit: hit.memory.id in followed)  # stable

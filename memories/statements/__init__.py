@@ -33,6 +33,7 @@ from memories.statements.model import (
 from memories.statements.questions import (
     answers_focus,
     asks_about_the_past,
+    asks_about_the_present,
     names_in,
     question_read,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "SubjectFact",
     "answers_focus",
     "asks_about_the_past",
+    "asks_about_the_present",
     "attribute_key",
     "message_read",
     "names_in",

@@ -370,6 +370,20 @@ def asks_about_the_past(text: str) -> bool:
     return PAST_QUESTION.search(text) is not None
 
 
+# A question that says it asks what holds now ("What car does the user drive now?", "Does the
+# user still smoke?", "用户现在住在哪里？").
+PRESENT_QUESTION = re.compile(
+    r"\b(?:now|nowadays|currently|current|presently|these\s+days|at\s+the\s+moment|"
+    r"at\s+present|still|any\s*more|lately)\b|现在|目前|如今|眼下|当前|这阵子|最近|还在|仍然|依然",
+    I,
+)
+
+
+def asks_about_the_present(text: str) -> bool:
+    """Whether a recall query says it asks what holds now."""
+    return PRESENT_QUESTION.search(text) is not None
+
+
 # --- Names in a text -------------------------------------------------------------------------
 
 

@@ -139,6 +139,29 @@ def test_a_change_no_rule_reads_puts_the_later_memory_first_and_the_earlier_afte
     assert tea < coffee == len(hits) - 1
 
 
+def test_a_question_asking_what_holds_now_puts_the_later_memory_first_in_whatever_words(agent):
+    # The earlier turn holds more of the question's words ("get", "café"), which alone keeps
+    # it where it ranks: the question may name what it asks about. "Now" asks for the value
+    # since, however the change was said.
+    converse(
+        agent,
+        ["A: What do you get at the café?", "At the café I always get a flat white with oat milk."],
+        ["A: How is the heart?", "My cardiologist banned caffeine, so peppermint tea it is."],
+    )
+    assert not GraphEdge.objects.filter(user_id=USER).exists()
+
+    def order(question: str) -> tuple[int, int]:
+        hits = recall(agent, question, limit=10)
+        tea = next(n for n, hit in enumerate(hits) if "peppermint" in hit)
+        coffee = next(n for n, hit in enumerate(hits) if "flat white" in hit)
+        return tea, coffee
+
+    tea, coffee = order("What does the user get at the café?")
+    assert coffee < tea
+    tea, coffee = order("What does the user get at the café now?")
+    assert tea < coffee
+
+
 def test_a_question_about_the_past_keeps_the_earlier_memory_where_it_ranks(agent):
     converse(agent, *CAFE)
     question = "What did the user order at the café before?"

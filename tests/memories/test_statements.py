@@ -13,6 +13,7 @@ from memories.statements import (
     Subject,
     answers_focus,
     asks_about_the_past,
+    asks_about_the_present,
     attribute_key,
     message_read,
     names_in,
@@ -758,6 +759,26 @@ def test_held_out_questions(question, subject, attribute):
 )
 def test_a_question_about_the_past_is_told_from_one_about_now(question, past):
     assert asks_about_the_past(question) is past
+
+
+@pytest.mark.parametrize(
+    ("question", "present"),
+    [
+        ("Where does the user live now?", True),
+        ("Does the user still smoke?", True),
+        ("Which team does the user currently coach?", True),
+        ("What is the user reading at the moment?", True),
+        ("用户现在住在哪里？", True),
+        ("用户目前在哪家公司？", True),
+        ("用户还在学钢琴吗？", True),
+        ("What car does the user drive?", False),
+        ("Where did the user live before?", False),
+        ("Does the user know anyone in Snowdon?", False),
+        ("用户喜欢什么运动？", False),
+    ],
+)
+def test_a_question_that_says_it_asks_what_holds_now(question, present):
+    assert asks_about_the_present(question) is present
 
 
 @pytest.mark.parametrize(
