@@ -14,7 +14,8 @@ language", "favorite language" → "favorite language"; "home city", "lives in" 
   states (memories/statements/message.py, english*.py, chinese.py).
 - `question_read(text)`: whose value a recall query asks for, which attribute, the words
   naming what is asked (questions.py); `asks_about_the_past(text)`: whether it asks what
-  held before, or how something changed.
+  held before, or how something changed; `asks_about_the_present(text)`: whether it says it
+  asks what holds now.
 - `names_in(text, names)` and `answers_focus(question, text)`: for recall, which entities a
   memory names and whether it says anything about what is asked.
 """
