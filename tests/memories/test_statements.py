@@ -744,41 +744,28 @@ def test_held_out_questions(question, subject, attribute):
 
 
 @pytest.mark.parametrize(
-    ("question", "past"),
+    ("question", "past", "present"),
     [
-        ("Where does the user live now?", False),
-        ("What car does the user drive?", False),
-        ("How old is Lily?", False),
-        ("用户现在住在哪里？", False),
-        ("Where did the user live before?", True),
-        ("What language did the user use to code in?", True),
-        ("How has the user's diet changed?", True),
-        ("用户以前住在哪里？", True),
-        ("用户最初学的是什么乐器？", True),
+        ("Where does the user live now?", False, True),
+        ("What car does the user drive?", False, False),
+        ("How old is Lily?", False, False),
+        ("Does the user know anyone in Snowdon?", False, False),
+        ("用户现在住在哪里？", False, True),
+        ("用户喜欢什么运动？", False, False),
+        ("Where did the user live before?", True, False),
+        ("What language did the user use to code in?", True, False),
+        ("How has the user's diet changed?", True, False),
+        ("用户以前住在哪里？", True, False),
+        ("用户最初学的是什么乐器？", True, False),
+        ("Does the user still smoke?", False, True),
+        ("Which team does the user currently coach?", False, True),
+        ("What is the user reading at the moment?", False, True),
+        ("用户目前在哪家公司？", False, True),
+        ("用户还在学钢琴吗？", False, True),
     ],
 )
-def test_a_question_about_the_past_is_told_from_one_about_now(question, past):
-    assert asks_about_the_past(question) is past
-
-
-@pytest.mark.parametrize(
-    ("question", "present"),
-    [
-        ("Where does the user live now?", True),
-        ("Does the user still smoke?", True),
-        ("Which team does the user currently coach?", True),
-        ("What is the user reading at the moment?", True),
-        ("用户现在住在哪里？", True),
-        ("用户目前在哪家公司？", True),
-        ("用户还在学钢琴吗？", True),
-        ("What car does the user drive?", False),
-        ("Where did the user live before?", False),
-        ("Does the user know anyone in Snowdon?", False),
-        ("用户喜欢什么运动？", False),
-    ],
-)
-def test_a_question_that_says_it_asks_what_holds_now(question, present):
-    assert asks_about_the_present(question) is present
+def test_a_question_about_the_past_or_about_what_holds_now(question, past, present):
+    assert (asks_about_the_past(question), asks_about_the_present(question)) == (past, present)
 
 
 @pytest.mark.parametrize(
