@@ -345,9 +345,31 @@ API token:    make api-client NAME=my-agent [PREFIX=agent1:] [STAFF=1]
 def exec_command(argv: Sequence[str], data_dir: Path) -> int:
     with data_dir_lock(data_dir) as owner:
         if not owner:
-            return subprocess.call(argv, env=running_services_environment(data_dir))
+            return call_forwarding_signals(argv, running_services_environment(data_dir))
         with embedded_services(data_dir) as (env, _services):
-            return subprocess.call(argv, env=env)
+            return call_forwarding_signals(argv, env)
+
+
+def call_forwarding_signals(argv: Sequence[str], env: dict[str, str]) -> int:
+    """The command's exit status (128 + N when signal N ended it). SIGTERM and SIGHUP sent to
+    this process are passed on to it, and this process waits for it to end: by default they
+    would end this process at once and leave the command and the services it started running.
+    Ctrl-C reaches both already (one process group): the command is then ended, as before."""
+    with subprocess.Popen(argv, env=env) as child:
+        forwarded = (signal.SIGTERM, signal.SIGHUP)
+        previous = {
+            sig: signal.signal(sig, lambda signum, _frame: child.send_signal(signum))
+            for sig in forwarded
+        }
+        try:
+            returncode = child.wait()
+        except KeyboardInterrupt:
+            child.kill()
+            raise
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    return 128 - returncode if returncode < 0 else returncode
 
 
 def main(argv: Sequence[str] | None = None) -> int:

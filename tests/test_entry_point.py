@@ -185,3 +185,35 @@ def test_run_boots_healthy_keeps_data_across_restarts_and_stops_cleanly(tmp_path
     finally:
         if stack.process.poll() is None:  # a failed assertion above: still stop it all
             stack.interrupt()
+
+
+def test_exec_ended_by_sigterm_ends_its_command_and_stops_the_services(tmp_path):
+    # As a CI runner or a container stops a job: SIGTERM to `devstack exec`, not to its child.
+    stack = Stack(tmp_path / "data", tmp_path / "exec.log")
+    ready = tmp_path / "ready"
+    command = f"import pathlib, time; pathlib.Path({str(ready)!r}).touch(); time.sleep(300)"
+    with open(stack.log_path, "a") as log:
+        stack.process = stack.devstack(
+            "exec",
+            "--",
+            sys.executable,
+            "-c",
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + BOOT_TIMEOUT
+        while not ready.exists():
+            assert stack.process.poll() is None, stack.log()
+            assert time.monotonic() < deadline, stack.log()
+            time.sleep(0.5)
+        running = stack.processes()
+        stack.process.send_signal(signal.SIGTERM)
+        assert stack.process.wait(timeout=90) == 128 + signal.SIGTERM, stack.log()
+        assert alive(running) == [], stack.log()
+        assert not embedded.redis_socket(stack.data_dir).exists()
+    finally:
+        if stack.process.poll() is None:
+            stack.interrupt()
