@@ -5,7 +5,7 @@ the table and its rows stay, the content type (with what staff were given on it)
 import psycopg
 import pytest
 
-from tests.memories.scratch import migrate, scratch_database
+from tests.memories.scratch import migrated, scratch_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
@@ -38,28 +38,24 @@ def job_run_apps(conn: psycopg.Connection) -> list[tuple[str]]:
 def test_job_runs_move_to_core_with_their_rows_and_permissions():
     with scratch_database() as url:
         for app, target in (("auth", "0012"), ("memories", "0016")):
-            result = migrate(url, app, target)
-            assert result.returncode == 0, result.stderr
+            migrated(url, app, target)
         with psycopg.connect(url, autocommit=True) as conn:
             assert job_run_apps(conn) == [("memories",)]
             conn.execute(RUN_SQL)
             conn.execute(GROUP_SQL)
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             assert conn.execute("SELECT job, rows FROM job_runs").fetchall() == [
                 ("score-memories", 12)
             ]
             assert job_run_apps(conn) == [("core",)]
             assert conn.execute(HELD_SQL).fetchall() == [("core", "view_jobrun")]
-        result = migrate(url, "core", "zero")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "core", "zero")
         with psycopg.connect(url, autocommit=True) as conn:
             assert job_run_apps(conn) == [("memories",)]
             assert conn.execute(HELD_SQL).fetchall() == [("memories", "view_jobrun")]
             assert conn.execute("SELECT count(*) FROM job_runs").fetchone() == (1,)
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             assert job_run_apps(conn) == [("core",)]
             assert conn.execute(HELD_SQL).fetchall() == [("core", "view_jobrun")]

@@ -5,7 +5,7 @@ default one), the per-agent rules hold after it, and every agent's guardrail sta
 import psycopg
 import pytest
 
-from tests.memories.scratch import migrate, scratch_database
+from tests.memories.scratch import migrated, scratch_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
@@ -24,8 +24,7 @@ PASSED = '{"passed": true, "checks": []}'
 def test_today_s_lineage_moves_to_the_first_agent():
     with scratch_database() as url:
         for app, last in (("api", "0002"), ("evolution", "0002")):
-            result = migrate(url, app, last)
-            assert result.returncode == 0, result.stderr
+            migrated(url, app, last)
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(CLIENT_SQL, ["later", "later", "2026-02-01"])
             conn.execute(CLIENT_SQL, ["first", "first", "2026-01-01"])
@@ -39,8 +38,7 @@ def test_today_s_lineage_moves_to_the_first_agent():
                 "INSERT INTO safety_contracts (version, anchors, constraints, content_hash,"
                 " created_by) VALUES (1, '[\"S\"]', '[]', 'h', 'ops')"
             )
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             agents = conn.execute(
                 "SELECT a.id, a.name, c.name, a.is_default FROM agents a"

@@ -54,6 +54,12 @@ def migrate(url: str, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+def migrated(url: str, *args: str) -> None:
+    """`migrate`, which must succeed: its errors are the failure's message."""
+    result = migrate(url, *args)
+    assert result.returncode == 0, result.stderr
+
+
 def catalog(conn: psycopg.Connection) -> dict[str, list]:
     """What a schema is made of, ordered so two databases can be compared."""
     queries = {

@@ -29,7 +29,7 @@ from memories.services import memory_supersede
 from memories.services.forgetting import user_forget
 from neuromem_site.backoffice.links import end_user_url
 from reflection.models import TraitEvidence
-from tests.memories.scratch import catalog, migrate, scratch_database
+from tests.memories.scratch import catalog, migrated, scratch_database
 
 pytestmark = pytest.mark.django_db
 
@@ -679,7 +679,7 @@ admin_indexes = importlib.import_module("memories.migrations.0012_admin_indexes"
 @pytest.mark.slow
 def test_index_migration_reverses_and_resumes_after_an_interruption():
     with scratch_database() as url:
-        assert migrate(url).returncode == 0
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             built = catalog(conn)
             attached = conn.execute(
@@ -688,8 +688,7 @@ def test_index_migration_reverses_and_resumes_after_an_interruption():
             ).fetchone()
             assert attached == (4,)  # the trait partition's is 0009's idx_trait_recent
 
-        result = migrate(url, "memories", "0011")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "memories", "0011")
         with psycopg.connect(url, autocommit=True) as conn:
             names = {
                 name for (name,) in conn.execute("SELECT indexname FROM pg_indexes").fetchall()
@@ -711,8 +710,7 @@ def test_index_migration_reverses_and_resumes_after_an_interruption():
             )
             conn.execute(f"CREATE INDEX idx_memories_episodic_created ON memories_episodic {order}")
 
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             assert catalog(conn) == built
             valid = conn.execute(

@@ -5,7 +5,7 @@ message index come and go."""
 import psycopg
 import pytest
 
-from tests.memories.scratch import migrate, scratch_database
+from tests.memories.scratch import migrated, scratch_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
@@ -28,13 +28,11 @@ INDEX_SQL = "SELECT count(*) FROM pg_indexes WHERE indexname = 'idx_sources_mess
 
 def test_the_graph_tables_arrive_on_a_database_holding_memories_and_leave_them_intact():
     with scratch_database() as url:
-        result = migrate(url, "memories", "0017")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "memories", "0017")
         with psycopg.connect(url, autocommit=True) as conn:
             (memory_id,) = conn.execute(MEMORY_SQL).fetchone()
             conn.execute(SOURCE_SQL, [memory_id])
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             assert conn.execute(TABLES_SQL).fetchone() == (2,)
             assert conn.execute(INDEX_SQL).fetchone() == (1,)
@@ -52,14 +50,12 @@ def test_the_graph_tables_arrive_on_a_database_holding_memories_and_leave_them_i
             assert conn.execute("SELECT content FROM memories").fetchall() == [
                 ("The user lives in Austin",)
             ]
-        result = migrate(url, "memories", "0017")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "memories", "0017")
         with psycopg.connect(url, autocommit=True) as conn:
             assert conn.execute(TABLES_SQL).fetchone() == (0,)
             assert conn.execute(INDEX_SQL).fetchone() == (0,)
             assert conn.execute("SELECT count(*) FROM memory_sources").fetchone() == (1,)
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             assert conn.execute(TABLES_SQL).fetchone() == (2,)
             assert conn.execute("SELECT count(*) FROM memories").fetchone() == (1,)

@@ -4,7 +4,7 @@ memories and their history, backward, and forward again."""
 import psycopg
 import pytest
 
-from tests.memories.scratch import migrate, scratch_database
+from tests.memories.scratch import migrated, scratch_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
@@ -20,12 +20,10 @@ VALUES (gen_random_uuid(), 'u:1', 'fact', 'The user lives in Hangzhou', 0.5, 50,
 
 def test_forward_on_data_backward_and_forward_again():
     with scratch_database() as url:
-        result = migrate(url, "memories", "0014")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "memories", "0014")
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(MEMORIES_SQL)
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             # What was there stays, with nothing redacted or forgotten.
             rows = conn.execute(
@@ -52,8 +50,7 @@ def test_forward_on_data_backward_and_forward_again():
                 " 'idx_conversations_redacted', 'idx_memories_fact_redacted')"
             ).fetchall()
             assert len(indexes) == 4
-        result = migrate(url, "memories", "0014")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "memories", "0014")
         with psycopg.connect(url, autocommit=True) as conn:
             columns = conn.execute(
                 "SELECT column_name FROM information_schema.columns WHERE table_name = 'memories'"
@@ -65,5 +62,4 @@ def test_forward_on_data_backward_and_forward_again():
             assert conn.execute(
                 "SELECT count(*) FROM memory_history WHERE event = 'FORGET'"
             ).fetchone() == (1,)
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)

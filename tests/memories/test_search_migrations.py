@@ -5,7 +5,7 @@ and an erased content takes its words along."""
 import psycopg
 import pytest
 
-from tests.memories.scratch import migrate, scratch_database
+from tests.memories.scratch import migrated, scratch_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
@@ -32,23 +32,19 @@ WHERE table_name = 'conversations' AND column_name = 'search_vector'
 
 def test_messages_become_searchable_on_a_database_holding_a_conversation():
     with scratch_database() as url:
-        result = migrate(url, "memories", "0018")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "memories", "0018")
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(CONVERSATION_SQL)
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             assert conn.execute(MATCHING_SQL, ["ferries"]).fetchall() == [("assistant",)]
             assert conn.execute(MATCHING_SQL, ["渡轮"]).fetchall() == [("user",)]
             conn.execute("UPDATE conversations SET content = '' WHERE role = 'assistant'")
             assert conn.execute(MATCHING_SQL, ["ferries"]).fetchall() == []
-        result = migrate(url, "memories", "0018")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "memories", "0018")
         with psycopg.connect(url, autocommit=True) as conn:
             assert conn.execute(COLUMN_SQL).fetchone() == (0,)
             assert conn.execute("SELECT count(*) FROM conversations").fetchone() == (2,)
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             assert conn.execute(MATCHING_SQL, ["渡轮"]).fetchall() == [("user",)]

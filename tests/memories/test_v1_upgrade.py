@@ -22,7 +22,7 @@ from django.conf import settings
 from django.test import override_settings
 
 from memories.embeddings import embedding_provider, lexical_provider
-from tests.memories.scratch import BASE_DIR, catalog, migrate, scratch_database
+from tests.memories.scratch import BASE_DIR, catalog, migrate, migrated, scratch_database
 
 GENERATED_ROWS = 10_000
 DATASET = (Path(__file__).parent / "v1_dataset.sql").read_text()
@@ -109,8 +109,7 @@ def upgraded_database():
     with scratch_database() as url:
         load_v1(url)
         add_recall_row(url)
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             yield url, conn
 
@@ -123,8 +122,7 @@ def upgraded(upgraded_database):
 @pytest.fixture(scope="module")
 def fresh():
     with scratch_database() as url:
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             yield conn
 
@@ -453,8 +451,7 @@ def v1_template():
 def upgraded_in_one_run(v1_template):
     """The schema and rows one `migrate` makes of the template: what re-runs must reach."""
     with copy_of(v1_template) as url:
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url) as conn:
             return catalog(conn), data_fingerprint(conn)
 
@@ -664,14 +661,12 @@ def test_migrate_again_is_a_no_op(upgraded_database):
 def test_ready_only_hnsw_migration_reverses_and_reapplies(upgraded_database):
     url, upgraded = upgraded_database
     before = catalog(upgraded), data_fingerprint(upgraded)
-    result = migrate(url, "memories", "0003")
-    assert result.returncode == 0, result.stderr
+    migrated(url, "memories", "0003")
     definition = upgraded.execute(
         "SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_fact_embedding'"
     ).fetchone()[0]
     assert "USING hnsw" in definition and "WHERE" not in definition
-    result = migrate(url)
-    assert result.returncode == 0, result.stderr
+    migrated(url)
     assert (catalog(upgraded), data_fingerprint(upgraded)) == before
 
 

@@ -6,7 +6,7 @@ import importlib
 import psycopg
 import pytest
 
-from tests.memories.scratch import migrate, scratch_database
+from tests.memories.scratch import migrated, scratch_database
 
 marks = importlib.import_module("memories.migrations.0009_reflection_marks_job_runs")
 
@@ -31,12 +31,10 @@ VALUES
 def test_forward_on_data_backward_and_forward_again():
     with scratch_database() as url:
         for app, target in (("reflection", "0001"), ("memories", "0008")):
-            result = migrate(url, app, target)
-            assert result.returncode == 0, result.stderr
+            migrated(url, app, target)
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(TRAITS_SQL)
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             rows = conn.execute(
                 "SELECT content, decayed_confidence FROM mv_trait_decayed"
@@ -62,8 +60,7 @@ def test_forward_on_data_backward_and_forward_again():
                 "INSERT INTO reflection_cycles (id, user_id, trigger_type, status)"
                 " VALUES (gen_random_uuid(), 'u:1', 'manual', 'queued')"
             )
-        result = migrate(url, "reflection", "0001")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "reflection", "0001")
         with psycopg.connect(url, autocommit=True) as conn:
             view = conn.execute("SELECT to_regclass('mv_trait_decayed')").fetchone()
             assert view == (None,)
@@ -74,16 +71,14 @@ def test_forward_on_data_backward_and_forward_again():
             assert entries == (0,)
             statuses = conn.execute("SELECT status FROM reflection_cycles").fetchall()
             assert statuses == [("failed",)]  # the old constraint knows no queued cycle
-        result = migrate(url, "memories", "0008")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "memories", "0008")
         with psycopg.connect(url, autocommit=True) as conn:
             # As an interrupted 0009 leaves it: the column, the parent's index, one partition's.
             conn.execute("ALTER TABLE memories ADD COLUMN reflected_at timestamptz")
             index = f"{marks.COLUMNS} WHERE {marks.PREDICATE}"
             conn.execute(f"CREATE INDEX idx_memories_unreflected ON ONLY memories {index}")
             conn.execute(f"CREATE INDEX idx_memories_fact_unreflected ON memories_fact {index}")
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             count = conn.execute("SELECT count(*) FROM mv_trait_decayed").fetchone()
             assert count == (1,)
@@ -130,8 +125,7 @@ def view_definition(conn: psycopg.Connection) -> dict:
 
 def test_the_view_with_embeddings_and_expired_dissolved_traits_forward_and_back():
     with scratch_database() as url:
-        result = migrate(url, "reflection", "0006")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "reflection", "0006")
         with psycopg.connect(url, autocommit=True) as conn:
             before = view_definition(conn)
             conn.execute(LIFECYCLE_TRAITS_SQL)
@@ -140,8 +134,7 @@ def test_the_view_with_embeddings_and_expired_dissolved_traits_forward_and_back(
                 " WHERE attrelid = 'memories'::regclass AND attname = 'embedding'"
             ).fetchone()[0]
 
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             after = view_definition(conn)
             assert ("embedding", f"halfvec({dimensions})") in after["columns"]
@@ -173,8 +166,7 @@ def test_the_view_with_embeddings_and_expired_dissolved_traits_forward_and_back(
                 "SELECT base_lambda FROM trait_decay_rates WHERE trait_subtype = '*'"
             ).fetchone() == (0.003,)
 
-        result = migrate(url, "reflection", "0006")
-        assert result.returncode == 0, result.stderr
+        migrated(url, "reflection", "0006")
         with psycopg.connect(url, autocommit=True) as conn:
             assert view_definition(conn) == before  # 0002's view, exactly
             assert conn.execute(
@@ -185,7 +177,6 @@ def test_the_view_with_embeddings_and_expired_dissolved_traits_forward_and_back(
                 "SELECT count(*) FROM memories WHERE expired_at IS NOT NULL"
             ).fetchone() == (2,)
 
-        result = migrate(url)
-        assert result.returncode == 0, result.stderr
+        migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             assert view_definition(conn) == after
