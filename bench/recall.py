@@ -207,12 +207,17 @@ def build_search_indexes() -> float:
 
 
 def query_for(user_id: str, rng: random.Random) -> str:
-    """A question made of some words of one of the user's memories."""
+    """A question made of some words of one of the user's facts, the fact chosen by `rng`: the
+    same queries in every run over the same data, so that two runs compare."""
     with connection.cursor() as cursor:
         cursor.execute(
+            "SELECT count(*) FROM memories WHERE user_id = %s AND memory_type = 'fact'", [user_id]
+        )
+        (facts,) = cursor.fetchone()
+        cursor.execute(
             "SELECT content FROM memories WHERE user_id = %s AND memory_type = 'fact' "
-            "ORDER BY random() LIMIT 1",
-            [user_id],
+            "ORDER BY id OFFSET %s LIMIT 1",
+            [user_id, rng.randrange(facts)],
         )
         (content,) = cursor.fetchone()
     text = content.rsplit(" ", 1)[0]  # without the row number
