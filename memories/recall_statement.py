@@ -284,21 +284,27 @@ def recall_sql(
     -- query's lexemes, with their length in lexemes; then each query lexeme they hold, with
     -- its frequency in the document and the number of candidates holding it.
     text_rows AS MATERIALIZED (
-        SELECT * FROM (
-            SELECT t.id, t.memory_type, t.search_vector,
+        SELECT c.id, c.memory_type, c.length, c.coverage,
+               -- the document cut down to the query's lexemes, positions kept: unnesting
+               -- it is cheaper than unnesting every lexeme of the document
+               ts_delete(c.search_vector, tsvector_to_array(c.rest)) AS held
+        FROM (
+            SELECT t.id, t.memory_type, t.search_vector, r.rest,
                    length(t.search_vector)::float8 AS length,
-                   (length(t.search_vector)
-                    - length(ts_delete(t.search_vector, %(lexemes)s::text[])))::float8
+                   (length(t.search_vector) - length(r.rest))::float8
                        / cardinality(%(lexemes)s::text[]) AS coverage
             FROM text_documents t
+            -- OFFSET 0: computed once, not again in each expression using it
+            CROSS JOIN LATERAL (
+                SELECT ts_delete(t.search_vector, %(lexemes)s::text[]) AS rest OFFSET 0
+            ) r
         ) c
-        WHERE coverage >= %(candidate_coverage)s
+        WHERE c.coverage >= %(candidate_coverage)s
     ),
     text_terms AS (
         SELECT r.id, cardinality(u.positions)::float8 AS frequency, r.length,
                count(*) OVER (PARTITION BY u.lexeme) AS holding
-        FROM text_rows r CROSS JOIN LATERAL unnest(r.search_vector) u
-        WHERE u.lexeme = ANY(%(lexemes)s::text[])
+        FROM text_rows r CROSS JOIN LATERAL unnest(r.held) u
     ),
     -- BM25 over the candidates: a lexeme few of them hold weighs more than one most hold
     -- (the candidates' own statistics; docs/recall.md).

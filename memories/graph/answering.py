@@ -247,7 +247,7 @@ def ruling(
         ]
         found = {memory.id for memory in kept}
         missing = [memory_id for memory_id in asked.answer_memory_ids if memory_id not in found]
-        answers = list(Memory.objects.filter(_visible(as_of), id__in=missing))
+        answers = list(Memory.objects.filter(_visible(as_of), id__in=missing)) if missing else []
         kept.sort(key=lambda memory: memory.id not in answer_ids)  # stable: hits' order kept
     else:
         answers = []
