@@ -4,8 +4,10 @@ is the asked subject's current value, or nothing when nothing is known (docs/gra
 1. **Subject** (RECALL_SUBJECT_RULE): when the question is about an entity the graph knows
    ("Mark", "the user's wife", "Whiskers", the user), a memory about other subjects does not
    answer it: a fact about another entity, or an episode whose message gave facts about other
-   subjects too (those facts stand in for it). A name the graph does not hold ("Paris, Texas")
-   still rules out memories naming only a look-alike of it ("Paris", "Sarah" for "Sara").
+   subjects too (those facts stand in for it). Of a named entity, a memory the graph knows no
+   subject of answers only if it names the entity (its name, an alias, its first name, its
+   role). A name the graph does not hold ("Paris, Texas") still rules out memories naming only
+   a look-alike of it ("Paris", "Sarah" for "Sara").
 2. **Current value** (RECALL_CURRENT_RULE): when it asks for an attribute the graph holds for
    that subject, the facts stating its value (as of the question's instant) come first, and no
    other memory naming a value that no longer holds comes back.
@@ -31,6 +33,7 @@ from memories.models import Memory, MemoryType
 from memories.predicates import as_of_q, current_q
 from memories.sentences import mentions
 from memories.statements import QuestionReading
+from memories.statements.words import role_words
 
 # Capitalised words (names) in Latin script, for the look-alike rule.
 NAME_WORD = re.compile(r"\b[A-Z][a-z]+\b")
@@ -164,6 +167,17 @@ def _edits(a: str, b: str) -> int:
     return previous[-1]
 
 
+def _names_entity(text: str, entity: GraphNode) -> bool:
+    """Whether `text` names the entity: by its name or an alias (a person's first name alone
+    too: "Marco" for "Marco Chan"), or by its role ("my brother", "老婆", "the dog")."""
+    names = [entity.name, *entity.aliases]
+    if entity.kind == EntityKind.PERSON:
+        names += [name.split()[0] for name in names if " " in name.strip()]
+    if statements.names_in(text, names):
+        return True
+    return bool(statements.names_in(text.lower(), role_words(entity.role)))
+
+
 def _names_lookalike(text: str, name: str) -> bool:
     """`text` names something easily taken for `name` but not `name` itself: the first word of a
     longer name alone ("Paris" for "Paris, Texas"), or a name a letter or two away ("Sarah")."""
@@ -228,6 +242,7 @@ def ruling(
     name, in other words ("alcohol": "a glass of wine with dinner")."""
     question = asked.question
     kept = list(memories)
+    unnamed: set[uuid.UUID] = set()
     if settings.RECALL_SUBJECT_RULE:
         # Only an entity the question names ("Mark", "the user's wife"): a question about the
         # user ("Which colleague is picky about coffee?") may be answered by others' facts.
@@ -235,6 +250,13 @@ def ruling(
             subjects = _subjects([memory.id for memory in kept])
             allowed = {asked.entity.id}
             kept = [memory for memory in kept if subjects.get(memory.id, allowed) <= allowed]
+            # Of a named entity, a memory of no known subject that does not name it either.
+            if asked.entity.name:
+                unnamed = {
+                    memory.id
+                    for memory in kept
+                    if memory.id not in subjects and not _names_entity(memory.content, asked.entity)
+                }
         for name in asked.unresolved_names:
             kept = [memory for memory in kept if not _names_lookalike(memory.content, name)]
     answer_ids = set(asked.answer_memory_ids)
@@ -261,4 +283,6 @@ def ruling(
         and not (question.closed and said_by_meaning(question.focus, kept))
     ):
         return Ruling([], [])
-    return Ruling([memory.id for memory in kept], answers)
+    # Set aside only now: whether anything is known was judged with them, as one may still
+    # speak of the subject without naming it ("他负责数据分析" after "李楠…").
+    return Ruling([memory.id for memory in kept if memory.id not in unnamed], answers)

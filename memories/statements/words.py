@@ -420,3 +420,17 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "trip|travel|vacation|holiday|visit|visited|旅行|旅游|度假",
     )
 )
+
+
+def role_words(role: str) -> frozenset[str]:
+    """The words naming `role` (a relation to the user, "brother"; or a pet's species, "dog"),
+    in English and Chinese: "bro", "哥哥"."""
+    if not role:
+        return frozenset()
+    people = (PERSON_ROLES, ZH_PERSON_ROLES)
+    animals = (SPECIES, SPECIES_PLURALS, ZH_SPECIES)
+    return frozenset(
+        {role}
+        | {word for table in people for word, (name, _) in table.items() if name == role}
+        | {word for table in animals for word, name in table.items() if name == role}
+    )

@@ -89,6 +89,20 @@ def test_a_message_about_two_brothers_gives_one_fact_each_and_recall_keeps_them_
     assert said(hits, "doctor") and not said(hits, "lawyer")
 
 
+def test_a_question_about_a_named_person_sets_aside_what_names_no_one_it_is_about(agent):
+    converse(
+        agent,
+        ["My brother Hugh lives in Salcombe, a village by the sea."],
+        ["A: How's the move going?", "The village is lovely, still boxes everywhere though."],
+    )
+    # The second message gave no fact: its episode has no subject the graph could rule on.
+    assert not Memory.objects.filter(user_id=USER, memory_type="fact", content__contains="boxes")
+    hits = recall(agent, "Where does Hugh live?")
+    assert said(hits[:1], "Salcombe") and not said(hits, "boxes")
+    with override_settings(RECALL_SUBJECT_RULE=False):
+        assert said(recall(agent, "Where does Hugh live?"), "boxes")
+
+
 def test_what_was_never_said_is_answered_with_nothing_over_rest_mcp_and_the_seed_route(
     agent, clients
 ):
