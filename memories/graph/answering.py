@@ -24,6 +24,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db.models import Q
+from pypinyin import lazy_pinyin
 
 from core.db.replicas import read_connection
 from memories import statements
@@ -33,10 +34,12 @@ from memories.models import Memory, MemoryType
 from memories.predicates import as_of_q, current_q
 from memories.sentences import mentions
 from memories.statements import QuestionReading
-from memories.statements.words import role_words
+from memories.statements.words import HAN, role_words
 
-# Capitalised words (names) in Latin script, for the look-alike rule.
+# Capitalised words (names) in Latin script, and Chinese names, for the look-alike rule.
 NAME_WORD = re.compile(r"\b[A-Z][a-z]+\b")
+HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
+HAN_RUN = re.compile(rf"[{HAN}]+")
 
 
 @dataclass
@@ -180,9 +183,12 @@ def _names_entity(text: str, entity: GraphNode) -> bool:
 
 def _names_lookalike(text: str, name: str) -> bool:
     """`text` names something easily taken for `name` but not `name` itself: the first word of a
-    longer name alone ("Paris" for "Paris, Texas"), or a name a letter or two away ("Sarah")."""
+    longer name alone ("Paris" for "Paris, Texas"), a name a letter or two away ("Sarah"), or,
+    for a Chinese name, one that sounds the same ("老王" for "老汪")."""
     if statements.names_in(text, [name]):
         return False
+    if HAN_NAME.fullmatch(name):
+        return _sounds_alike(text, name)
     words = re.findall(r"\w+", name)
     if len(words) > 1:
         return words[0] in NAME_WORD.findall(text)
@@ -196,6 +202,21 @@ def _names_lookalike(text: str, name: str) -> bool:
         _edits(word.lower(), name.lower()) <= (2 if min(len(word), len(name)) >= 5 else 1)
         for word in near
     )
+
+
+def _sounds_alike(text: str, name: str) -> bool:
+    """Whether `text` writes, in Han characters, something read as `name` is but written
+    otherwise ("王伟" for "王炜", "张婷" for "张霆"): Chinese names are told apart by ear less
+    than by the character, as Latin ones are by a letter. Read without tones. Not when the text
+    also writes the name's own character ("也叫王伟，不过是火字旁的炜": telling the two apart)."""
+    sound = lazy_pinyin(name)
+    for run in HAN_RUN.findall(text):
+        sounds = lazy_pinyin(run)  # one syllable a character, read in the run's context
+        for start in range(len(run) - len(name) + 1):
+            written = run[start : start + len(name)]
+            if sounds[start : start + len(name)] == sound and written != name:
+                return not any(character in text for character in set(name) - set(written))
+    return False
 
 
 # Words asking for one detail of something: answerable only by a memory stating it.

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.test import override_settings
 
+from memories.graph.answering import _names_lookalike
 from memories.graph.models import GraphEdge, GraphNode
 from memories.models import Memory
 from memories.services import memories_embed
@@ -101,6 +102,33 @@ def test_a_question_about_a_named_person_sets_aside_what_names_no_one_it_is_abou
     assert said(hits[:1], "Salcombe") and not said(hits, "boxes")
     with override_settings(RECALL_SUBJECT_RULE=False):
         assert said(recall(agent, "Where does Hugh live?"), "boxes")
+
+
+def test_a_chinese_name_that_sounds_the_same_is_a_look_alike(agent):
+    converse(
+        agent,
+        ["我住在广州，离白云山很近。", "老王是我车队的老搭档，我们常一起跑广州那条线。"],
+        ["还有个老汪，三点水那个汪，是小区门口修车铺的老板。"],
+    )
+    hits = recall(agent, "老汪是做什么的？")
+    assert said(hits, "修车") and not said(hits, "车队")
+    with override_settings(RECALL_SUBJECT_RULE=False):
+        assert said(recall(agent, "老汪是做什么的？"), "车队")
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "lookalike"),
+    [
+        ("老王也不跑车了，回老家承包了个鱼塘。", "老汪", True),
+        ("还有个老汪，是修车铺的老板。", "老汪", False),  # the name itself
+        ("我有个老同学也叫王伟，不过是火字旁的炜。", "王炜", False),  # told apart
+        ("王府井周末人很多。", "王炜", False),  # another sound
+        ("My friend Sarah is a designer.", "Sara", True),
+        ("Paris is lovely in spring.", "Paris, Texas", True),
+    ],
+)
+def test_what_reads_as_a_look_alike_of_a_name(text, name, lookalike):
+    assert _names_lookalike(text, name) is lookalike
 
 
 def test_what_was_never_said_is_answered_with_nothing_over_rest_mcp_and_the_seed_route(
