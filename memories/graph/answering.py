@@ -212,6 +212,8 @@ def _sounds_alike(text: str, name: str) -> bool:
     sound = lazy_pinyin(name)
     for run in HAN_RUN.findall(text):
         sounds = lazy_pinyin(run)  # one syllable a character, read in the run's context
+        if len(sounds) != len(run):  # characters it has no reading for come back joined
+            continue
         for start in range(len(run) - len(name) + 1):
             written = run[start : start + len(name)]
             if sounds[start : start + len(name)] == sound and written != name:
