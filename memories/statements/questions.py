@@ -248,10 +248,13 @@ def _ordered(found: list[tuple[int, str]]) -> tuple[str, ...]:
 ZH_ROLE_SUBJECT = re.compile(rf"用户的?(?P<role>{alternation([*ZH_PERSON_ROLES, *ZH_SPECIES])})")
 ZH_NAME_SUBJECT = re.compile(
     rf"^(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|[{HAN}]{{1,4}}?)(?=是|在|住|做|的|今年|多大|几"
-    r"|开|有|叫|喜欢|会|去|现在|目前|最|养|平时|一般|还|都|为什么|怎么|从事|干)"
+    r"|开|有|叫|喜欢|会|去|现在|目前|最|养|平时|一般|还|都|为什么|怎么|从事|干|负责|工作|上班|学|读)"
 )
 ZH_NOT_NAMES = frozenset(
-    ("用户", "他", "她", "它", "谁", "什么", "哪", "哪里", "为什么", "怎么", "他们", "她们")
+    (
+        *("用户", "他", "她", "它", "谁", "什么", "哪", "哪里", "为什么", "怎么", "他们", "她们"),
+        *("我", "我们", "你", "您", "你们", "咱们"),
+    )
 )
 ZH_COUNT = re.compile(r"多少|几|多大|多久|多长时间|多高")
 ZH_LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(

@@ -509,6 +509,8 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
         ("用户的狗叫什么名字？", ("", "dog"), "name", ("名字",), False, ()),
         ("用户最喜欢的颜色是什么？", ("", ""), "favorite color", ("颜色",), False, ()),
         ("Sarah在哪里工作？", ("Sarah", ""), "works at", (), False, ("Sarah",)),
+        ("张霆负责什么工作？", ("张霆", ""), "job", ("工作",), False, ("张霆",)),
+        ("我们在哪里工作？", ("", ""), "works at", (), False, ()),
     ],
 )
 def test_questions(question, subject, attribute, focus, count, names):
