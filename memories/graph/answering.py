@@ -208,7 +208,8 @@ def _sounds_alike(text: str, name: str) -> bool:
     """Whether `text` writes, in Han characters, something read as `name` is but written
     otherwise ("王伟" for "王炜", "张婷" for "张霆"): Chinese names are told apart by ear less
     than by the character, as Latin ones are by a letter. Read without tones. Not when the text
-    also writes the name's own character ("也叫王伟，不过是火字旁的炜": telling the two apart)."""
+    also writes the name's own characters ("也叫王伟，不过是火字旁的炜": telling the two apart);
+    one of them alone says little ("子" of "子轩" is in every "儿子")."""
     sound = lazy_pinyin(name)
     for run in HAN_RUN.findall(text):
         sounds = lazy_pinyin(run)  # one syllable a character, read in the run's context
@@ -217,7 +218,7 @@ def _sounds_alike(text: str, name: str) -> bool:
         for start in range(len(run) - len(name) + 1):
             written = run[start : start + len(name)]
             if sounds[start : start + len(name)] == sound and written != name:
-                return not any(character in text for character in set(name) - set(written))
+                return not all(character in text for character in set(name) - set(written))
     return False
 
 

@@ -122,6 +122,7 @@ def test_a_chinese_name_that_sounds_the_same_is_a_look_alike(agent):
         ("老王也不跑车了，回老家承包了个鱼塘。", "老汪", True),
         ("还有个老汪，是修车铺的老板。", "老汪", False),  # the name itself
         ("我有个老同学也叫王伟，不过是火字旁的炜。", "王炜", False),  # told apart
+        ("我哥家的闺女叫高梓萱，跟我儿子名字就差一个字。", "子轩", True),  # 子 alone tells nothing
         ("王府井周末人很多。", "王炜", False),  # another sound
         ("My friend Sarah is a designer.", "Sara", True),
         ("Paris is lovely in spring.", "Paris, Texas", True),
