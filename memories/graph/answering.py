@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 
 from django.conf import settings
 from django.db.models import Q
@@ -207,19 +208,23 @@ def _names_lookalike(text: str, name: str) -> bool:
 def _sounds_alike(text: str, name: str) -> bool:
     """Whether `text` writes, in Han characters, something read as `name` is but written
     otherwise ("王伟" for "王炜", "张婷" for "张霆"): Chinese names are told apart by ear less
-    than by the character, as Latin ones are by a letter. Read without tones. Not when the text
-    also writes the name's own characters ("也叫王伟，不过是火字旁的炜": telling the two apart);
-    one of them alone says little ("子" of "子轩" is in every "儿子")."""
-    sound = lazy_pinyin(name)
+    than by the character, as Latin ones are by a letter. Read without tones, each character
+    by its usual reading. Not when the text also writes the name's own characters ("也叫王伟，
+    不过是火字旁的炜": telling the two apart); one of them alone says little ("子" of "子轩" is in
+    every "儿子")."""
+    sound = [_reading(character) for character in name]
     for run in HAN_RUN.findall(text):
-        sounds = lazy_pinyin(run)  # one syllable a character, read in the run's context
-        if len(sounds) != len(run):  # characters it has no reading for come back joined
-            continue
+        sounds = [_reading(character) for character in run]
         for start in range(len(run) - len(name) + 1):
             written = run[start : start + len(name)]
             if sounds[start : start + len(name)] == sound and written != name:
                 return not all(character in text for character in set(name) - set(written))
     return False
+
+
+@cache
+def _reading(character: str) -> str:
+    return lazy_pinyin(character)[0]
 
 
 # Words asking for one detail of something: answerable only by a memory stating it.
