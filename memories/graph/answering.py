@@ -4,10 +4,10 @@ is the asked subject's current value, or nothing when nothing is known (docs/gra
 1. **Subject** (RECALL_SUBJECT_RULE): when the question is about an entity the graph knows
    ("Mark", "the user's wife", "Whiskers", the user), a memory about other subjects does not
    answer it: a fact about another entity, or an episode whose message gave facts about other
-   subjects too (those facts stand in for it). Of a named entity, a memory the graph knows no
-   subject of answers only if it names the entity (its name, an alias, its first name, its
-   role). A name the graph does not hold ("Paris, Texas") still rules out memories naming only
-   a look-alike of it ("Paris", "Sarah" for "Sara").
+   subjects too (those facts stand in for it). Of a named entity, or of one person by role,
+   a memory the graph knows no subject of answers only if it names the entity (its name, an
+   alias, its first name, its role). A name the graph does not hold ("Paris, Texas") still
+   rules out memories naming only a look-alike of it ("Paris", "Sarah" for "Sara").
 2. **Current value** (RECALL_CURRENT_RULE): when it asks for an attribute the graph holds for
    that subject, the facts stating its value (as of the question's instant) come first, and no
    other memory naming a value that no longer holds comes back.
@@ -35,7 +35,7 @@ from memories.models import Memory, MemoryType
 from memories.predicates import as_of_q, current_q
 from memories.sentences import mentions
 from memories.statements import QuestionReading
-from memories.statements.words import HAN, role_words
+from memories.statements.words import HAN, SINGLE_RELATIONS, role_words
 
 # Capitalised words (names) in Latin script, and Chinese names, for the look-alike rule.
 NAME_WORD = re.compile(r"\b[A-Z][a-z]+\b")
@@ -279,8 +279,9 @@ def ruling(
             subjects = _subjects([memory.id for memory in kept])
             allowed = {asked.entity.id}
             kept = [memory for memory in kept if subjects.get(memory.id, allowed) <= allowed]
-            # Of a named entity, a memory of no known subject that does not name it either.
-            if asked.entity.name:
+            # Of a named entity, or one person by role (the user's wife, not their kids:
+            # those are named one by one), a memory of no known subject not naming it.
+            if asked.entity.name or asked.entity.role in SINGLE_RELATIONS:
                 unnamed = {
                     memory.id
                     for memory in kept

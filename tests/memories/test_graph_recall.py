@@ -104,6 +104,19 @@ def test_a_question_about_a_named_person_sets_aside_what_names_no_one_it_is_abou
         assert said(recall(agent, "Where does Hugh live?"), "boxes")
 
 
+def test_a_question_about_the_users_wife_sets_aside_what_does_not_name_her(agent):
+    converse(
+        agent,
+        ["My wife drives a red Mini, she loves it."],
+        ["A: Anything new?", "Still driving the old pickup to work, it's falling apart."],
+    )
+    assert GraphNode.objects.filter(user_id=USER, role="wife").exists()
+    hits = recall(agent, "What car does the user's wife drive?")
+    assert said(hits[:1], "Mini") and not said(hits, "pickup")
+    with override_settings(RECALL_SUBJECT_RULE=False):
+        assert said(recall(agent, "What car does the user's wife drive?"), "pickup")
+
+
 def test_a_chinese_name_that_sounds_the_same_is_a_look_alike(agent):
     converse(
         agent,
