@@ -337,12 +337,15 @@ def _said_by_meaning(words: tuple[str, ...], memories: list[Memory]) -> bool:
     """Whether one of the memories is as near in meaning to the words ("alcohol") as recall's
     relevance floor asks of a memory recalled for them as a query; True when it cannot tell
     (no embedding): then the hits stay."""
-    vector = query_vector(" ".join(words))
-    floors = similarity_floors(vector) if vector is not None else None
-    if floors is None:
-        return True
     if not memories:
         return False
+    vector = query_vector(" ".join(words))
+    # One of many passing is as likely by chance as one memory passing the recall floor: each
+    # must beat the background's RECALL_NOISE_QUANTILE ** (1 / n), not its quantile.
+    quantile = settings.RECALL_NOISE_QUANTILE ** (1 / len(memories))
+    floors = similarity_floors(vector, quantile) if vector is not None else None
+    if floors is None:
+        return True
     with read_connection().cursor() as cursor:
         cursor.execute(
             f"""

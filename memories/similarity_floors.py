@@ -59,9 +59,12 @@ class SimilarityFloors:
     floor_cjk: float
 
 
-def similarity_floors(query_vector: np.ndarray) -> SimilarityFloors | None:
-    """The cosine similarity a memory must reach to be recalled by its vector for this query;
-    None when the provider cannot embed the background (recall goes by text alone)."""
+def similarity_floors(
+    query_vector: np.ndarray, quantile: float | None = None
+) -> SimilarityFloors | None:
+    """The cosine similarity a memory must reach to be recalled by its vector for this query
+    (above the `quantile` of the background's, RECALL_NOISE_QUANTILE unless given); None when
+    the provider cannot embed the background (recall goes by text alone)."""
     provider = embedding_provider()
     try:
         background = _background(provider)
@@ -71,7 +74,7 @@ def similarity_floors(query_vector: np.ndarray) -> SimilarityFloors | None:
     query = np.asarray(query_vector, dtype=np.float32)
 
     def floor(sentences: np.ndarray) -> float:
-        noise = float(np.quantile(sentences @ query, settings.RECALL_NOISE_QUANTILE))
+        noise = float(np.quantile(sentences @ query, quantile or settings.RECALL_NOISE_QUANTILE))
         return max(noise + settings.RECALL_RELEVANCE_MARGIN, settings.RECALL_MIN_SIMILARITY)
 
     return SimilarityFloors(floor_latin=floor(background.latin), floor_cjk=floor(background.cjk))

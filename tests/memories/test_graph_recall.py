@@ -241,6 +241,38 @@ def test_a_yes_or_no_about_something_never_said_is_empty_and_one_said_in_other_w
     assert said(recall(agent, "Does the user drink alcohol?"), "wine")
 
 
+EVERYDAY = [
+    "What's the capital of Australia? I always forget.",
+    "Can you proofread this: their going to the meeting tomorrow.",
+    "Explain compound interest like I'm twelve.",
+    "What time zone is Chicago in?",
+    "Give me a packing list for a week in Lisbon.",
+    "Write a two-line birthday message for a coworker.",
+    "Why is the sky blue? Keep it short.",
+    "How do I stop my browser asking to save passwords?",
+    "What's a good icebreaker question for a workshop?",
+    "Is it fewer or less for minutes?",
+    "Summarise the plot of Hamlet in three sentences.",
+    "How long should I boil an egg for a runny yolk?",
+    "What should go in a winter emergency kit for a car?",
+    "Help me name a spreadsheet tab for quarterly expenses.",
+    "What's the difference between affect and effect?",
+    "How do I get red wine out of a white shirt?",
+    "Suggest a podcast for a long drive.",
+    "What's a polite way to decline a meeting invite?",
+    "How many millilitres are in a cup?",
+    "What's an easy lunch for six people?",
+]
+
+
+def test_a_yes_or_no_is_not_answered_by_chance_among_many_unrelated_memories(agent):
+    # One of twenty unrelated requests is near "Japan" by chance more often than one is: each
+    # must clear a stricter floor for the question to count as answered in other words.
+    converse(agent, EVERYDAY, ["A: What do you do for fun?", "I play the cello in an orchestra."])
+    assert recall(agent, "Has the user been to Japan?") == []
+    assert said(recall(agent, "Does the user play an instrument?"), "cello")
+
+
 def test_a_chinese_yes_or_no_about_something_never_said_is_empty(agent):
     converse(agent, ["我每天晚饭喝一杯红酒。", "我在医院当护士，上夜班。"])
     assert recall(agent, "用户会弹钢琴吗？") == []
