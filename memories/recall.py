@@ -335,8 +335,8 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
 
 def _said_by_meaning(words: tuple[str, ...], memories: list[Memory]) -> bool:
     """Whether one of the memories is as near in meaning to the words ("alcohol") as recall's
-    relevance floor asks of a memory recalled for them as a query; True when it cannot tell
-    (no embedding): then the hits stay."""
+    relevance floor asks of a memory recalled for them as a query, made stricter for their
+    number; True when it cannot tell (no embedding): then the hits stay."""
     if not memories:
         return False
     vector = query_vector(" ".join(words))

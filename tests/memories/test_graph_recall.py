@@ -90,43 +90,49 @@ def test_a_message_about_two_brothers_gives_one_fact_each_and_recall_keeps_them_
     assert said(hits, "doctor") and not said(hits, "lawyer")
 
 
-def test_a_question_about_a_named_person_sets_aside_what_names_no_one_it_is_about(agent):
-    converse(
-        agent,
-        ["My brother Hugh lives in Salcombe, a village by the sea."],
-        ["A: How's the move going?", "The village is lovely, still boxes everywhere though."],
-    )
-    # The second message gave no fact: its episode has no subject the graph could rule on.
-    assert not Memory.objects.filter(user_id=USER, memory_type="fact", content__contains="boxes")
-    hits = recall(agent, "Where does Hugh live?")
-    assert said(hits[:1], "Salcombe") and not said(hits, "boxes")
+@pytest.mark.parametrize(
+    ("sessions", "question", "answer", "other"),
+    [
+        pytest.param(
+            [
+                ["My brother Hugh lives in Salcombe, a village by the sea."],
+                ["A: How's the move going?", "The village is lovely, still boxes everywhere."],
+            ],
+            "Where does Hugh live?",
+            "Salcombe",
+            "boxes",
+            id="a named person: an episode that gave no fact and does not name him",
+        ),
+        pytest.param(
+            [
+                ["My wife drives a red Mini, she loves it."],
+                ["A: Anything new?", "Still driving the old pickup to work, it's falling apart."],
+            ],
+            "What car does the user's wife drive?",
+            "Mini",
+            "pickup",
+            id="one person by role: an episode that does not name her",
+        ),
+        pytest.param(
+            [
+                ["我住在广州，离白云山很近。", "老王是我车队的老搭档，我们常一起跑广州那条线。"],
+                ["还有个老汪，三点水那个汪，是小区门口修车铺的老板。"],
+            ],
+            "老汪是做什么的？",
+            "修车",
+            "车队",
+            id="a Chinese name the graph does not hold: one that sounds the same",
+        ),
+    ],
+)
+def test_the_subject_rule_sets_aside_a_memory_about_someone_else(
+    agent, sessions, question, answer, other
+):
+    converse(agent, *sessions)
+    hits = recall(agent, question)
+    assert said(hits[:1], answer) and not said(hits, other)
     with override_settings(RECALL_SUBJECT_RULE=False):
-        assert said(recall(agent, "Where does Hugh live?"), "boxes")
-
-
-def test_a_question_about_the_users_wife_sets_aside_what_does_not_name_her(agent):
-    converse(
-        agent,
-        ["My wife drives a red Mini, she loves it."],
-        ["A: Anything new?", "Still driving the old pickup to work, it's falling apart."],
-    )
-    assert GraphNode.objects.filter(user_id=USER, role="wife").exists()
-    hits = recall(agent, "What car does the user's wife drive?")
-    assert said(hits[:1], "Mini") and not said(hits, "pickup")
-    with override_settings(RECALL_SUBJECT_RULE=False):
-        assert said(recall(agent, "What car does the user's wife drive?"), "pickup")
-
-
-def test_a_chinese_name_that_sounds_the_same_is_a_look_alike(agent):
-    converse(
-        agent,
-        ["我住在广州，离白云山很近。", "老王是我车队的老搭档，我们常一起跑广州那条线。"],
-        ["还有个老汪，三点水那个汪，是小区门口修车铺的老板。"],
-    )
-    hits = recall(agent, "老汪是做什么的？")
-    assert said(hits, "修车") and not said(hits, "车队")
-    with override_settings(RECALL_SUBJECT_RULE=False):
-        assert said(recall(agent, "老汪是做什么的？"), "车队")
+        assert said(recall(agent, question), other)
 
 
 @pytest.mark.parametrize(
