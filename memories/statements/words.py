@@ -3,6 +3,7 @@ languages, car makes, numbers, a few place names, and the concepts a question's 
 may be answered by (English and Chinese)."""
 
 import re
+from functools import cache
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 
@@ -422,9 +423,10 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
 )
 
 
+@cache
 def role_words(role: str) -> frozenset[str]:
     """The words naming `role` (a relation to the user, "brother"; or a pet's species, "dog"),
-    in English and Chinese: "bro", "哥哥"."""
+    in English and Chinese: "bro", "哥哥". Built once per role: recall asks for each hit."""
     if not role:
         return frozenset()
     people = (PERSON_ROLES, ZH_PERSON_ROLES)
