@@ -72,9 +72,10 @@ def similarity_floors(
         log.warning("recall without the vector side: no background to calibrate", exc_info=True)
         return None
     query = np.asarray(query_vector, dtype=np.float32)
+    level = settings.RECALL_NOISE_QUANTILE if quantile is None else quantile
 
     def floor(sentences: np.ndarray) -> float:
-        noise = float(np.quantile(sentences @ query, quantile or settings.RECALL_NOISE_QUANTILE))
+        noise = float(np.quantile(sentences @ query, level))
         return max(noise + settings.RECALL_RELEVANCE_MARGIN, settings.RECALL_MIN_SIMILARITY)
 
     return SimilarityFloors(floor_latin=floor(background.latin), floor_cjk=floor(background.cjk))
