@@ -117,7 +117,9 @@ WHAT_NP = re.compile(
     I,
 )
 WHO_IS_ROLE = re.compile(r"^who\s+(?:is|are|was)\s+(?:the\s+)?user's\s+", I)
-HOW_MANY = re.compile(r"^how\s+(?:many|much)\s+(?P<np>[a-z-]+(?:\s+[a-z-]+)?)", I)
+HOW_MANY = re.compile(rf"^how\s+(?:many|much)\s+(?!{AUX}\b)(?P<np>[a-z-]+(?:\s+[a-z-]+)?)", I)
+# "How much does the library job pay?", "How much is the rent?": what is asked follows the verb.
+HOW_MUCH_IS = re.compile(rf"^how\s+(?:many|much)\s+{AUX}\s+(?P<np>.+)$", I)
 IS_DIET = re.compile(
     r"^(?:is|are)\s+.+?\s+(?:still\s+)?(?:a\s+)?(?P<d>vegetarian|vegan|pescatarian|keto)\b", I
 )
@@ -135,7 +137,7 @@ NOT_LOOKUP = re.compile(
     I,
 )
 RELATIVE = re.compile(
-    r"\s+(?:the\s+user|he|she|they|that|which|who|whom|(?-i:[A-Z][a-z]+))\b.*$|\s+(?:does|do|did"
+    r"\s+(?:the\s+user(?!'s)|he|she|they|that|which|who|whom|(?-i:[A-Z][a-z]+))\b.*$|\s+(?:does|do|did"
     r"|is|was|has)\b.*$",
     I,
 )
@@ -157,6 +159,11 @@ GENERIC_HEADS = frozenset(
         "group",
     }
 )
+PREPOSITIONS = frozenset(
+    {"of", "in", "at", "on", "for", "from", "with", "to", "by", "about", "near", "into", "over"}
+    | {"under", "around", "behind", "beside", "outside", "inside", "off", "across"}
+)
+LEADING_PREPOSITION = re.compile(rf"^(?:{'|'.join(PREPOSITIONS - {'of'})})\s+", I)
 VERBISH_END = re.compile(r"\s+(?:called|named|like|about)$", I)
 
 
@@ -164,13 +171,16 @@ def _focus_of(np: str) -> list[str]:
     """The words of a noun phrase that name what is asked: "brand of guitar" → brand,
     guitar; "favorite programming language" → favorite, language; "social security number"
     stays whole (its head says little alone)."""
-    np = RELATIVE.sub("", np.strip())
+    # "been to Japan": the object of a leading preposition is what is asked, named or not
+    np = RELATIVE.sub("", LEADING_PREPOSITION.sub("", np.strip()))
     np = VERBISH_END.sub("", np)
     words: list[str] = []
     for part in re.split(r"\s+of\s+", np):
         part = DETERMINERS.sub("", part.strip().lower())
         part = part.split("'s ")[-1]
         tokens = [t for t in part.split() if t not in LIGHT]
+        while tokens and tokens[-1] in PREPOSITIONS:  # "the bakery in [Cork]": bakery
+            tokens.pop()
         if not tokens:
             continue
         if tokens[0] in ("favorite", "favourite", "fav") and len(tokens) > 1:
@@ -213,7 +223,7 @@ def _english(text: str) -> QuestionReading:
     ):
         found.append((m.start(), attribute_key(m["attr"])))
     focus: list[str] = []
-    if (m := HOW_MANY.match(text)) or (m := WHAT_NP.match(text)):
+    if (m := HOW_MANY.match(text)) or (m := WHAT_NP.match(text)) or (m := HOW_MUCH_IS.match(text)):
         focus += _focus_of(m["np"])
     elif m := WHAT_IS.match(text):
         np = m["np"]

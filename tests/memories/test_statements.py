@@ -511,6 +511,19 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
         ("Sarah在哪里工作？", ("Sarah", ""), "works at", (), False, ("Sarah",)),
         ("张霆负责什么工作？", ("张霆", ""), "job", ("工作",), False, ("张霆",)),
         ("我们在哪里工作？", ("", ""), "works at", (), False, ()),
+        # What is asked is never a function word: after "how much" and its verb, before a
+        # place, or of a possessive
+        ("How much does the allotment cost?", ("", ""), None, ("cost",), True, ()),
+        ("How much is the user's gym membership?", ("", ""), None, ("membership",), True, ()),
+        ("What is the café near Leith called?", ("", ""), "name", ("café",), False, ("Leith",)),
+        (
+            "What is the colour of the user's scarf?",
+            ("", ""),
+            "scarf",
+            ("colour", "scarf"),
+            False,
+            (),
+        ),
     ],
 )
 def test_questions(question, subject, attribute, focus, count, names):
@@ -780,6 +793,8 @@ def test_a_question_about_the_past_or_about_what_holds_now(question, past, prese
         ("用户会说日语吗？", ("日语",)),
         ("用户养宠物吗？", ("宠物",)),
         ("用户现在还抽烟吗？", ("烟",)),
+        ("Has the user ever been to Lisbon?", ("lisbon",)),
+        ("Does Priya work in Bristol?", ("bristol",)),
     ],
 )
 def test_a_yes_or_no_question_is_about_the_object_of_its_verb(question, focus):
