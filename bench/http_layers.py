@@ -13,8 +13,11 @@ and p95 in ms, each layer's cost the difference to the one below:
    authentication, rate limit, the guardrail's gate, DRF, the envelope, JSON);
 4. over HTTP, gunicorn as `make run` runs it (one connection kept alive by the client).
 
-Then a cProfile of layer 3: the functions with the most time of their own, and the most
-cumulative time among NeuroMem's, DRF's and Django's.
+The three in-process layers are timed in turn on each request (the machine's drift falls on
+all three alike). Then the operation's parts on the same recalls' hits, each in isolation and
+in turn: the access counting, the believed traits, the output serializer. Then a cProfile of
+layer 3: the functions with the most time of their own, and the most cumulative time among
+NeuroMem's, DRF's and Django's.
 """
 
 import argparse
@@ -35,8 +38,10 @@ from django.test import Client
 from recall import build_search_indexes, drop_search_indexes, load, query_for
 
 from core.access import SYSTEM
+from memories.access_counts import accesses_record
 from memories.api.operations import memory_recall_result
-from memories.api.serializers.recall import RecallInput
+from memories.api.serializers.recall import RecallInput, RecallOutput
+from memories.hooks import trait_belief
 from memories.recall import RecallQuery, memories_recall
 from neuromem_site.api.serializers import validated_input
 from neuromem_site.api.services import api_client_create
@@ -51,6 +56,32 @@ def timed(call: Callable[[], object], times: int) -> list[float]:
         call()
         timings.append((time.perf_counter() - started) * 1000)
     return timings
+
+
+def in_turn(calls: dict[str, Callable[[], object]], times: int) -> dict[str, list[float]]:
+    """Each call's timings, the calls made one after the other `times` times."""
+    timings: dict[str, list[float]] = {label: [] for label in calls}
+    for _ in range(times):
+        for label, call in calls.items():
+            started = time.perf_counter()
+            call()
+            timings[label].append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def table(rows: dict[str, list[float]], heading: str, *, above: bool) -> str:
+    """Markdown: each row's p50 and p95; `above`: and its p50 minus the row before's."""
+    columns = [heading, "p50 (ms)", "p95 (ms)"] + (["p50 above the row before"] if above else [])
+    lines = ["| " + " | ".join(columns) + " |", "|---" + "|---:" * (len(columns) - 1) + "|"]
+    before = None
+    for label, timings in rows.items():
+        p50 = statistics.median(timings)
+        cells = [label, f"{p50:.2f}", f"{percentile(timings, 0.95):.2f}"]
+        if above:
+            cells.append("" if before is None else f"{p50 - before:+.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+        before = p50
+    return "\n".join(lines)
 
 
 def cycling(calls: list[Callable[[], object]]) -> Callable[[], object]:
@@ -94,11 +125,14 @@ def main() -> None:
     in_process = cycling([lambda body=body: posted(body) for body in bodies])
     for call in (service, operation, in_process):
         timed(call, 100)  # warm: the model, the query vectors' cache, the connection
-    layers = {
-        "service `memories_recall`": timed(service, args.requests),
-        "operation `memory_recall_result`": timed(operation, args.requests),
-        "Django in process (test client, token)": timed(in_process, args.requests),
-    }
+    layers = in_turn(
+        {
+            "service `memories_recall`": service,
+            "operation `memory_recall_result`": operation,
+            "Django in process (test client, token)": in_process,
+        },
+        args.requests,
+    )
     with api_over_http(token, timeout=60) as http:
         over_http = cycling(
             [
@@ -108,15 +142,41 @@ def main() -> None:
         )
         timed(over_http, 100)
         layers["HTTP, gunicorn"] = timed(over_http, args.requests)
+    print(table(layers, "layer", above=True))
 
-    print("| layer | p50 (ms) | p95 (ms) | p50 above the layer below |")
-    print("|---|---:|---:|---:|")
-    below = None
-    for label, timings in layers.items():
-        p50 = statistics.median(timings)
-        step = "" if below is None else f"{p50 - below:+.2f}"
-        print(f"| {label} | {p50:.2f} | {percentile(timings, 0.95):.2f} | {step} |")
-        below = p50
+    recalled = [
+        memories_recall(caller=SYSTEM, request=RecallQuery(user_id=user_id, query=query))
+        for user_id, query in queries
+    ]
+    believed = {
+        user_id: trait_belief().believed(caller=SYSTEM, user_id=user_id) for user_id, _ in queries
+    }
+    parts = in_turn(
+        {
+            "access counting `accesses_record`": cycling(
+                [
+                    lambda hits=hits: accesses_record(memory_ids=[hit.memory.id for hit in hits])
+                    for hits in recalled
+                ]
+            ),
+            "believed traits `trait_belief().believed`": cycling(
+                [
+                    lambda user_id=user_id: trait_belief().believed(caller=SYSTEM, user_id=user_id)
+                    for user_id, _ in queries
+                ]
+            ),
+            "output `RecallOutput(…).data`": cycling(
+                [
+                    lambda hits=hits, traits=believed[user_id]: (
+                        RecallOutput({"fields": "full", "merged": hits, "traits": traits}).data
+                    )
+                    for hits, (user_id, _) in zip(recalled, queries, strict=True)
+                ]
+            ),
+        },
+        args.requests,
+    )
+    print(f"\n{table(parts, 'part of the operation, on the same hits', above=False)}")
 
     profiler = cProfile.Profile()
     profiler.runcall(timed, in_process, args.requests)

@@ -45,7 +45,7 @@ def accesses_record(
         pipe = app_redis().pipeline(transaction=True)
         for name in fields:
             pipe.hincrby(PENDING_KEY, name, 1)
-            pipe.hset(PENDING_KEY, f"{name}@", now)
+        pipe.hset(PENDING_KEY, mapping={f"{name}@": now for name in fields})
         pipe.execute()
     except redis.RedisError:
         log.warning("%d accesses not counted: Redis unavailable", len(fields), exc_info=True)

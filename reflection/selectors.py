@@ -17,7 +17,10 @@ from core.tokens import HAN, estimated_tokens
 from memories.graph.selectors import Attribute, current_attributes
 from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
 from memories.predicates import current_sql
+from memories.recall import memory_loader
+from memories.recall_statement import RECALLED_FIELDS
 from memories.selectors import memories_visible_to, trait_field
+from memories.vectors import vector_cursor
 from reflection.models import ReflectionCycle, TraitDecayed, TraitEvidence
 from reflection.rules import lifecycle_rules
 
@@ -77,14 +80,16 @@ def traits_believed(*, caller: Caller, user_id: str) -> QuerySet[TraitDecayed]:
 
 def traits_believed_memories(*, caller: Caller, user_id: str) -> list[Memory]:
     """`traits_believed` as memories (for the memory-shaped answers of /recall/), each with
-    `decayed_confidence` from the view. One raw statement: every recall asks this, and
-    compiling the ORM's queries cost more than running them (docs/benchmarks.md)."""
+    `decayed_confidence` from the view. One raw statement loaded as recall loads its hits
+    (no embedding): every recall asks this, and the ORM's compiling and row building cost
+    more than running it (docs/benchmarks.md)."""
     user_access_check(caller=caller, user_id=user_id, write=False)
     subtype_order = " ".join(f"WHEN %s THEN {n}" for n in range(len(SUBTYPE_ORDER)))
-    return list(
-        Memory.objects.raw(
+    columns = ", ".join(f'm."{field.column}"' for field in RECALLED_FIELDS)
+    with vector_cursor() as cursor:
+        cursor.execute(
             f"""
-            SELECT m.*, d.decayed_confidence
+            SELECT {columns}, d.decayed_confidence
             FROM mv_trait_decayed d
             JOIN memories m ON m.memory_type = 'trait' AND m.id = d.id
             WHERE d.user_id = %s AND d.trait_stage = ANY(%s) AND d.decayed_confidence > %s
@@ -94,13 +99,20 @@ def traits_believed_memories(*, caller: Caller, user_id: str) -> list[Memory]:
             """,
             [
                 user_id,
-                list(RECALLED_STAGES),
+                [stage.value for stage in RECALLED_STAGES],
                 lifecycle_rules().recall_min_confidence,
-                TraitStage.DISSOLVED,
-                *SUBTYPE_ORDER,
+                TraitStage.DISSOLVED.value,
+                *(subtype.value for subtype in SUBTYPE_ORDER),
             ],
         )
-    )
+        rows = cursor.fetchall()
+    load = memory_loader()
+    believed = []
+    for *values, decayed_confidence in rows:
+        memory = load(values)
+        memory.decayed_confidence = decayed_confidence
+        believed.append(memory)
+    return believed
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,9 @@ class RangedIntegerField(serializers.IntegerField):
         )
 
 
+HOLDS_FIELDS = (serializers.BaseSerializer, serializers.ListField, serializers.DictField)
+
+
 # A ModelSerializer that builds its fields from the model once per class, not once per
 # instance: the build was a large share of every answer's time (docs/benchmarks.md, "Recall"). (A
 # comment, not a docstring: drf-spectacular would publish a docstring as every subclass's
@@ -165,8 +168,14 @@ class OutputModelSerializer(serializers.ModelSerializer):
         built = self._fields_by_class.get(type(self))
         if built is None:
             built = self._fields_by_class[type(self)] = super().get_fields()
-        # Copies (as DRF copies declared fields): each instance binds its fields to itself.
-        return copy.deepcopy(built)
+        # Copies: each instance binds its fields to itself. A plain field binds by setting its
+        # own attributes, so a shallow copy will do (deep copies were most of an answer's
+        # serialising); a field holding fields (a nested serializer, a list's child) is copied
+        # deep, as DRF copies declared fields.
+        return {
+            name: copy.deepcopy(field) if isinstance(field, HOLDS_FIELDS) else copy.copy(field)
+            for name, field in built.items()
+        }
 
 
 @extend_schema_field(
