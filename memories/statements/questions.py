@@ -542,7 +542,8 @@ def _says(word: str, text: _Text) -> bool:
 
 def answers_focus(question: QuestionReading, text: str) -> bool:
     """Whether a memory's text says something about every focus word of the question, and,
-    when the question counts, states a number.
+    when the question counts, states a number (and, when no focus word names what is counted,
+    speaks to the asked attribute: an age, a salary).
 
     Recall uses this to decide when it answers nothing: no memory saying anything about what
     is asked means the thing was never said. So it is strict about the asked thing — a
@@ -556,7 +557,11 @@ def answers_focus(question: QuestionReading, text: str) -> bool:
     said = _Text(text)
     if question.count and NUMBER_WORD.search(text) is None:
         return False
-    return all(_says(word, said) for word in question.focus)
+    if question.focus:
+        return all(_says(word, said) for word in question.focus)
+    # A count no focus word names ("How old is Pepper?", "用户一个月赚多少钱？"): the number must
+    # be of the asked attribute; "新号码是 186…" does not say an age.
+    return any(_says(key, said) for key in question.attributes) if question.attributes else True
 
 
 def _reading(

@@ -599,6 +599,11 @@ def test_names_in(text, names, found):
         ("用户的妻子开什么车？", "我老婆是老师。", False),
         ("How old is Whiskers?", "Whiskers is a tabby.", False),
         ("How old is Whiskers?", "Whiskers is 3 years old.", True),
+        # A count no focus word names: the number must be of the asked attribute
+        ("How old is the user's nephew?", "He scored 3 goals on Saturday.", False),
+        ("用户的侄子几岁了？", "侄子今年上小学，才七岁。", True),
+        ("用户一个月赚多少钱？", "我新换的手机号是 139 0000 1234。", False),
+        ("用户一个月赚多少钱？", "我现在月薪一万二。", True),
         ("What is the user's son's name?", "My daughter just turned 5.", False),
         ("What is the user's son's name?", "My son Leo started school.", True),
         (
