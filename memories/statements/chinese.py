@@ -419,6 +419,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         (r"(?:从事|做)(?P<job>[^，,。；]+?)(?:工作|行业)", job),
         # Age
         (rf"(?:今年|已经|快|才|刚满|满)?(?P<n>{ZH_NUMBER})(?:周)?岁", age),
+        # "今年七十了": this year's number, 岁 left unsaid
+        (rf"今年(?P<n>{ZH_NUMBER})了", age),
         # Phone and email: a new one, said now or in the next clause
         (
             rf"换了?(?:个|一个)?新(?:的)?(?P<attr>手机号码?|手机号|手机|电话号码?|电话|号码|邮箱|地址|车)(?:[，,：:]?\s*(?:是|为)?(?P<v>{NUM}|[\w.+-]+@[\w.-]+))?",

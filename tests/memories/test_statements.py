@@ -366,6 +366,7 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("我姐姐在上海当老师。", {("sister", "works at", "上海"), ("sister", "job", "老师")}),
         ("我搬到深圳了。", {("user", "lives in", "深圳")}),
         ("我儿子今年八岁。", {("son", "age", "8")}),
+        ("我外婆今年九十二了，还自己买菜。", {("grandmother", "age", "92")}),
         ("我会说英语和日语。", {("user", "speaks", "英语"), ("user", "speaks", "日语")}),
         ("我在学西班牙语。", {("user", "learning", "西班牙语")}),
         ("我养了一只柯基，叫豆豆。", {("user", "pet", "豆豆"), ("豆豆", "breed", "柯基")}),
