@@ -212,9 +212,9 @@ def _sounds_alike(text: str, name: str) -> bool:
     by its usual reading. Not when the text also writes the name's own characters ("也叫王伟，
     不过是火字旁的炜": telling the two apart); one of them alone says little ("子" of "子轩" is in
     every "儿子")."""
-    sound = [_reading(character) for character in name]
+    sound = [_pinyin(character) for character in name]
     for run in HAN_RUN.findall(text):
-        sounds = [_reading(character) for character in run]
+        sounds = [_pinyin(character) for character in run]
         for start in range(len(run) - len(name) + 1):
             written = run[start : start + len(name)]
             if sounds[start : start + len(name)] == sound and written != name:
@@ -223,7 +223,7 @@ def _sounds_alike(text: str, name: str) -> bool:
 
 
 @cache
-def _reading(character: str) -> str:
+def _pinyin(character: str) -> str:
     return lazy_pinyin(character)[0]
 
 
