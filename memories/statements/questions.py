@@ -163,7 +163,7 @@ PREPOSITIONS = frozenset(
     {"of", "in", "at", "on", "for", "from", "with", "to", "by", "about", "near", "into", "over"}
     | {"under", "around", "behind", "beside", "outside", "inside", "off", "across"}
 )
-LEADING_PREPOSITION = re.compile(rf"^(?:{'|'.join(PREPOSITIONS - {'of'})})\s+", I)
+LEADING_PREPOSITION = re.compile(rf"^(?:{'|'.join(sorted(PREPOSITIONS - {'of'}))})\s+", I)
 VERBISH_END = re.compile(r"\s+(?:called|named|like|about)$", I)
 
 
