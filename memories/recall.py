@@ -4,7 +4,8 @@ One query does it all (built by memories/recall_statement.py):
 - the vector side, per memory type, on the partition's HNSW index (pgvector 0.8 iterative
   scan, so the `user_id` filter still yields k rows); ranks are given after the LIMIT, over
   all types' candidates together, never by a window over a whole partition, which would
-  force a sequential scan; the query's vector is cached in Redis by model and text;
+  force a sequential scan; the query is embedded without the names most of the user's
+  memories hold (memories/common_names.py), its vector cached in Redis by model and text;
 - the text side on `search_vector` (CJK-aware, migration 0003): the memories holding at
   least RECALL_TEXT_CANDIDATE_COVERAGE of the query's words (prefiltered by migration 0006's
   tsquery, on the user's own GIN index when they have one), ranked by BM25 over those
@@ -40,6 +41,7 @@ from core.db.replicas import lagging_read, read_alias, read_connection
 from core.metrics import RECALL_STAGE_DURATION
 from core.redis_client import app_redis
 from memories import statements
+from memories.common_names import meaning_query
 from memories.embeddings import EmbeddingError, embedding_provider
 from memories.graph.answering import asked, ruling
 from memories.graph.models import EntityKind, GraphNode
@@ -180,7 +182,7 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
 
 def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
     with RECALL_STAGE_DURATION.labels("query_embedding").time():
-        vector = query_vector(request.query)
+        vector = query_vector(meaning_query(user_id=request.user_id, query=request.query))
     floors = None if vector is None else similarity_floors(vector)
     if floors is None:
         vector = None

@@ -323,6 +323,10 @@ RECALL_VECTOR_WEIGHT = env.float("RECALL_VECTOR_WEIGHT", default=1.0)
 # ... times this for a memory that ends in a question: by meaning a question is near other
 # questions by its form, not by what it tells (docs/recall.md).
 RECALL_QUESTION_VECTOR_WEIGHT = env.float("RECALL_QUESTION_VECTOR_WEIGHT", default=0.25)
+# The query's embedding leaves out a name held by this share of the user's current memories or
+# more (a speaker's name that begins every turn of a transcript): it says nothing about which
+# memory answers (docs/recall.md). 0 embeds the query as asked.
+RECALL_COMMON_NAME_SHARE = env.float("RECALL_COMMON_NAME_SHARE", default=0.25)
 # The text side reads a single-turn episode with the user's episode before it when that one is
 # a second to this many seconds older (the turn it answers); 0 reads each alone (docs/recall.md).
 RECALL_EPISODE_CONTEXT_SECONDS = env.int("RECALL_EPISODE_CONTEXT_SECONDS", default=600)

@@ -1,6 +1,8 @@
 import pytest
 from rest_framework.test import APIClient
 
+from core.redis_client import app_redis
+from memories.common_names import CACHE_PATTERN
 from neuromem_site.api.models import ApiClient
 from neuromem_site.api.services import api_client_create
 
@@ -12,6 +14,16 @@ def _plain_static_storage(settings):
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+
+
+@pytest.fixture(autouse=True)
+def _no_cached_common_names():
+    # Recall caches per user whether a name is common among their memories; tests reuse user
+    # ids over a database emptied after each test.
+    yield
+    keys = list(app_redis().scan_iter(CACHE_PATTERN))
+    if keys:
+        app_redis().delete(*keys)
 
 
 @pytest.fixture

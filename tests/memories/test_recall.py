@@ -20,6 +20,7 @@ from memories.models import ConversationMessage, Memory
 from memories.recall import (
     RECALLED_FIELDS,
     RecallQuery,
+    meaning_query,
     memories_recall,
     recall_plan,
 )
@@ -433,6 +434,48 @@ def test_a_memory_ending_in_a_question_weighs_less_on_the_vector_side(settings):
     [hit] = recall("老照片", user_id="agent:bo")
     assert (hit.memory.id, hit.vector_rank, hit.text_rank) == (chinese.id, 1, 1)
     assert hit.rrf_score == pytest.approx(0.5 * 0.25 / 61 + 1 / 61)
+
+
+# Sixty things, no two of them near duplicates (the write path would merge those).
+THINGS = [
+    f"{colour} {thing}"
+    for colour in ("red", "old", "new", "big", "odd", "tiny")
+    for thing in ("kite", "lamp", "boat", "drum", "vase", "sofa", "tent", "bell", "coin", "rope")
+]
+
+
+def test_a_name_most_of_the_users_memories_hold_is_left_out_of_the_embedded_query(settings):
+    # A transcript: every turn begins with its speaker, most of them one of two; "Okafor" and
+    # "Mount Tam" are said once or twice. Counted among current memories only.
+    turns = [f"Priya: I saw the {thing}" for thing in THINGS[:40]]
+    turns += [f"Tomasz: a {thing}, Priya?" for thing in THINGS[40:]]
+    turns += ["Priya: Dr. Okafor moved her clinic", "Tomasz: we hiked Mount Tam on Sunday"]
+    remember(*turns, memory_type="episodic", embed=False)
+    assert (
+        meaning_query(user_id=USER, query="Did Priya tell Tomasz about Dr. Okafor's clinic?")
+        == "Did tell about Dr. Okafor's clinic?"
+    )
+    assert meaning_query(user_id=USER, query="What is Priya's job?") == "What is job?"
+    # Nothing but the names: the query as asked.
+    assert meaning_query(user_id=USER, query="Priya, Tomasz?") == "Priya, Tomasz?"
+    settings.RECALL_COMMON_NAME_SHARE = 0.5  # Tomasz is in 21 of 62 (his turns, not Priya's)
+    assert meaning_query(user_id=USER, query="Priya met Tomasz") == "met Tomasz"
+    settings.RECALL_COMMON_NAME_SHARE = 0
+    assert meaning_query(user_id=USER, query="Priya met Tomasz") == "Priya met Tomasz"
+
+
+def test_a_names_verdict_is_kept_in_redis(django_assert_num_queries):
+    remember(*(f"Priya: I saw the {thing}" for thing in THINGS), embed=False)
+    with django_assert_num_queries(1):
+        assert meaning_query(user_id=USER, query="Where is Priya?") == "Where is ?"
+    with django_assert_num_queries(0):
+        assert meaning_query(user_id=USER, query="Priya, where?") == ", where?"
+
+
+def test_a_name_is_common_only_among_enough_memories(settings):
+    # Every memory names Mike, but three memories make no share to judge by.
+    remember("Mike is a doctor", "Mike lives in Chicago", "Mike has two kids")
+    assert meaning_query(user_id=USER, query="What does Mike do?") == "What does Mike do?"
 
 
 def test_a_memory_holding_few_of_the_words_is_ranked_by_them_when_near_by_meaning(settings):
