@@ -19,7 +19,9 @@ indexes are then built as migration 0001/0003 define them (the build time is rep
   scan and the user filter) against exact search (same filter, sequential distance sort), for
   typical users and for the heavy user;
 - p50/p95 of `POST /api/v1/recall/` end to end over HTTP (gunicorn, warm), and of the same
-  recall through the service without HTTP.
+  recall through the service without HTTP;
+- what looking up the common names of a question naming someone costs recall before it
+  embeds the query (memories/common_names.py), counted and from Redis.
 
 Runs on the embedded services in a throw-away directory (or DATABASE_URL / REDIS_URL) and
 prints Markdown for docs/benchmarks.md, with the EXPLAIN plans of one typical and one heavy
@@ -54,6 +56,8 @@ from pgvector import HalfVector
 
 from core.access import SYSTEM
 from core.redis_client import app_redis
+from memories.common_names import CACHE_PATTERN as COMMON_NAMES_CACHE
+from memories.common_names import meaning_query
 from memories.embeddings import embedding_provider
 from memories.recall import (
     RecallQuery,
@@ -279,6 +283,23 @@ def latencies_query_embedding(queries: list[tuple[str, str]]) -> list[float]:
     return timings
 
 
+def latencies_common_names(queries: list[tuple[str, str]], *, cached: bool) -> list[float]:
+    """meaning_query on each query asked as a question naming someone (the benchmark's own
+    queries hold no capital); `cached`: its verdicts already in Redis."""
+    timings = []
+    for user_id, query in queries:
+        question = f"What did Anna say about {query} in Paris?"
+        if cached:
+            meaning_query(user_id=user_id, query=question)
+        else:
+            for key in app_redis().scan_iter(COMMON_NAMES_CACHE):
+                app_redis().delete(key)
+        started = time.perf_counter()
+        meaning_query(user_id=user_id, query=question)
+        timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
 def latencies_http(queries: list[tuple[str, str]], token: str, *, cached: bool) -> list[float]:
     with api_over_http(token, timeout=60) as client:
         for user_id, query in queries[:20]:  # warm both workers (and load their model)
@@ -335,6 +356,9 @@ def main() -> None:
     service_typical = latencies_service(typical_queries)
     service_heavy = latencies_service(heavy_queries)
     embedding = latencies_query_embedding(typical_queries)
+    names_typical = latencies_common_names(typical_queries, cached=False)
+    names_heavy = latencies_common_names(heavy_queries, cached=False)
+    names_cached = latencies_common_names(typical_queries + heavy_queries, cached=True)
     http_typical_cold = latencies_http(typical_queries, token, cached=False)
     http_typical = latencies_http(typical_queries, token, cached=True)
     http_heavy_cold = latencies_http(heavy_queries, token, cached=False)
@@ -372,6 +396,9 @@ fact partition with indexes: {fact_size}. Per-user indexes (memories/user_indexe
 {summary("service `memories_recall`, typical user (cached)", service_typical)}
 {summary("service `memories_recall`, heavy user (cached)", service_heavy)}
 {summary(f"query embedding alone (`{embedding_provider().model_id}`)", embedding)}
+{summary("common names looked up (`meaning_query`), typical user", names_typical)}
+{summary("common names looked up (`meaning_query`), heavy user", names_heavy)}
+{summary("common names' verdicts from Redis (`meaning_query`), both", names_cached)}
 
 Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.
 """
