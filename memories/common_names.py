@@ -6,6 +6,7 @@ turns that hold little but the names ("<A>: Bye, <B>!"); the text side keeps it,
 BM25."""
 
 import hashlib
+import hmac
 import logging
 import re
 
@@ -29,7 +30,7 @@ MIN_MEMORIES = 50
 # A name's verdict is kept this long (seconds) per user: its share moves slowly, and counting
 # reads up to a thousand memories.
 CACHE_SECONDS = 3600
-CACHE_PATTERN = "neuromem:name:*"
+CACHE_PATTERN = "neuromem:names:*"
 
 # Per type, on the (user_id, memory_type, created_at) index: one LIMIT over the partitioned
 # table had PostgreSQL read, from its start, a partition where the user holds most rows.
@@ -70,23 +71,39 @@ def meaning_query(*, user_id: str, query: str) -> str:
     return " ".join(kept.split()) if re.search(r"\w", kept) else query
 
 
-def _cache_key(user_id: str, word: str) -> str:
-    # Hashed: a name the user said is not left readable in Redis. The share is in it: the
-    # verdict is for that share.
-    share = settings.RECALL_COMMON_NAME_SHARE
-    digest = hashlib.sha256(f"{user_id}\0{share}\0{word}".encode()).hexdigest()
-    return f"neuromem:name:{digest}"
+def common_names_forget(*, user_id: str) -> None:
+    """Drop the user's cached verdicts (after a purge); best effort: they expire within
+    CACHE_SECONDS anyway."""
+    try:
+        app_redis().delete(_cache_key(user_id))
+    except redis.RedisError:
+        log.warning("common names' cache not cleared: Redis unavailable", exc_info=True)
+
+
+def _mac(text: str) -> str:
+    return hmac.new(settings.SECRET_KEY.encode(), text.encode(), hashlib.sha256).hexdigest()
+
+
+def _cache_key(user_id: str) -> str:
+    # One hash per user, so that a purge drops it whole; its key and fields are MACs, so no
+    # name the user said can be read, or guessed and checked, in Redis.
+    return f"neuromem:names:{_mac(user_id)}"
+
+
+def _field(word: str) -> str:
+    # The verdict is for the share it was judged at.
+    return _mac(f"{settings.RECALL_COMMON_NAME_SHARE}\0{word}")
 
 
 def _common(*, user_id: str, words: list[str]) -> set[str]:
     """The words that are common names among the user's memories: cached verdicts, the rest
     counted in one statement. The cache is best effort, as the query vectors' is."""
-    keys = [_cache_key(user_id, word) for word in words]
+    key, fields = _cache_key(user_id), [_field(word) for word in words]
     try:
-        cached = app_redis().mget(keys)
+        cached, ttl = app_redis().pipeline(transaction=False).hmget(key, fields).ttl(key).execute()
     except redis.RedisError:
         log.warning("common names' cache unavailable", exc_info=True)
-        cached, cache_up = [None] * len(words), False
+        cached, ttl, cache_up = [None] * len(words), None, False
     else:
         cache_up = True
     verdicts = {
@@ -109,8 +126,9 @@ def _common(*, user_id: str, words: list[str]) -> set[str]:
         if cache_up:
             try:
                 pipe = app_redis().pipeline(transaction=False)
-                for word in missing:
-                    pipe.set(_cache_key(user_id, word), int(word in found), ex=CACHE_SECONDS)
+                pipe.hset(key, mapping={_field(word): int(word in found) for word in missing})
+                if ttl < 0:  # a new hash: its verdicts last CACHE_SECONDS
+                    pipe.expire(key, CACHE_SECONDS)
                 pipe.execute()
             except redis.RedisError:
                 log.warning("common names not cached: Redis unavailable", exc_info=True)

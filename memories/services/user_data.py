@@ -11,6 +11,7 @@ from django.db import transaction
 from core.access import Caller, user_access_check
 from core.jobs import enqueue_on_commit
 from core.logs import security_log
+from memories.common_names import common_names_forget
 from memories.models import Memory
 from memories.selectors import user_held
 from memories.signals import user_data_purged
@@ -48,6 +49,9 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
         counts["django_admin_log_redacted"] = admin_log_redact(
             memory_ids=memory_ids, label="(purged)"
         )
+    # Recall's cached verdicts on which names the user's memories hold widely: Redis, so after
+    # the commit.
+    transaction.on_commit(lambda: common_names_forget(user_id=user_id))
     if counts["memories"] >= settings.USER_INDEX_MIN_MEMORIES // 2:
         # The user's own indexes name them in their predicate: beat's refresh drops them
         # (CONCURRENTLY, so not in this transaction), now rather than within the hour.

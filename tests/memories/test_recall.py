@@ -33,6 +33,7 @@ from memories.services import (
     memory_invalidate,
     memory_supersede,
 )
+from memories.services.user_data import user_purge
 from reflection.selectors import traits_believed_memories
 from reflection.services.maintenance import trait_view_refresh
 from tests.memories.bulk import insert_facts
@@ -470,6 +471,20 @@ def test_a_names_verdict_is_kept_in_redis(django_assert_num_queries):
         assert meaning_query(user_id=USER, query="Where is Priya?") == "Where is ?"
     with django_assert_num_queries(0):
         assert meaning_query(user_id=USER, query="Priya, where?") == ", where?"
+
+
+def test_a_purge_drops_the_users_cached_names(
+    django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    for user_id in (USER, "agent:bo"):
+        remember(*(f"Priya: I saw the {thing}" for thing in THINGS), user_id=user_id, embed=False)
+        meaning_query(user_id=user_id, query="Where is Priya?")
+    with django_capture_on_commit_callbacks(execute=True):
+        user_purge(caller=TEST, user_id=USER)
+    with django_assert_num_queries(1):  # counted again: nothing left to hold the name
+        assert meaning_query(user_id=USER, query="Where is Priya?") == "Where is Priya?"
+    with django_assert_num_queries(0):
+        assert meaning_query(user_id="agent:bo", query="Where is Priya?") == "Where is ?"
 
 
 def test_a_name_is_common_only_among_enough_memories(settings):
