@@ -14,14 +14,16 @@ from django.db import connection
 from django.utils import timezone
 
 from core.access import Caller
+from core.redis_client import app_redis
+from memories.common_names import meaning_query
 from memories.embeddings import embedding_provider
 from memories.ingest import session_message_add, session_open
 from memories.models import ConversationMessage, Memory
 from memories.recall import (
     RECALLED_FIELDS,
     RecallQuery,
-    meaning_query,
     memories_recall,
+    query_cache_key,
     recall_plan,
 )
 from memories.selectors import trait_field
@@ -463,6 +465,14 @@ def test_a_name_most_of_the_users_memories_hold_is_left_out_of_the_embedded_quer
     assert meaning_query(user_id=USER, query="Priya met Tomasz") == "met Tomasz"
     settings.RECALL_COMMON_NAME_SHARE = 0
     assert meaning_query(user_id=USER, query="Priya met Tomasz") == "Priya met Tomasz"
+
+
+def test_recall_embeds_the_query_without_the_common_names():
+    remember(*(f"Priya: I saw the {thing}" for thing in THINGS), embed=False)
+    recall("Where is Priya's tiny kite?")
+    model = embedding_provider().model_id
+    assert app_redis().exists(query_cache_key(model, "Where is tiny kite?"))
+    assert not app_redis().exists(query_cache_key(model, "Where is Priya's tiny kite?"))
 
 
 def test_a_names_verdict_is_kept_in_redis(django_assert_num_queries):
