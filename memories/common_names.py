@@ -20,8 +20,10 @@ from memories.predicates import current_sql
 
 log = logging.getLogger("neuromem.recall")
 
-# A Latin word written with a capital (a name, or a sentence's first word), possessive and all.
-CAPITALISED = re.compile(r"\b(?P<word>[A-Z][\w-]*)(?:['’]s)?\b")
+# A Latin word written with a capital (a name, or a sentence's first word), possessive and all;
+# bounded by any other letter, so "Priya在哪里" holds "Priya".
+LATIN = "A-Za-z\u00c0-\u024f"
+CAPITALISED = re.compile(rf"(?<![{LATIN}])(?P<word>[A-Z][{LATIN}-]*)(?:['’]s)?(?![{LATIN}])")
 # How many of the user's latest current memories of each type a name is counted in, and how
 # many it takes: among fewer, a share says little, and the vector side's first ranks reach most
 # of them anyway.

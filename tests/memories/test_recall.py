@@ -459,6 +459,8 @@ def test_a_name_most_of_the_users_memories_hold_is_left_out_of_the_embedded_quer
         == "Did tell about Dr. Okafor's clinic?"
     )
     assert meaning_query(user_id=USER, query="What is Priya's job?") == "What is job?"
+    assert meaning_query(user_id=USER, query="Priya在哪里工作？") == "在哪里工作？"
+    assert meaning_query(user_id=USER, query="Zoë told Priya-Anne") == "Zoë told Priya-Anne"
     # Nothing but the names: the query as asked.
     assert meaning_query(user_id=USER, query="Priya, Tomasz?") == "Priya, Tomasz?"
     settings.RECALL_COMMON_NAME_SHARE = 0.5  # Tomasz is in 21 of 62 (his turns, not Priya's)
