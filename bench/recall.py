@@ -56,8 +56,7 @@ from pgvector import HalfVector
 
 from core.access import SYSTEM
 from core.redis_client import app_redis
-from memories.common_names import CACHE_PATTERN as COMMON_NAMES_CACHE
-from memories.common_names import meaning_query
+from memories.common_names import common_names_forget, meaning_query
 from memories.embeddings import embedding_provider
 from memories.recall import (
     RecallQuery,
@@ -292,8 +291,7 @@ def latencies_common_names(queries: list[tuple[str, str]], *, cached: bool) -> l
         if cached:
             meaning_query(user_id=user_id, query=question)
         else:
-            for key in app_redis().scan_iter(COMMON_NAMES_CACHE):
-                app_redis().delete(key)
+            common_names_forget(user_id=user_id)
         started = time.perf_counter()
         meaning_query(user_id=user_id, query=question)
         timings.append((time.perf_counter() - started) * 1000)
