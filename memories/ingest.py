@@ -30,6 +30,7 @@ from memories.forgetting.topics import topic_read
 from memories.graph.services import (
     GraphChange,
     graph_statements_record,
+    graph_values_ended,
     memories_subject_set,
 )
 from memories.models import (
@@ -50,6 +51,7 @@ from memories.services import (
 from memories.services.forgetting import ForgetOutcome, conversation_forget, topic_vectors
 from memories.services.writes import lock_memory_writes
 from memories.signals import session_ended
+from memories.statements.ends import values_said_ended
 
 
 def session_open(
@@ -210,6 +212,13 @@ def session_message_add(
                 episode=episode,
                 at=message.created_at,
                 caller=caller,
+            )
+        if role == "user" and (ended := values_said_ended(stored)):
+            graph_values_ended(
+                user_id=session.user_id,
+                things=ended,
+                at=message.created_at,
+                keep={result.memory.id for result in results},
             )
     return MessageAdded(message, results, forgets, redacted.counts)
 

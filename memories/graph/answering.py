@@ -132,9 +132,28 @@ def _values_read(result: Asked, *, edges, as_of: datetime | None) -> None:
         ).values_list("id", flat=True)
     )
     current = {edge.value.casefold() for edge in holding}
+    ended = list(ended)
     result.past_values += [
         value for edge in ended if (value := edge.value) and value.casefold() not in current
     ]
+    last_ended = max(
+        (edge for edge in ended if edge.invalid_at is not None),
+        key=lambda edge: edge.invalid_at,
+        default=None,
+    )
+    if not holding and last_ended is not None:
+        # No value holds, one ended: what the user said when it ended ("思域卖了，现在骑电动车
+        # 上班") is the latest word on it, often the value since in words no rule reads.
+        result.answer_memory_ids += list(
+            Memory.objects.filter(
+                _visible(as_of),
+                user_id=last_ended.user_id,
+                valid_at=last_ended.invalid_at,
+                memory_type__in=[MemoryType.FACT, MemoryType.EPISODIC],
+            )
+            .exclude(id__in=last_ended.memory_ids)
+            .values_list("id", flat=True)
+        )
 
 
 def _subjects(memory_ids: list[uuid.UUID]) -> dict[uuid.UUID, set[uuid.UUID]]:

@@ -24,6 +24,7 @@ from memories.predicates import current_q
 from memories.sentences import HAN
 from memories.services.writes import SCORE_FLAGS_CLEARED
 from memories.statements import Statement, Subject
+from memories.statements.ends import names_value
 
 # A closed value this short ("3", "NY") names too much to find memories by: only the memories it
 # came from leave recall.
@@ -168,6 +169,25 @@ def graph_statements_record(
     stating = {memory_id for _, memory_ids in statements for memory_id in memory_ids}
     change.stale_memory_ids = _stale_memories_closed(
         user_id=user_id, closed=change.closed, at=at, keep=stating
+    )
+    return change
+
+
+def graph_values_ended(
+    *, user_id: str, things: Sequence[str], at: datetime, keep: set[uuid.UUID]
+) -> GraphChange:
+    """Close the user's current values that a message said at `at` names as ended ("思域卖了"
+    ends car = "本田思域", "The Miata is gone" ends car = "2016 Mazda Miata"), whatever their
+    attribute; then the memories stating them leave current recall, as for any closed value.
+    `keep`: the message's own memories."""
+    change = GraphChange()
+    current = GraphEdge.objects.filter(
+        current_q(), user_id=user_id, subject__kind=EntityKind.USER, valid_at__lt=at
+    ).select_related("object_node")
+    ending = [edge for edge in current if any(names_value(thing, edge.value) for thing in things)]
+    change.closed = _closed(ending, at=at)
+    change.stale_memory_ids = _stale_memories_closed(
+        user_id=user_id, closed=change.closed, at=at, keep=keep
     )
     return change
 

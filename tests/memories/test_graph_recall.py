@@ -176,6 +176,39 @@ def test_a_chinese_change_of_city_answers_the_new_one(agent):
     assert said(hits[:1], "成都") and not said(hits, "杭州")
 
 
+def test_a_held_value_said_to_be_gone_leaves_recall_and_the_message_saying_so_answers(agent):
+    converse(
+        agent,
+        ["A: How do you get around?", "I drive a 2016 Mazda Miata, my pride and joy."],
+        ["A: Any news?", "The Miata is gone. Swapped it for a used Kia Niro, more practical."],
+    )
+    edge = GraphEdge.objects.get(user_id=USER, relation="car")
+    assert edge.invalid_at == T0 + timedelta(weeks=1, minutes=2)
+    now = recall(agent, "What car does the user drive now?")
+    assert said(now[:1], "Niro") and not said(now, "pride and joy")
+    day_after = (T0 + timedelta(days=1)).isoformat()
+    before = recall(agent, "What car does the user drive?", as_of=day_after)
+    assert said(before[:1], "Miata") and not said(before, "Niro")
+
+
+def test_a_chinese_end_said_by_naming_the_value_closes_it(agent):
+    converse(agent, ["我开的是一辆本田思域，开了五年了。"], ["思域卖了，现在每天骑电动车上班。"])
+    assert GraphEdge.objects.get(user_id=USER, relation="car").invalid_at is not None
+    hits = recall(agent, "用户现在开什么车？")
+    assert said(hits[:1], "电动车") and not said(hits, "开了五年")
+
+
+def test_a_value_that_ended_is_known_so_the_question_is_answered_not_emptied(agent):
+    # No rule reads "约会" as a new partner: the message that ended the old one answers.
+    converse(
+        agent, ["我男朋友叫陈默，在广州做厨师。"], ["和陈默分手了。最近在跟一个摄影师林川约会。"]
+    )
+    partner = GraphEdge.objects.get(user_id=USER, relation="partner")
+    assert partner.invalid_at is not None
+    hits = recall(agent, "用户现在的男朋友是谁？")
+    assert said(hits[:1], "林川") and not said(hits, "广州做厨师")
+
+
 @override_settings(RECALL_SUBJECT_RULE=False, RECALL_CURRENT_RULE=False, RECALL_EMPTY_RULE=False)
 def test_without_the_rules_recall_is_what_it_was(agent):
     converse(agent, ["I'm a backend engineer at a small robotics startup."])

@@ -1,0 +1,121 @@
+"""What a user message says has ended, by naming it, whatever its attribute: "The Miata is
+gone", "I sold my Vespa", "Tess and I broke up", "思域卖了", "跟小周分手了", "pilates停了". The
+memory graph closes a value it holds that such a message names (docs/graph.md): a change is often
+said as the end of the old value, in words no attribute rule reads.
+
+Only a plain statement counts: not a question, nor an end denied, planned or imagined ("I'd
+never sell the Miata", "打算把思域卖了")."""
+
+import re
+
+from memories.sentences import sentence_spans, sentences
+from memories.statements.words import HAN
+
+CLAUSE_BREAK = re.compile(r"[，,、；;：:]\s*|\s+(?:but|so)\s+|\s*(?:然后|但是|不过|所以)")
+
+# --- English -----------------------------------------------------------------------------------
+
+DETERMINER = r"(?:(?:the|my|our|that|this|his|her|their)\s+)?(?:old\s+)?"
+# A thing named in up to three words, stopping before what follows it ("the Golf for a Niro").
+THING = (
+    r"(?P<thing>[\w'&.-]+(?:\s+(?!(?:for|to|in|at|on|and|but|because|after|since|last|this"
+    r"|with|from|now|today|yesterday|already)\b)[\w'&.-]+){0,2}?)"
+)
+EN_GONE = re.compile(
+    rf"^{DETERMINER}{THING}\s+(?:is|was|'s|are|were|has\s+been|have\s+been|got)\s+"
+    r"(?:now\s+|finally\s+|officially\s+|all\s+|long\s+)?(?:gone|sold(?!\s+out)|cancell?ed|over"
+    r"|history|dead|stolen|scrapped|totall?ed|written\s+off)\b",
+    re.I,
+)
+EN_ENDED = re.compile(
+    r"^(?:(?:i|we)\s+(?:(?:just|finally|recently|have|'ve|had|officially)\s+)*)?"
+    r"(?:sold|traded\s+in|traded|got\s+rid\s+of|gave\s+away|gave\s+up(?:\s+on)?|quit"
+    r"|cancell?ed|ditched|dropped|broke\s+up\s+with|split\s+(?:up\s+)?with|moved\s+out\s+of"
+    rf"|handed\s+in\s+my\s+notice\s+at)\s+{DETERMINER}{THING}(?=$|\s+(?:for|to|in|at|on|after"
+    r"|because|since|last|this|now|today|yesterday|already|and|but|so)\b)",
+    re.I,
+)
+EN_BROKE_UP = re.compile(
+    r"^(?P<thing>[A-Z][\w'-]+)\s+and\s+[Ii]\s+(?:have\s+|'ve\s+)?(?:broke\s+up|split(?:\s+up)?)\b"
+)
+# Said of what did not happen, might, or will: no end yet.
+EN_NOT_SO = re.compile(
+    r"\b(?:not|never|n't|almost|nearly|might|may|will|would|should|could|going\s+to|gonna"
+    r"|thinking|want|wants|plan|planning|if|whether|until|unless|hope)\b|'ll\b|'d\b",
+    re.I,
+)
+
+PRONOUNS = frozenset(("it", "that", "this", "them", "those", "these", "everything", "all"))
+
+# --- Chinese -----------------------------------------------------------------------------------
+
+ZH_END = (
+    r"(?:卖了|卖掉了|送人了|送走了|退了|退掉了|停了|停掉了|停机了|没了|丢了|扔了|报废了|注销了|取消了"
+    r"|分了|分手了|不当了|不干了|不做了|不开了|不学了|不住了|不去了|不练了|不上了|不用了|不玩了|不追了"
+    r"|不看了|戒了|辞了|黄了)"
+)
+ZH_OPENER = r"(?:对了|其实|然后|后来|最后|结果|终于|哎|唉|嗯)?"
+ZH_GONE = re.compile(
+    rf"^{ZH_OPENER}(?:跟|和|与)?(?:我的|我们的|我家的|我那辆|我那个|那辆|那个|那台|那份|我)?"
+    rf"(?P<thing>[{HAN}A-Za-z0-9]{{2,10}}?)(?:也|都|已经|早就|终于|刚|刚刚|总算)*(?:被)?{ZH_END}"
+)
+ZH_ENDED = re.compile(
+    rf"^{ZH_OPENER}(?:我|我们)?(?:已经|刚|刚刚|终于)?(?:卖了|卖掉了|送走了|退掉了|辞掉了|辞了|戒了"
+    rf"|取消了|换掉了)(?:我的|那辆|那个|那份|那台)?(?P<thing>[{HAN}A-Za-z0-9]{{2,10}})"
+)
+ZH_NOT_SO = re.compile(r"没|不会|别|不要|要是|如果|打算|准备|想|快要|可能")
+QUESTION = re.compile(r"[?？吗呢]\W*$")
+
+
+def values_said_ended(text: str) -> tuple[str, ...]:
+    """The things the message says have ended, as named ("Miata", "思域", "小周"), in order."""
+    things: list[str] = []
+    said_plainly = (
+        sentence
+        for start, end in sentence_spans(text)
+        if not QUESTION.search(text[start:end].strip())
+        for sentence in sentences(text[start:end])
+    )
+    for sentence in said_plainly:
+        for clause in CLAUSE_BREAK.split(sentence):
+            clause = clause.strip()
+            for pattern, not_so in (
+                (EN_GONE, EN_NOT_SO),
+                (EN_ENDED, EN_NOT_SO),
+                (EN_BROKE_UP, EN_NOT_SO),
+                (ZH_GONE, ZH_NOT_SO),
+                (ZH_ENDED, ZH_NOT_SO),
+            ):
+                said = pattern.match(clause)
+                if (
+                    said
+                    and not not_so.search(clause[: said.end("thing")])
+                    and said["thing"].casefold() not in PRONOUNS
+                ):
+                    things.append(said["thing"])
+                    break
+    return tuple(things)
+
+
+LATIN_WORD = re.compile(r"[\w'&-]+")
+# Words that name nothing on their own: "the" of "the Overlook" is not the Overlook.
+FUNCTION_WORDS = frozenset(("the", "a", "an", "my", "our", "his", "her", "their", "of", "and"))
+
+
+def names_value(thing: str, value: str) -> bool:
+    """Whether `thing`, as an end named it, is the held `value`: in Han, one holds the other
+    (two characters at least: "思域" is "本田思域"); in Latin script, the same words, or its
+    last word or a capitalised one (three letters at least) is one of the value's ("the Miata"
+    is "2016 Mazda Miata", "my Mazda" too)."""
+    thing, value = thing.strip(), value.strip()
+    if re.search(rf"[{HAN}]", thing + value):
+        shorter = min(len(thing), len(value))
+        return shorter >= 2 and (thing in value or value in thing)
+    value_words = {word.casefold() for word in LATIN_WORD.findall(value)} - FUNCTION_WORDS
+    words = [word for word in LATIN_WORD.findall(thing) if word.casefold() not in FUNCTION_WORDS]
+    if not words or not value_words:
+        return False
+    if {word.casefold() for word in words} == value_words:
+        return True
+    heads = {words[-1], *(word for word in words if word[:1].isupper())}
+    return any(len(word) >= 3 and word.casefold() in value_words for word in heads)

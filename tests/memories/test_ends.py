@@ -1,0 +1,64 @@
+"""Reading what a message says has ended by naming it (memories/statements/ends.py), and
+whether the thing named is a value the graph holds."""
+
+import pytest
+
+from memories.statements.ends import names_value, values_said_ended
+
+
+@pytest.mark.parametrize(
+    "text, things",
+    [
+        ("The Miata is gone, I swapped it for a bike.", ("Miata",)),
+        ("Our old Volvo was finally sold on Saturday.", ("Volvo",)),
+        ("I sold my Vespa last month and bought an e-bike.", ("Vespa",)),
+        ("Traded in the Golf for a Kia Niro.", ("Golf",)),
+        ("We cancelled the Netflix subscription.", ("Netflix subscription",)),
+        ("Tess and I broke up in March.", ("Tess",)),
+        ("I gave up on Duolingo, no time.", ("Duolingo",)),
+        ("我那辆思域卖了，现在坐地铁。", ("思域",)),
+        ("跟小周分手了，还是朋友。", ("小周",)),
+        ("钢琴课也不上了，太贵。", ("钢琴课",)),
+        ("pilates停了，改成游泳。", ("pilates",)),
+        ("卖掉了那辆雅阁，换了特斯拉。", ("雅阁",)),
+    ],
+)
+def test_an_end_said_by_naming_the_thing(text, things):
+    assert values_said_ended(text) == things
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Should I sell the Miata?",
+        "I'd never sell the Miata.",
+        "I almost sold the Miata last year.",
+        "I'm thinking of cancelling Netflix.",
+        "I traded it in for a bike.",
+        "The concert was sold out.",
+        "我打算把思域卖了。",
+        "思域卖了吗？",
+        "我没把思域卖了。",
+        "I live in Leeds and drive a Miata.",
+    ],
+)
+def test_no_end_when_it_is_asked_planned_denied_or_unnamed(text):
+    assert values_said_ended(text) == ()
+
+
+@pytest.mark.parametrize(
+    "thing, value, named",
+    [
+        ("Miata", "2016 Mazda Miata", True),
+        ("Mazda", "2016 Mazda Miata", True),
+        ("思域", "本田思域", True),
+        ("小周", "小周", True),
+        ("old car", "2016 Mazda Miata", False),
+        ("Netflix subscription", "Netflix", True),
+        ("the", "the Overlook", False),
+        ("周", "小周", False),
+        ("Leeds", "Headingley, Leeds", True),
+    ],
+)
+def test_the_thing_named_is_the_held_value(thing, value, named):
+    assert names_value(thing, value) is named
