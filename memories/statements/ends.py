@@ -45,7 +45,13 @@ EN_NOT_SO = re.compile(
     re.I,
 )
 
-PRONOUNS = frozenset(("it", "that", "this", "them", "those", "these", "everything", "all"))
+# "I traded it in", "我们分手了": a pronoun names no value.
+PRONOUNS = frozenset(
+    (
+        *("it", "that", "this", "them", "those", "these", "everything", "all"),
+        *("我们", "咱们", "你们", "他们", "她们", "它们", "这个", "那个", "这些", "那些", "一切"),
+    )
+)
 
 # --- Chinese -----------------------------------------------------------------------------------
 
@@ -56,7 +62,7 @@ ZH_END = (
 )
 ZH_OPENER = r"(?:对了|其实|然后|后来|最后|结果|终于|哎|唉|嗯)?"
 ZH_GONE = re.compile(
-    rf"^{ZH_OPENER}(?:跟|和|与)?(?:我的|我们的|我家的|我那辆|我那个|那辆|那个|那台|那份|我)?"
+    rf"^{ZH_OPENER}(?:(?:我们|我)?(?:跟|和|与))?(?:我的|我们的|我家的|我那辆|我那个|那辆|那个|那台|那份|我)?"
     rf"(?P<thing>[{HAN}A-Za-z0-9]{{2,10}}?)(?:也|都|已经|早就|终于|刚|刚刚|总算)*(?:被)?{ZH_END}"
 )
 ZH_ENDED = re.compile(

@@ -40,6 +40,7 @@ def test_an_end_said_by_naming_the_thing(text, things):
         "思域卖了吗？",
         "我没把思域卖了。",
         "I live in Leeds and drive a Miata.",
+        "我们分手了。",
     ],
 )
 def test_no_end_when_it_is_asked_planned_denied_or_unnamed(text):
