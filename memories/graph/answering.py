@@ -76,7 +76,7 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     elif subject.is_user:
         result.entity = next((node for node in nodes if node.kind == EntityKind.USER), None)
     if result.entity is not None:
-        for attribute in question.attributes:
+        for attribute in question.attributes or _focus_held(result.entity, question.focus):
             _attribute_read(result, attribute=attribute, as_of=as_of)
     if subject.role and question.attributes in ((), ("name",)):
         # "the user's dog's name": the values are the user's dogs
@@ -100,6 +100,15 @@ def _by_role(
         node for node in nodes if node.role == role
     ]
     return of_role[0] if len(of_role) == 1 else None
+
+
+def _focus_held(entity: GraphNode, focus: tuple[str, ...]) -> list[str]:
+    """The attributes the question's words name that the graph keeps for the entity, when no
+    question form says which is asked ("What breed is Biscuit?", "芝麻是什么品种？")."""
+    if not focus:
+        return []
+    kept = set(GraphEdge.objects.filter(subject=entity).values_list("relation", flat=True))
+    return [key for word in focus if (key := statements.attribute_key(word)) in kept]
 
 
 def _visible(as_of: datetime | None) -> Q:

@@ -197,6 +197,7 @@ SYNONYMS: dict[str, str] = {
     **dict.fromkeys(
         ("school", "university", "college", "uni", "alma mater", "学校", "大学", "学院"), "school"
     ),
+    **dict.fromkeys(("breed", "品种"), "breed"),
     **dict.fromkeys(("commute", "commute to work", "通勤", "通勤方式", "上班方式"), "commute"),
     **dict.fromkeys(
         ("reading", "current book", "book", "book i'm reading", "read", "在读的书", "在读"),

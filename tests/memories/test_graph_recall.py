@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.test import override_settings
 
-from memories.graph.answering import _names_lookalike
+from memories.graph.answering import _names_lookalike, asked
 from memories.graph.models import GraphEdge, GraphNode
 from memories.models import Memory
 from memories.services import memories_embed
@@ -207,6 +207,20 @@ def test_a_value_that_ended_is_known_so_the_question_is_answered_not_emptied(age
     assert partner.invalid_at is not None
     hits = recall(agent, "用户现在的男朋友是谁？")
     assert said(hits[:1], "林川") and not said(hits, "广州做厨师")
+
+
+@pytest.mark.parametrize("question", ["What breed is Rolo?", "Rolo是什么品种？"])
+def test_a_word_naming_an_attribute_the_graph_keeps_asks_for_it(agent, question):
+    # No question form reads "What breed is…": the graph keeps a breed for Rolo, so the word
+    # asks for it and the fact stating it is the answer.
+    converse(agent, ["My dog Rolo is a dachshund, two years old.", "Rolo chewed my slippers."])
+    breed = GraphEdge.objects.get(user_id=USER, relation="breed")
+    reading = asked(user_id=USER, query=question, as_of=None)
+    assert reading.question.attributes == ()
+    assert set(reading.answer_memory_ids) == set(breed.memory_ids) & set(
+        Memory.objects.filter(memory_type="fact").values_list("id", flat=True)
+    )
+    assert said(recall(agent, question)[:1], "dachshund")
 
 
 @override_settings(RECALL_SUBJECT_RULE=False, RECALL_CURRENT_RULE=False, RECALL_EMPTY_RULE=False)
