@@ -31,6 +31,7 @@ from memories.graph.services import (
     GraphChange,
     graph_statements_record,
     graph_values_ended,
+    memories_said_wrong,
     memories_subject_set,
 )
 from memories.models import (
@@ -51,7 +52,7 @@ from memories.services import (
 from memories.services.forgetting import ForgetOutcome, conversation_forget, topic_vectors
 from memories.services.writes import lock_memory_writes
 from memories.signals import session_ended
-from memories.statements.ends import values_said_ended
+from memories.statements.ends import values_said_ended, values_said_wrong
 
 
 def session_open(
@@ -213,14 +214,21 @@ def session_message_add(
                 at=message.created_at,
                 caller=caller,
             )
-        if role == "user" and (ended := values_said_ended(stored)):
-            graph_values_ended(
-                user_id=session.user_id,
-                things=ended,
-                at=message.created_at,
-                keep={result.memory.id for result in results},
-            )
+        if role == "user":
+            _ends_recorded(user_id=session.user_id, message=message, results=results)
     return MessageAdded(message, results, forgets, redacted.counts)
+
+
+def _ends_recorded(
+    *, user_id: str, message: ConversationMessage, results: list[WriteResult]
+) -> None:
+    """What the user's message says has ended or was wrong leaves current recall: a held value
+    it names as ended ("思域卖了"), earlier memories stating what it corrects ("not the 14th")."""
+    own = {result.memory.id for result in results}
+    if ended := values_said_ended(message.content):
+        graph_values_ended(user_id=user_id, things=ended, at=message.created_at, keep=own)
+    if wrong := values_said_wrong(message.content):
+        memories_said_wrong(user_id=user_id, wrong=wrong, at=message.created_at, keep=own)
 
 
 def statements_record(

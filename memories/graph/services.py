@@ -18,8 +18,9 @@ from django.db.models import F, Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from memories.forgetting.erasing import words_of
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
-from memories.models import Memory
+from memories.models import Memory, MemoryType
 from memories.predicates import current_q
 from memories.sentences import HAN
 from memories.services.writes import SCORE_FLAGS_CLEARED
@@ -230,12 +231,40 @@ def _stale_memories_closed(
             )
     candidates = Memory.objects.filter(current_q(), user_id=user_id)
     found = set(candidates.filter(named).values_list("id", flat=True)) if named else set()
-    stale = (stale | found) - keep
+    return _invalidated(user_id=user_id, memory_ids=(stale | found) - keep, at=at)
+
+
+def memories_said_wrong(
+    *, user_id: str, wrong: Sequence[tuple[str, str]], at: datetime, keep: set[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Take out of current recall the user's earlier facts and episodes that state what a
+    correction said at `at` calls wrong (`wrong`: each value with the sentence saying so),
+    on that sentence's topic: a word in common besides the value ("Lily's birthday is March
+    4th, not the 14th.": a memory naming "14" and "Lily" or "March")."""
+    stating: set[uuid.UUID] = set()
+    for value, sentence in wrong:
+        topic = words_of(sentence) - words_of(value)
+        candidates = Memory.objects.filter(
+            current_q(),
+            user_id=user_id,
+            content__iregex=value_mentioned(value),
+            memory_type__in=[MemoryType.FACT, MemoryType.EPISODIC],
+            created_at__lt=at,
+        ).exclude(id__in=keep)
+        stating |= {
+            memory.id
+            for memory in candidates.only("id", "content")
+            if words_of(memory.content) & topic
+        }
+    return _invalidated(user_id=user_id, memory_ids=stating, at=at)
+
+
+def _invalidated(*, user_id: str, memory_ids: set[uuid.UUID], at: datetime) -> set[uuid.UUID]:
     # Invalidated, not expired: each stays its memory's latest version, no longer true.
-    Memory.objects.filter(current_q(), user_id=user_id, id__in=stale).update(
+    Memory.objects.filter(current_q(), user_id=user_id, id__in=memory_ids).update(
         invalid_at=at, updated_at=timezone.now(), version=F("version") + 1, **SCORE_FLAGS_CLEARED
     )
-    return stale
+    return memory_ids
 
 
 def memories_subject_set(*, subjects: dict[uuid.UUID, uuid.UUID]) -> None:

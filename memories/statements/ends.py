@@ -125,3 +125,45 @@ def names_value(thing: str, value: str) -> bool:
         return True
     heads = {words[-1], *(word for word in words if word[:1].isupper())}
     return any(len(word) >= 3 and word.casefold() in value_words for word in heads)
+
+
+# --- Corrections ------------------------------------------------------------------------------
+
+# The user says something they said before was wrong: "Actually I told you wrong earlier",
+# "I mixed them up", "之前说错了", "是我记错了".
+CORRECTION = re.compile(
+    r"\b(?:told\s+you\s+wrong|got\s+(?:it|that|them)\s+wrong|i\s+was\s+wrong|mixed\s+(?:them|it"
+    r"|that|those)\s+up|mixed\s+up|my\s+(?:bad|mistake)|correction|i\s+meant|i\s+misspoke)\b"
+    r"|说错|记错|搞错|弄错|写错|更正|纠正|口误",
+    re.I,
+)
+# What was wrong: "…, not the 14th.", "not Tobi", "不是二十号", "之前说五岁是我记错了".
+EN_NOT = re.compile(
+    r"\bnot\s+(?:the\s+|a\s+|an\s+)?(?P<thing>[\w'&.-]+(?:\s+[\w'&.-]+){0,2}?)(?=\s*(?:[,.;!]|$))",
+    re.I,
+)
+ZH_NOT = re.compile(rf"不是(?P<thing>[{HAN}A-Za-z0-9]{{2,8}}?)(?=[，。！；,.!;]|$)")
+ZH_SAID_BEFORE = re.compile(
+    rf"之前说(?:的)?(?:是)?(?P<thing>[{HAN}A-Za-z0-9]{{2,8}}?)(?:是我|我)?(?:记错|说错|搞错|弄错)"
+)
+ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th)\b", re.I)
+
+
+def values_said_wrong(text: str) -> tuple[tuple[str, str], ...]:
+    """What a correction says was wrong, each with the sentence saying so ("Tobi" of "It's
+    Tomi who has the allergy, not Tobi."; "14" of "March 4th, not the 14th."; "二十号"), when
+    the message says it corrects itself."""
+    if not CORRECTION.search(text):
+        return ()
+    found = [
+        (ORDINAL.sub("", match["thing"].rstrip(".")).strip(), sentence)
+        for start, end in sentence_spans(text)
+        for sentence in (text[start:end],)
+        for pattern in (EN_NOT, ZH_NOT, ZH_SAID_BEFORE)
+        for match in pattern.finditer(sentence)
+    ]
+    return tuple(
+        (thing, sentence)
+        for thing, sentence in found
+        if len(thing) >= 2 and thing.casefold() not in PRONOUNS
+    )

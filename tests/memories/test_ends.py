@@ -3,7 +3,7 @@ whether the thing named is a value the graph holds."""
 
 import pytest
 
-from memories.statements.ends import names_value, values_said_ended
+from memories.statements.ends import names_value, values_said_ended, values_said_wrong
 
 
 @pytest.mark.parametrize(
@@ -63,3 +63,18 @@ def test_no_end_when_it_is_asked_planned_denied_or_unnamed(text):
 )
 def test_the_thing_named_is_the_held_value(thing, value, named):
     assert names_value(thing, value) is named
+
+
+@pytest.mark.parametrize(
+    "text, wrong",
+    [
+        ("Sorry, I got that wrong: the dentist is on the 9th, not the 19th.", ("19",)),
+        ("I mixed them up. Jonah plays the cello, not Eli.", ("Eli",)),
+        ("更正一下，我妈生日是十月三号，不是十月八号。", ("十月八号",)),
+        ("之前说三楼是我记错了，其实住五楼。", ("三楼",)),
+        ("It's the red one, not the blue one.", ()),  # no word of a correction
+        ("I'm vegetarian, not vegan.", ()),
+    ],
+)
+def test_what_a_correction_says_was_wrong(text, wrong):
+    assert tuple(value for value, _ in values_said_wrong(text)) == wrong

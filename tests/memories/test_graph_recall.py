@@ -209,6 +209,22 @@ def test_a_value_that_ended_is_known_so_the_question_is_answered_not_emptied(age
     assert said(hits[:1], "林川") and not said(hits, "广州做厨师")
 
 
+def test_a_correction_takes_what_it_calls_wrong_out_of_recall_and_leaves_the_rest(agent):
+    converse(
+        agent,
+        [
+            "Nadia's recital is on June 12, she's playing Chopin.",
+            "My 12 tomato plants are thriving.",
+        ],
+        ["Sorry, I got that wrong earlier: Nadia's recital is on June 21, not the 12th."],
+    )
+    hits = recall(agent, "When is Nadia's recital?", limit=10)
+    assert said(hits[:1], "June 21") and not said(hits, "June 12")
+    assert said(recall(agent, "How are the tomato plants?", limit=10), "thriving")  # no topic
+    day_after = (T0 + timedelta(days=1)).isoformat()
+    assert said(recall(agent, "When is Nadia's recital?", as_of=day_after), "June 12")
+
+
 @pytest.mark.parametrize("question", ["What breed is Rolo?", "Rolo是什么品种？"])
 def test_a_word_naming_an_attribute_the_graph_keeps_asks_for_it(agent, question):
     # No question form reads "What breed is…": the graph keeps a breed for Rolo, so the word
