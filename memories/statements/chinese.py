@@ -70,11 +70,12 @@ NAME_START = re.compile(
     r"(?P<poss>的)?(?=是|在|跳槽|去了|住|搬|做|当|开|有|叫|喜欢|会|也|都|已经|刚|现在|最近|今年"
     r"|毕业|离职|辞职|结婚|生了|养了|其实|还|又|从|不|被|说|负责|升职|调|换|买|学|考|读|每天|平时)"
 )
-# The start of a clause that leaves out its subject, "I": a verb, an adverb, a time.
+# The start of a clause that leaves out its subject, "I": a verb, an adverb, a time; or the
+# user's own number or address, which no one else's is said without its owner ("新号码是…").
 IMPLICIT_START = re.compile(
     r"^(?:住|在|搬|养|开|买|是|做|当|会|学|刚|最近|现在|目前|已经|还|也|一直|今年|每天|平时|周末"
     r"|正在|终于|从|不再|换了|辞职|离职|退休|跳槽|入职|加入|家里|家住|准备|打算|读|看|追|玩|听"
-    r"|早就|又|刚刚|之前|以前|去年|今天|昨天|上周|上个月|下班|上班)"
+    r"|早就|又|刚刚|之前|以前|去年|今天|昨天|上周|上个月|下班|上班|手机|电话|新号|新的号|邮箱)"
 )
 PRONOUN_START = re.compile(r"^(?P<p>他们|她们|它们|他|她|它)(?P<poss>的)?")
 LATIN_START = re.compile(rf"^(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?)(?P<poss>的)?(?=[{HAN}])")
@@ -426,7 +427,10 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
             rf"换了?(?:个|一个)?新(?:的)?(?P<attr>手机号码?|手机号|手机|电话号码?|电话|号码|邮箱|地址|车)(?:[，,：:]?\s*(?:是|为)?(?P<v>{NUM}|[\w.+-]+@[\w.-]+))?",
             pending,
         ),
-        (rf"(?:手机|电话)(?:号码?|号)?(?:是|为|换成了?|改成了?|变成了?)(?P<v>{NUM})", say("phone")),
+        (
+            rf"(?:手机|电话|新)(?:号码?|号)?(?:是|为|换成了?|改成了?|变成了?)\s*(?P<v>{NUM})",
+            say("phone"),
+        ),
         (r"邮箱(?:地址)?(?:是|为|换成了?|改成了?)(?P<v>[\w.+-]+@[\w.-]+\w)", say("email")),
         # Car
         (rf"(?:卖了|卖掉了)(?:我的)?(?P<v>{ZV}车)", stating("car", ended=True)),

@@ -238,6 +238,12 @@ def test_luna_replaces_max_as_the_dog():
         ("我辞职了", {("user", "works at", "", "ended")}),
         ("我现在在成都上班", {("user", "works at", "成都")}),
         ("我换了新手机号，是13800001111", {("user", "phone", "13800001111")}),
+        # A number written in groups, after a space; a clause saying the user's number
+        # without "我".
+        ("我的电话是 021 5555 0199，白天打。", {("user", "phone", "021 5555 0199")}),
+        ("号换了，新号码是 177 0000 2468。", {("user", "phone", "177 0000 2468")}),
+        ("手机号换成了 135 0000 9876。", {("user", "phone", "135 0000 9876")}),
+        ("室友的手机号是 139 0000 1111。", {("roommate", "phone", "139 0000 1111")}),
         ("我老婆开丰田，我开特斯拉。", {("wife", "car", "丰田"), ("user", "car", "特斯拉")}),
     ],
 )
