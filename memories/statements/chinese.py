@@ -251,7 +251,12 @@ def say(key: str) -> Handler:
 
 
 def car(ctx: Context, m, rest: str) -> bool:
-    value = m["v"]
+    # "开车上班", "开特斯拉上班": how they get to work, read by the commute rule ("开着那辆
+    # 电动车去上班" still names a car).
+    value = re.sub(r"(?:去)?(?:上班|上学)$", "", m["v"])
+    commute = value != m["v"] and not re.search(r"辆|台", value)
+    if value == "车" or commute:
+        return False
     if not re.search(rf"{ZH_CAR_MAKES}|车|[A-Z]", value) or re.search(r"年|月|天|次|了", value):
         return False
     ctx.say("car", re.sub(r"^(?:一辆|辆|台|一台|的是)", "", value))
@@ -460,7 +465,7 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         (rf"有(?:(?P<n>{ZH_NUMBER})(?:个|位))?(?P<role>{ZH_ROLE}){ZE}", relative),
         # Commute
         (
-            r"(?P<v>坐地铁|坐公交|骑车|骑自行车|开车|走路|步行|打车|坐火车|坐班车)(?:去)?上班",
+            r"(?P<v>(?:坐|骑|开|搭|乘)[^，,。；;！!？?\s上]{1,10}?|走路|步行|打车)(?:去)?上班",
             say("commute"),
         ),
         # Likes, allergies, household, name

@@ -244,6 +244,9 @@ def test_luna_replaces_max_as_the_dog():
         ("号换了，新号码是 177 0000 2468。", {("user", "phone", "177 0000 2468")}),
         ("手机号换成了 135 0000 9876。", {("user", "phone", "135 0000 9876")}),
         ("室友的手机号是 139 0000 1111。", {("roommate", "phone", "139 0000 1111")}),
+        # How one gets to work, by any vehicle; "开车上班" is no car called "车上班".
+        ("现在每天骑Brompton上班。", {("user", "commute", "骑Brompton")}),
+        ("我老公每天开车上班。", {("husband", "commute", "开车")}),
         ("我老婆开丰田，我开特斯拉。", {("wife", "car", "丰田"), ("user", "car", "特斯拉")}),
     ],
 )
