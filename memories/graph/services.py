@@ -239,8 +239,8 @@ def memories_said_wrong(
 ) -> set[uuid.UUID]:
     """Take out of current recall the user's earlier facts and episodes that state what a
     correction said at `at` calls wrong (`wrong`: each value with the sentence saying so),
-    on that sentence's topic: a word in common besides the value ("Lily's birthday is March
-    4th, not the 14th.": a memory naming "14" and "Lily" or "March")."""
+    on that sentence's topic: a word in common besides the value ("Nadia's recital is on June
+    21, not the 12th.": a memory naming "12" and "Nadia", "recital" or "June")."""
     stating: set[uuid.UUID] = set()
     for value, sentence in wrong:
         topic = words_of(sentence) - words_of(value)

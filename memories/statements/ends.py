@@ -1,10 +1,13 @@
-"""What a user message says has ended, by naming it, whatever its attribute: "The Miata is
-gone", "I sold my Vespa", "Tess and I broke up", "思域卖了", "跟小周分手了", "pilates停了". The
-memory graph closes a value it holds that such a message names (docs/graph.md): a change is often
-said as the end of the old value, in words no attribute rule reads.
+"""What a user message says no longer holds, by naming it, whatever its attribute
+(docs/graph.md):
 
-Only a plain statement counts: not a question, nor an end denied, planned or imagined ("I'd
-never sell the Miata", "打算把思域卖了")."""
+- an end: "The Miata is gone", "I sold my Vespa", "Tess and I broke up", "思域卖了",
+  "跟小周分手了", "pilates停了" — a change is often said as the end of the old value, in words
+  no attribute rule reads; the memory graph closes a value it holds that such a message names.
+  Only a plain statement counts: not a question, nor an end denied, planned or imagined ("I'd
+  never sell the Miata", "打算把思域卖了"), nor someone else's ("my sister's Miata is gone");
+- a correction: "Sorry, I got that wrong: …, not the 12th", "不是十月八号" — the earlier
+  memories stating what it calls wrong leave current recall."""
 
 import re
 
@@ -45,6 +48,8 @@ EN_NOT_SO = re.compile(
     re.I,
 )
 
+# "My sister's Miata is gone", "我姐的思域卖了": someone else's thing, not the user's.
+SOMEONE_ELSES = re.compile(r"'s\b|的")
 # "I traded it in", "我们分手了": a pronoun names no value.
 PRONOUNS = frozenset(
     (
@@ -97,6 +102,7 @@ def values_said_ended(text: str) -> tuple[str, ...]:
                     said
                     and not not_so.search(clause[: said.end("thing")])
                     and said["thing"].casefold() not in PRONOUNS
+                    and not SOMEONE_ELSES.search(said["thing"])
                 ):
                     things.append(said["thing"])
                     break
@@ -129,15 +135,15 @@ def names_value(thing: str, value: str) -> bool:
 
 # --- Corrections ------------------------------------------------------------------------------
 
-# The user says something they said before was wrong: "Actually I told you wrong earlier",
-# "I mixed them up", "之前说错了", "是我记错了".
+# The user says something they said before was wrong: "Sorry, I got that wrong", "I mixed
+# them up", "更正一下", "是我记错了".
 CORRECTION = re.compile(
     r"\b(?:told\s+you\s+wrong|got\s+(?:it|that|them)\s+wrong|i\s+was\s+wrong|mixed\s+(?:them|it"
     r"|that|those)\s+up|mixed\s+up|my\s+(?:bad|mistake)|correction|i\s+meant|i\s+misspoke)\b"
     r"|说错|记错|搞错|弄错|写错|更正|纠正|口误",
     re.I,
 )
-# What was wrong: "…, not the 14th.", "not Tobi", "不是二十号", "之前说五岁是我记错了".
+# What was wrong: "…, not the 12th.", "not Eli", "不是十月八号", "之前说三楼是我记错了".
 EN_NOT = re.compile(
     r"\bnot\s+(?:the\s+|a\s+|an\s+)?(?P<thing>[\w'&.-]+(?:\s+[\w'&.-]+){0,2}?)(?=\s*(?:[,.;!]|$))",
     re.I,
@@ -150,9 +156,9 @@ ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th)\b", re.I)
 
 
 def values_said_wrong(text: str) -> tuple[tuple[str, str], ...]:
-    """What a correction says was wrong, each with the sentence saying so ("Tobi" of "It's
-    Tomi who has the allergy, not Tobi."; "14" of "March 4th, not the 14th."; "二十号"), when
-    the message says it corrects itself."""
+    """What a correction says was wrong, each with the sentence saying so ("Eli" of "Jonah
+    plays the cello, not Eli."; "12" of "June 21, not the 12th."; "十月八号"), when the message
+    says it corrects itself."""
     if not CORRECTION.search(text):
         return ()
     found = [

@@ -41,6 +41,8 @@ def test_an_end_said_by_naming_the_thing(text, things):
         "我没把思域卖了。",
         "I live in Leeds and drive a Miata.",
         "我们分手了。",
+        "My sister's Miata is gone.",
+        "我姐的思域卖了。",
     ],
 )
 def test_no_end_when_it_is_asked_planned_denied_or_unnamed(text):
