@@ -38,7 +38,8 @@ from memories.statements import QuestionReading
 from memories.statements.words import HAN, SINGLE_RELATIONS, role_words
 
 # Capitalised words (names) in Latin script, and Chinese names, for the look-alike rule.
-NAME_WORD = re.compile(r"\b[A-Z][a-z]+\b")
+# Bounded by letters, not word characters: a Latin name written against Chinese ("跟Lucas说了").
+NAME_WORD = re.compile(r"(?<![A-Za-z0-9À-ÿ])[A-Z][a-z]+(?![A-Za-z0-9À-ÿ])")
 HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
 HAN_RUN = re.compile(rf"[{HAN}]+")
 
@@ -210,6 +211,16 @@ def _names_entity(text: str, entity: GraphNode) -> bool:
     return bool(statements.names_in(text.lower(), role_words(entity.role)))
 
 
+def _first_name_of(name: str, entity: GraphNode | None) -> bool:
+    """Whether `name` is a full name of the person the graph holds by its first word."""
+    return (
+        entity is not None
+        and entity.kind == EntityKind.PERSON
+        and " " in name.strip()
+        and name.split()[0] == entity.name
+    )
+
+
 def _names_lookalike(text: str, name: str) -> bool:
     """`text` names something easily taken for `name` but not `name` itself: the first word of a
     longer name alone ("Paris" for "Paris, Texas"), a name a letter or two away ("Sarah"), or,
@@ -316,6 +327,8 @@ def ruling(
                     if memory.id not in subjects and not _names_entity(memory.content, asked.entity)
                 }
         for name in asked.unresolved_names:
+            if _first_name_of(name, asked.entity):
+                continue  # "Rachel Lim" of the Rachel the graph holds: her first name is hers
             kept = [memory for memory in kept if not _names_lookalike(memory.content, name)]
     answer_ids = set(asked.answer_memory_ids)
     if settings.RECALL_CURRENT_RULE:

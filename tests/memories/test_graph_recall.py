@@ -145,6 +145,7 @@ def test_the_subject_rule_sets_aside_a_memory_about_someone_else(
         ("王府井周末人很多。", "王炜", False),  # another sound
         ("My friend Sarah is a designer.", "Sara", True),
         ("Paris is lovely in spring.", "Paris, Texas", True),
+        ("我同事叫Kevin，做市场的。", "Kelvin", True),  # a Latin name against Chinese
     ],
 )
 def test_what_reads_as_a_look_alike_of_a_name(text, name, lookalike):
@@ -223,6 +224,12 @@ def test_a_correction_takes_what_it_calls_wrong_out_of_recall_and_leaves_the_res
     assert said(recall(agent, "How are the tomato plants?", limit=10), "thriving")  # no topic
     day_after = (T0 + timedelta(days=1)).isoformat()
     assert said(recall(agent, "When is Nadia's recital?", as_of=day_after), "June 12")
+
+
+def test_a_full_name_of_someone_held_by_first_name_is_them_not_a_look_alike(agent):
+    converse(agent, ["我的同事Nadia是葡萄牙人，会讲西班牙语。", "Nadia下周去里斯本出差。"])
+    assert GraphNode.objects.filter(user_id=USER, name="Nadia").exists()
+    assert said(recall(agent, "Nadia Costa是哪里人？"), "葡萄牙")
 
 
 @pytest.mark.parametrize("question", ["What breed is Rolo?", "Rolo是什么品种？"])
