@@ -105,7 +105,7 @@ def _by_role(
 
 def _focus_held(entity: GraphNode, focus: tuple[str, ...]) -> list[str]:
     """The attributes the question's words name that the graph keeps for the entity, when no
-    question form says which is asked ("What breed is Biscuit?", "芝麻是什么品种？")."""
+    question form says which is asked ("What breed is Rolo?", "Rolo是什么品种？")."""
     if not focus:
         return []
     kept = set(GraphEdge.objects.filter(subject=entity).values_list("relation", flat=True))
@@ -328,7 +328,7 @@ def ruling(
                 }
         for name in asked.unresolved_names:
             if _first_name_of(name, asked.entity):
-                continue  # "Rachel Lim" of the Rachel the graph holds: her first name is hers
+                continue  # "Nadia Costa" of the Nadia the graph holds: her first name is hers
             kept = [memory for memory in kept if not _names_lookalike(memory.content, name)]
     answer_ids = set(asked.answer_memory_ids)
     if settings.RECALL_CURRENT_RULE:
