@@ -35,11 +35,10 @@ from memories.models import Memory, MemoryType
 from memories.predicates import as_of_q, current_q
 from memories.sentences import mentions
 from memories.statements import QuestionReading
-from memories.statements.words import HAN, SINGLE_RELATIONS, role_words
+from memories.statements.words import HAN, LATIN_WORD_CHARACTERS, SINGLE_RELATIONS, role_words
 
 # Capitalised words (names) in Latin script, and Chinese names, for the look-alike rule.
-# Bounded by letters, not word characters: a Latin name written against Chinese ("跟Lucas说了").
-NAME_WORD = re.compile(r"(?<![A-Za-z0-9À-ÿ])[A-Z][a-z]+(?![A-Za-z0-9À-ÿ])")
+NAME_WORD = re.compile(rf"(?<![{LATIN_WORD_CHARACTERS}])[A-Z][a-z]+(?![{LATIN_WORD_CHARACTERS}])")
 HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
 HAN_RUN = re.compile(rf"[{HAN}]+")
 

@@ -12,6 +12,7 @@ from memories.statements.model import USER, QuestionReading, Subject
 from memories.statements.words import (
     CONCEPTS,
     HAN,
+    LATIN_WORD_CHARACTERS,
     NUMBER_WORDS,
     ZH_PERSON_ROLES,
     ZH_SPECIES,
@@ -405,7 +406,7 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     body = r"\s+".join(re.escape(part) for part in name.split())
     if HAN_RE.search(name):
         return re.compile(body)
-    return re.compile(rf"(?<![A-Za-z0-9À-ÿ]){body}(?![A-Za-z0-9À-ÿ])")
+    return re.compile(rf"(?<![{LATIN_WORD_CHARACTERS}]){body}(?![{LATIN_WORD_CHARACTERS}])")
 
 
 def names_in(text: str, names) -> set[str]:

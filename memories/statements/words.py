@@ -6,6 +6,9 @@ import re
 from functools import cache
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# What continues a Latin word: a name is bounded by none of these, not by \b, which Han
+# characters do not break ("跟Lucas说了" names Lucas).
+LATIN_WORD_CHARACTERS = "A-Za-z0-9À-ÿ"
 
 
 def word_set(text: str) -> frozenset[str]:
