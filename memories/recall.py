@@ -317,13 +317,15 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
     ]
     by_id = {hit.memory.id: hit for hit in hits}
     kept = [by_id[memory_id] for memory_id in verdict.memory_ids]
-    # Only for what the user says of themself: on a question about someone else, a later
-    # memory about them more often adds to the earlier one than replaces it, and the subject
-    # rule keeps their look-alikes out.
-    about_user = question.question.subject.is_user and not question.question.names
+    # For what the user says of themself, or what holds now of anyone ("何婧现在在做什么？"):
+    # otherwise, of someone else, a later memory more often adds to the earlier one than
+    # replaces it, and the subject rule keeps their look-alikes out.
+    replaces = (
+        question.question.subject.is_user and not question.question.names
+    ) or statements.asks_about_the_present(request.query)
     if (
         settings.RECALL_NEWER_RULE
-        and about_user
+        and replaces
         and (request.as_of is not None or not statements.asks_about_the_past(request.query))
     ):
         kept = _followed_last(

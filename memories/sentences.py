@@ -5,6 +5,9 @@ import re
 from collections.abc import Iterator
 
 HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# What continues a Latin word: a name is bounded by none of these, not by \b, which Han
+# characters do not break ("跟Lucas说了" names Lucas).
+LATIN_WORD_CHARACTERS = "A-Za-z0-9À-ÿ"
 
 # English sentences end at . ! ? ; before a space (so "alice@example.com" stays whole);
 # Chinese ones at 。！？； whatever follows.
@@ -54,4 +57,6 @@ def mentions(text: str, value: str) -> bool:
         return False
     if HAN.search(value):
         return value.casefold() in text.casefold()
-    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, flags=re.IGNORECASE) is not None
+    edge = LATIN_WORD_CHARACTERS
+    pattern = rf"(?<![{edge}]){re.escape(value)}(?![{edge}])"
+    return re.search(pattern, text, flags=re.IGNORECASE) is not None

@@ -12,7 +12,8 @@ is the asked subject's current value, or nothing when nothing is known (docs/gra
    that subject, the facts stating its value (as of the question's instant) come first, and no
    other memory naming a value that no longer holds comes back.
 3. **Nothing known** (RECALL_EMPTY_RULE): a lookup ("What is the user's salary?", "How many
-   children…") that no held value and no hit answers gets no hits at all.
+   children…") that no held value and no hit answers gets no hits at all; a hit answers only
+   if it may be about the asked subject (`_may_answer`).
 """
 
 import re
@@ -33,14 +34,16 @@ from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.graph.selectors import edges_valid_q
 from memories.models import Memory, MemoryType
 from memories.predicates import as_of_q, current_q
-from memories.sentences import mentions
+from memories.sentences import LATIN_WORD_CHARACTERS, mentions
 from memories.statements import QuestionReading
-from memories.statements.words import HAN, LATIN_WORD_CHARACTERS, SINGLE_RELATIONS, role_words
+from memories.statements.words import HAN, SINGLE_RELATIONS, role_words
 
 # Capitalised words (names) in Latin script, and Chinese names, for the look-alike rule.
 NAME_WORD = re.compile(rf"(?<![{LATIN_WORD_CHARACTERS}])[A-Z][a-z]+(?![{LATIN_WORD_CHARACTERS}])")
 HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
 HAN_RUN = re.compile(rf"[{HAN}]+")
+NAME_FOCUS = frozenset({"name", "名字", "姓名"})
+OBJECT_KINDS = frozenset({EntityKind.PLACE, EntityKind.ORGANISATION, EntityKind.THING})
 
 
 @dataclass
@@ -69,7 +72,9 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     named = statements.names_in(query, list(by_name))
     result.unresolved_names = [name for name in question.names if name not in named]
     subject = question.subject
-    if named:
+    # A place or a thing named beside a person asked by role is not the one asked about
+    # ("Which Perth does the user's gran live in?": the gran).
+    if named and not (subject.role and all(by_name[name].kind in OBJECT_KINDS for name in named)):
         result.entity = by_name[max(named, key=len)]
     elif subject.role:
         result.entity = _by_role(nodes, role=subject.role, user_id=user_id, as_of=as_of)
@@ -77,6 +82,8 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
         result.entity = next((node for node in nodes if node.kind == EntityKind.USER), None)
     if result.entity is not None:
         for attribute in question.attributes or _focus_held(result.entity, question.focus):
+            if attribute == "name" and set(question.focus) - NAME_FOCUS:
+                continue  # "用户的咖啡馆叫什么名字？": the café's name, not the user's
             _attribute_read(result, attribute=attribute, as_of=as_of)
     if subject.role and question.attributes in ((), ("name",)):
         # "the user's dog's name": the values are the user's dogs
@@ -167,19 +174,32 @@ def _values_read(result: Asked, *, edges, as_of: datetime | None) -> None:
 
 def _subjects(memory_ids: list[uuid.UUID]) -> dict[uuid.UUID, set[uuid.UUID]]:
     """Each memory's subject entities: a fact's own; an episode's, those of the facts its
-    message gave."""
+    message gave. A fact of the user that only introduces others ("用户有只布偶猫叫Tofu": the
+    user's pet, Tofu) is about them."""
     subjects: dict[uuid.UUID, set[uuid.UUID]] = defaultdict(set)
     with read_connection().cursor() as cursor:
         cursor.execute(
             """
-            SELECT m.id, m.subject_entity_id FROM memories m
-            WHERE m.id = ANY(%(ids)s) AND m.subject_entity_id IS NOT NULL
-            UNION
-            SELECT s.memory_id, f.subject_entity_id
-            FROM memory_sources s
-            JOIN memory_sources t ON t.conversation_id = s.conversation_id
-            JOIN memories f ON f.id = t.memory_id AND f.memory_type = 'fact'
-            WHERE s.memory_id = ANY(%(ids)s) AND f.subject_entity_id IS NOT NULL
+            WITH facts AS (
+                SELECT m.id AS memory_id, m.id AS fact_id, m.subject_entity_id FROM memories m
+                WHERE m.id = ANY(%(ids)s) AND m.subject_entity_id IS NOT NULL
+                UNION
+                SELECT s.memory_id, f.id, f.subject_entity_id
+                FROM memory_sources s
+                JOIN memory_sources t ON t.conversation_id = s.conversation_id
+                JOIN memories f ON f.id = t.memory_id AND f.memory_type = 'fact'
+                WHERE s.memory_id = ANY(%(ids)s) AND f.subject_entity_id IS NOT NULL
+            ),
+            introduced AS (
+                SELECT f.fact_id, array_agg(e.object_node_id) AS others
+                FROM (SELECT DISTINCT fact_id, subject_entity_id FROM facts) f
+                JOIN graph_nodes n ON n.id = f.subject_entity_id AND n.kind = 'user'
+                JOIN graph_edges e ON e.subject_id = n.id AND f.fact_id = ANY(e.memory_ids)
+                GROUP BY f.fact_id
+                HAVING bool_and(e.object_node_id IS NOT NULL)
+            )
+            SELECT facts.memory_id, unnest(coalesce(i.others, ARRAY[facts.subject_entity_id]))
+            FROM facts LEFT JOIN introduced i ON i.fact_id = facts.fact_id
             """,
             {"ids": memory_ids},
         )
@@ -289,6 +309,42 @@ def asks_detail(question: QuestionReading) -> bool:
     )
 
 
+# Words that speak of someone other than the speaker, who may be the asked subject unnamed.
+THIRD_PERSON = re.compile(r"\b(?:he|she|him|his|her|hers|they|them|their)\b|[他她它]", re.I)
+
+
+def _may_answer(asked: Asked, memory: Memory, *, unnamed: set[uuid.UUID]) -> bool:
+    """Whether a kept memory may tell that the asked thing was said: one naming no known subject
+    must speak of someone ("他负责数据分析" after "李楠…"), not only of the user; one about a
+    name the graph does not hold must name it ("How old is Pepper?"); and one giving the name of
+    a relation the graph knows no one in must name the relation ("用户的姑姑叫什么名字？")."""
+    text = memory.content
+    if memory.id in unnamed and not THIRD_PERSON.search(text):
+        return False
+    for name in asked.unresolved_names:
+        if not _first_name_of(name, asked.entity) and not _writes_name(text, name):
+            return False
+    role = asked.question.subject.role
+    # Kin and pets are named as such ("my aunt Rosa"); a partner or a boss often only through
+    # what happened ("张磊跟我求婚了", "I report to Dolores now").
+    if (
+        asked.entity is None
+        and role
+        and role not in SINGLE_RELATIONS
+        and asked.question.attributes == ("name",)
+    ):
+        return any(mentions(text, word) for word in role_words(role))
+    return True
+
+
+def _writes_name(text: str, name: str) -> bool:
+    """Whether the text names `name`: a Chinese one perhaps spelt out, each of its characters
+    written ("王炜" as "王伟，不过是火字旁的炜")."""
+    if mentions(text, name):
+        return True
+    return HAN_NAME.fullmatch(name) is not None and all(character in text for character in name)
+
+
 @dataclass(frozen=True)
 class Ruling:
     """Recall's hits under the question rules: those kept, in order, and the facts stating the
@@ -343,14 +399,15 @@ def ruling(
         kept.sort(key=lambda memory: memory.id not in answer_ids)  # stable: hits' order kept
     else:
         answers = []
+    judged = [memory for memory in kept if _may_answer(asked, memory, unnamed=unnamed)]
     if (
         settings.RECALL_EMPTY_RULE
         and asks_detail(question)
         and not asked.held
-        and not any(statements.answers_focus(question, memory.content) for memory in kept)
+        and not any(statements.answers_focus(question, memory.content) for memory in judged)
         # A yes or no is as often answered in other words ("Does the user drink alcohol?": "a
         # glass of wine with dinner") as in the question's.
-        and not (question.closed and said_by_meaning(question.focus, kept))
+        and not (question.closed and said_by_meaning(question.focus, judged))
     ):
         return Ruling([], [])
     # Set aside only now: whether anything is known was judged with them, as one may still

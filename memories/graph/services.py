@@ -22,7 +22,7 @@ from memories.forgetting.erasing import words_of
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.models import Memory, MemoryType
 from memories.predicates import current_q
-from memories.sentences import HAN
+from memories.sentences import HAN, LATIN_WORD_CHARACTERS
 from memories.services.writes import SCORE_FLAGS_CLEARED
 from memories.statements import Statement, Subject
 from memories.statements.ends import names_value
@@ -204,10 +204,11 @@ def _closed(edges: Iterable[GraphEdge], *, at: datetime) -> list[GraphEdge]:
 
 
 def value_mentioned(value: str) -> str:
-    """A PostgreSQL regular expression finding `value` in a memory's text: as a whole word
+    """A PostgreSQL regular expression finding `value` in a memory's text: bounded by letters
     (case-insensitive) in Latin script, anywhere in Han."""
     escaped = re.sub(r"([\\.^$|?*+()\[\]{}-])", r"\\\1", value)
-    return escaped if HAN.search(value) else rf"\m{escaped}\M"
+    edge = LATIN_WORD_CHARACTERS
+    return escaped if HAN.search(value) else rf"(?<![{edge}]){escaped}(?![{edge}])"
 
 
 def _stale_memories_closed(

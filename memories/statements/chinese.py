@@ -91,6 +91,8 @@ INTRODUCTIONS = tuple(
     )
 )
 JOB_RE = re.compile(rf"(?:{ZH_JOBS})")
+# A role said as another person's ("我哥家的闺女叫…", "朋友的狗叫…"): not the user's.
+OTHERS_OWN = re.compile(rf"(?:{ZH_ROLE}|他|她|他们|她们)家?的$")
 
 
 def role_of(word: str) -> tuple[str, str, str]:
@@ -99,11 +101,19 @@ def role_of(word: str) -> tuple[str, str, str]:
     return ZH_SPECIES.get(word, word), "", "pet"
 
 
+def _may_name(word: str) -> bool:
+    """Whether a word after a role may be its name: not a job ("我哥哥医生"), nor an attribute
+    ("跟我儿子名字就差一个字")."""
+    return JOB_RE.search(word) is None and attribute_key(word) in (word, word.casefold())
+
+
 def introduce(sentence: str, subjects: Subjects) -> None:
     for pattern in INTRODUCTIONS:
         for m in pattern.finditer(sentence):
             name = m["name"]
-            if subjects.known(name) or JOB_RE.search(name) or name in ("什么", "谁", "啥"):
+            if subjects.known(name) or not _may_name(name) or name in ("什么", "谁", "啥"):
+                continue
+            if OTHERS_OWN.search(sentence, 0, m.start("role")):
                 continue
             role, gender, kind = role_of(m["role"])
             subjects.person(name, role, kind, gender=gender, said=m["role"])
@@ -114,7 +124,7 @@ def mention(clause: Clause, subjects: Subjects) -> str:
     if m := ROLE_START.match(t):
         role, gender, kind = role_of(m["role"])
         name = m["name"] or ""
-        if name and subjects.known(name) is None and JOB_RE.search(name):
+        if name and subjects.known(name) is None and not _may_name(name):
             name = ""
         subject = subjects.person(name, role, kind, gender=gender, said=m["role"])
         end = m.end() if name else m.end("role")

@@ -5,6 +5,7 @@ asked (recall answers nothing when no memory does)."""
 import re
 from functools import lru_cache
 
+from memories.sentences import LATIN_WORD_CHARACTERS
 from memories.statements.english import ANIMAL, ANIMALS, MODS, NAMEWORD, PLURAL_ROLE, REGION, ROLE
 from memories.statements.english import role_of as english_role
 from memories.statements.keys import attribute_key, noun_key, singular
@@ -12,8 +13,8 @@ from memories.statements.model import USER, QuestionReading, Subject
 from memories.statements.words import (
     CONCEPTS,
     HAN,
-    LATIN_WORD_CHARACTERS,
     NUMBER_WORDS,
+    PERSON_ROLES,
     ZH_PERSON_ROLES,
     ZH_SPECIES,
     alternation,
@@ -40,6 +41,8 @@ NAMES = re.compile(rf"(?-i:{NAMEWORD}(?:\s+{NAMEWORD})*(?:,\s*(?:{REGION})\b)?)"
 NOT_SUBJECT_BEFORE = re.compile(
     r"(?:\b(?:to|in|at|from|for|with|about|near|of|visit|visited|into|on|and|than|like)\s+)$", I
 )
+# "Does the user speak French?": a name after the user is the object, not who is asked about.
+AFTER_USER = re.compile(r"\bthe\s+user\s+\w", I)
 LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, I), key)
     for p, key in (
@@ -117,6 +120,8 @@ WHAT_NP = re.compile(
     rf"^(?:what|which)\s+(?P<np>(?:(?!{AUX}\b)[a-z-]+\s+){{0,4}}?(?!{AUX}\b)[a-z-]+)\s+{AUX}\s+",
     I,
 )
+COPULA_END = re.compile(r"\b(?:is|are|was|were)\s+$", I)
+OWNED = re.compile(r"(?:the\s+)?[\w-]+'s\s+(?P<np>[a-z-]+(?:\s+[a-z-]+)?)$", I)
 WHO_IS_ROLE = re.compile(r"^who\s+(?:is|are|was)\s+(?:the\s+)?user's\s+", I)
 HOW_MANY = re.compile(rf"^how\s+(?:many|much)\s+(?!{AUX}\b)(?P<np>[a-z-]+(?:\s+[a-z-]+)?)", I)
 # "How much does the library job pay?", "How much is the rent?": what is asked follows the verb.
@@ -164,6 +169,7 @@ PREPOSITIONS = frozenset(
     {"of", "in", "at", "on", "for", "from", "with", "to", "by", "about", "near", "into", "over"}
     | {"under", "around", "behind", "beside", "outside", "inside", "off", "across"}
 )
+CONJUNCTIONS = frozenset({"or", "and", "nor"})
 LEADING_PREPOSITION = re.compile(rf"^(?:{'|'.join(sorted(PREPOSITIONS - {'of'}))})\s+", I)
 VERBISH_END = re.compile(r"\s+(?:called|named|like|about)$", I)
 
@@ -180,8 +186,8 @@ def _focus_of(np: str) -> list[str]:
         part = DETERMINERS.sub("", part.strip().lower())
         part = part.split("'s ")[-1]
         tokens = [t for t in part.split() if t not in LIGHT]
-        while tokens and tokens[-1] in PREPOSITIONS:  # "the bakery in [Cork]": bakery
-            tokens.pop()
+        while tokens and tokens[-1] in PREPOSITIONS | CONJUNCTIONS:
+            tokens.pop()  # "the bakery in [Cork]": bakery; "[Lisbon] or [Porto]"
         if not tokens:
             continue
         if tokens[0] in ("favorite", "favourite", "fav") and len(tokens) > 1:
@@ -205,7 +211,12 @@ def _english(text: str) -> QuestionReading:
         if not name or name in QUESTION_WORDS:
             continue
         names.append(name)
-        if subject is USER and NOT_SUBJECT_BEFORE.search(text[: m.start()]) is None:
+        before = text[: m.start()]
+        if (
+            subject is USER
+            and NOT_SUBJECT_BEFORE.search(before) is None
+            and not AFTER_USER.search(before)
+        ):
             subject = Subject(name, "", "person")
     if m := ROLE_SUBJECT.search(text):
         role, _, kind = english_role(m["role"])
@@ -226,6 +237,12 @@ def _english(text: str) -> QuestionReading:
     focus: list[str] = []
     if (m := HOW_MANY.match(text)) or (m := WHAT_NP.match(text)) or (m := HOW_MUCH_IS.match(text)):
         focus += _focus_of(m["np"])
+        if (
+            m.re is WHAT_NP
+            and COPULA_END.search(m.group())
+            and (owned := OWNED.match(text, m.end()))
+        ):
+            focus += _focus_of(owned["np"])  # "What make is the user's bike?": make, bike
     elif m := WHAT_IS.match(text):
         np = m["np"]
         if ROLE_SUBJECT.search(np) or re.search(r"'s\s", np) or re.match(r"the\s+\w", np, I):
@@ -259,7 +276,7 @@ def _ordered(found: list[tuple[int, str]]) -> tuple[str, ...]:
 ZH_ROLE_SUBJECT = re.compile(rf"用户的?(?P<role>{alternation([*ZH_PERSON_ROLES, *ZH_SPECIES])})")
 ZH_NAME_SUBJECT = re.compile(
     rf"^(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|[{HAN}]{{1,4}}?)(?=是|在|住|做|的|今年|多大|几"
-    r"|开|有|叫|喜欢|会|去|现在|目前|最|养|平时|一般|还|都|为什么|怎么|从事|干|负责|工作|上班|学|读)"
+    r"|开|有|叫|姓|喜欢|会|去|现在|目前|最|养|平时|一般|还|都|为什么|怎么|从事|干|负责|工作|上班|学|读)"
 )
 ZH_NOT_NAMES = frozenset(
     (
@@ -268,6 +285,12 @@ ZH_NOT_NAMES = frozenset(
     )
 )
 ZH_COUNT = re.compile(r"多少|几|多大|多久|多长时间|多高")
+ZH_DEMONSTRATIVES = "那个|这个|那位|这位|那些|这些"
+ZH_DEMONSTRATIVE = re.compile(rf"^(?:{ZH_DEMONSTRATIVES})")
+# A question opening with a preposition or a demonstrative ("在杭州开花店的…", "那个…") does
+# not open with a name.
+ZH_NOT_NAME_START = re.compile(rf"^(?:[在从跟给对把被]|{ZH_DEMONSTRATIVES})")
+ZH_SURNAME = re.compile(r"姓什么|什么姓")
 ZH_LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p), key)
     for p, key in (
@@ -286,6 +309,7 @@ ZH_LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(?:老板|上司|领导|主管)是谁", "manager"),
         (r"哪个大学|什么学校|哪所|哪个学校", "school"),
         (r"叫什么|名字", "name"),
+        (ZH_SURNAME.pattern, "surname"),
         (r"生日", "birthday"),
         (r"地址|住址", "address"),
         (r"工资|薪水|收入|月薪|年薪|挣多少|赚多少", "salary"),
@@ -297,11 +321,17 @@ ZH_FAVORITE = re.compile(
 ZH_GENERIC = re.compile(rf"的(?P<attr>[{HAN}]{{1,6}}?)是(?:什么|多少|哪|谁)")
 ZH_FOCUS = re.compile(rf"(?P<f>[{HAN}]{{1,6}}?)(?:是什么|是多少|是哪|叫什么|有多少|是谁)")
 # "用户会说日语吗？", "用户养宠物吗？": the yes or no is about what follows the verb.
+# A count said of a thing ("房租一个月多少", "房子花了多少钱"): the thing, before the period
+# or the verb.
+ZH_PER = re.compile(r"^(?:每个?月|一个月|每年|一年|每周|一周|每天|一天)")
+ZH_HOW_MUCH = re.compile(
+    rf"(?P<f>[{HAN}]{{1,8}}?)(?:一个月|每个?月|一年|每年|一共|总共|大概|大约)?(?:花了|花|要|是|有|赚|挣)?多少"
+)
 ZH_YES_NO = re.compile(
     rf"(?:会|有|喜欢|爱|去|养|学|玩|打|弹|说|讲|吃|喝|抽|开)+(?:过|了)?(?P<f>[{HAN}A-Za-z]{{1,6}}?)吗$"
 )
 ZH_WHAT = re.compile(
-    rf"什么(?P<f>[{HAN}]{{1,6}}?)(?=$|[？?呢吗了]|的[{HAN}])|几(?:个|只|位|辆|本)(?P<g>[{HAN}]{{1,3}})"
+    rf"什么(?P<f>[{HAN}]{{1,6}}?)(?=$|[？?呢吗了]|的[{HAN}])|(?:几|多少)(?:个|只|位|辆|本|家|套|台)(?P<g>[{HAN}]{{1,3}})"
 )
 
 
@@ -312,6 +342,7 @@ def _chinese(text: str) -> QuestionReading:
     if (
         (m := ZH_NAME_SUBJECT.match(text))
         and m["name"] not in ZH_NOT_NAMES
+        and not ZH_NOT_NAME_START.match(m["name"])
         and not m["name"].startswith("用户")
     ):
         subject = Subject(m["name"], "", "person")
@@ -338,16 +369,28 @@ def _chinese(text: str) -> QuestionReading:
             and word != subject.name
         ):
             focus.append(word)
+    if m := ZH_HOW_MUCH.search(text):  # "用户在香港的房租一个月多少？": 房租
+        word = ZH_PER.sub("", re.sub(r"^.*的|^用户", "", m["f"]))
+        if (
+            len(word) > 1
+            and word not in focus
+            and word not in ZH_NOT_NAMES
+            and word[-1] not in "了过"
+        ):
+            focus.append(word)
     for m in ZH_WHAT.finditer(text):
         for word in re.split("的", m["f"] or m["g"] or ""):
             if word and word not in focus:
                 focus.append(word)
+    if ZH_SURNAME.search(text):
+        focus.append("姓")
     closed = False
     if not focus and (m := ZH_YES_NO.search(text)):
         focus.append(m["f"])
         closed = True
     if m := ZH_ROLE_SUBJECT.search(text):
         focus = [f for f in focus if f != m["role"]]
+    focus = [word for f in focus if (word := ZH_DEMONSTRATIVE.sub("", f))]  # "那个同学": 同学
     attributes = _ordered(found)
     if re.match(r"^(?:为什么|说说|讲讲|介绍一下|告诉我)", text) or re.search(r"吗$", text):
         attributes = tuple(a for a in attributes if a == "diet")
@@ -480,6 +523,7 @@ for _index, _group in enumerate(CONCEPTS):
 
 QUOTE = re.compile(r"'[^'\s][^']*'|\"[^\"]+\"|“[^”]+”|‘[^’]+’|《[^》]+》")
 PROPER_NAME = re.compile(r"(?<![.!?:→]\s)(?<!^)\b(?!(?:I|User|Assistant|The|My)\b)[A-Z][a-z]+")
+FULL_NAME = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
 NUMBER_WORD = re.compile(
     rf"\d|\b(?:{alternation(w for w in NUMBER_WORDS if w not in ('a', 'an', 'both'))}|dozen|hundred"
     r"|thousand)\b|[一二两三四五六七八九十百千万几]+(?:个|只|位|岁|年|条|辆|本|次|口|名|月|天|周|块|元|万|千|百|套)"
@@ -527,6 +571,9 @@ def _says(word: str, text: _Text) -> bool:
     if text.has_term(word):
         return True
     groups = _groups(word)
+    if len(groups) > 1 and (word.lower() in PERSON_ROLES or word in ZH_PERSON_ROLES):
+        # A relative asked by kind is said only in its own words: "kids" is no son.
+        groups = [min(groups, key=lambda index: len(CONCEPTS[index]))]
     if any(text.has_group(g) for g in groups):
         return True
     lower = word.lower()
@@ -534,6 +581,8 @@ def _says(word: str, text: _Text) -> bool:
         text.text
     ):
         return True  # a name said is the name (or the brand) asked for
+    if lower in ("surname", "姓") and FULL_NAME.search(text.text):
+        return True  # "Kelvin Chan"
     if lower in ("title", "book", "书名", "书") and QUOTE.search(text.text):
         return True
     if " " in lower and not groups:  # "social security number": every word said

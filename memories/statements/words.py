@@ -6,9 +6,6 @@ import re
 from functools import cache
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-# What continues a Latin word: a name is bounded by none of these, not by \b, which Han
-# characters do not break ("跟Lucas说了" names Lucas).
-LATIN_WORD_CHARACTERS = "A-Za-z0-9À-ÿ"
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -255,7 +252,8 @@ ZH_JOBS = (
     "|厨师|顾问|销售|主管|总监|司机|创始人|实习生|架构师|产品经理|科学家|警察|公务员|编辑|翻译"
     "|摄影师|画家|演员|歌手|飞行员|消防员|快递员|外卖员|店员|老板|博士生|研究生|大学生|高中生"
     "|初中生|小学生|药剂师|牙医|兽医|咨询师|心理咨询师|保安|主播|运营|策划|财务|人事|HR|CEO"
-    "|CTO|总裁|合伙人|农民|工人|电工|厨子|服务员|收银员|导游|空姐|空乘|律所合伙人"
+    "|CTO|总裁|合伙人|农民|工人|电工|厨子|服务员|收银员|导游|空姐|空乘|律所合伙人|运维|测试开发"
+    "|前端|后端"
 )
 
 # --- Languages -------------------------------------------------------------------------------
@@ -370,8 +368,8 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         + "|车|汽车|开车|座驾|"
         + ZH_CAR_MAKES,
         "child|children|kid|son|daughter|baby|toddler|孩子|小孩|儿子|女儿|宝宝",
-        "son|儿子",
-        "daughter|女儿",
+        "son|boy|儿子",
+        "daughter|girl|女儿",
         "wife|spouse|married|妻子|老婆|太太|爱人|媳妇",
         "husband|spouse|married|丈夫|老公",
         "partner|spouse|wife|husband|girlfriend|boyfriend|married|对象|伴侣|老婆|老公|妻子|丈夫",
@@ -382,8 +380,12 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "parent|mother|father|mom|dad|父母|爸妈",
         "friend|buddy|pal|朋友|好友|闺蜜",
         "job|work|occupation|profession|career|position|employed|employer|company|role"
-        "|工作|职业|上班|职位|公司|" + "|".join(JOBS) + "|" + ZH_JOBS,
+        "|in charge of|responsible for|工作|职业|上班|职位|公司|负责|"
+        + "|".join(JOBS)
+        + "|"
+        + ZH_JOBS,
         "name|named|called|名字|叫|姓名",
+        "surname|last name|family name|姓",
         "age|old|aged|year-old|years old|turned|born|birthday|岁|年龄|多大|出生",
         "live|living|lives|based|reside|resident|moved|settled|home|city|town|address|住|搬"
         "|定居|城市|老家",
@@ -415,7 +417,8 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "guitar|吉他",
         "piano|钢琴",
         "food|dish|cuisine|eat|meal|食物|菜|吃",
-        "color|colour|颜色",
+        "color|colour|red|blue|green|black|white|ginger|brown|grey|gray|yellow|orange|pink"
+        "|purple|golden|silver|颜色|红色|蓝色|绿色|黑色|白色|黄色|灰色|粉色|紫色|橙色|棕色|金色|银色",
         "sport|team|运动|球队",
         "allergy|allergic|过敏",
         "birthday|born|生日|出生",

@@ -12,6 +12,7 @@ from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.graph.selectors import current_attributes, edges_valid_q
 from memories.graph.services import entity_node, graph_statements_record
 from memories.models import Memory
+from memories.sentences import mentions
 from memories.services import MemoryInput, memory_add
 from memories.statements import USER, Statement, Subject
 
@@ -86,6 +87,19 @@ def test_memories_naming_the_closed_value_while_it_held_leave_recall_the_new_sta
     assert is_current(unrelated)  # names no old value
     assert is_current(earlier)  # said before Austin held
     assert is_current(moved)  # states the new value
+
+
+def test_a_closed_latin_value_written_against_chinese_is_named_but_not_inside_a_longer_word():
+    say(lives_in("Austin"), T0, memory("The user lives in Austin", T0))
+    chinese = memory("用户：Austin的夏天太热了。", T0 + DAY, "episodic")
+    longer = memory("User: Austinite humour is an acquired taste.", T0 + DAY, "episodic")
+    change = say(lives_in("Denver"), T0 + 5 * DAY, memory("The user lives in Denver", T0 + 5 * DAY))
+
+    assert chinese.id in change.stale_memory_ids and not is_current(chinese)
+    assert is_current(longer)
+    assert mentions("用户：Austin的夏天太热了。", "austin") and not mentions(
+        longer.content, "Austin"
+    )
 
 
 def test_the_same_value_again_adds_its_memories_to_the_edge_and_opens_nothing():

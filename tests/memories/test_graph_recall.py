@@ -353,3 +353,64 @@ def test_a_chinese_yes_or_no_about_something_never_said_is_empty(agent):
     converse(agent, ["我每天晚饭喝一杯红酒。", "我在医院当护士，上夜班。"])
     assert recall(agent, "用户会弹钢琴吗？") == []
     assert said(recall(agent, "用户喝酒吗？"), "红酒")
+
+
+def test_a_count_about_a_name_the_graph_does_not_hold_is_answered_only_by_one_naming_it(agent):
+    converse(agent, ["My dog Waffles turned seven in March.", "A: Happy birthday to him!"])
+    assert said(recall(agent, "How old is Waffles?"), "seven")
+    assert recall(agent, "How old is Biscuit?") == []  # Waffles's age is not Biscuit's
+
+
+def test_a_memory_only_about_the_user_does_not_answer_for_someone_else(agent):
+    # The request names an age and a number, but no one else: it cannot be the sister's age.
+    converse(
+        agent,
+        ["My sister Ines starts at the fire station in May.", "Is 41 too old to learn to swim?"],
+    )
+    assert said(recall(agent, "Where does the user's sister work?", limit=10), "fire station")
+    assert recall(agent, "How old is the user's sister?") == []
+
+
+@pytest.mark.parametrize(
+    "question", ["What is the name of the user's aunt?", "用户的姑姑叫什么名字？"]
+)
+def test_the_name_of_a_relative_never_mentioned_is_not_any_name_said(agent, question):
+    converse(agent, ["I'm Dana Whitfield, I teach chemistry.", "My nephew Arlo is three."])
+    assert recall(agent, question) == []
+    assert said(recall(agent, "What is the name of the user's nephew?"), "Arlo")
+
+
+def test_a_pet_the_user_introduces_is_what_the_introduction_is_about(agent):
+    converse(
+        agent,
+        ["We have a grey Maine Coon called Biscuit, he's four.", "A: Lovely!"],
+        ["We adopted a second cat, a tabby called Bisque. Biscuit and Bisque, I know."],
+    )
+    hits = recall(agent, "What kind of cat is Biscuit?")
+    assert hits and "Maine Coon" in hits[0]
+
+
+def test_a_place_named_beside_a_relative_asked_by_role_does_not_become_the_subject(agent):
+    converse(
+        agent,
+        ["My aunt lives in Richmond, the one in Virginia.", "A: Nice!"],
+        ["My colleague Theo grew up in Richmond, near London, and still supports Fulham."],
+    )
+    hits = recall(agent, "Which Richmond does the user's aunt live in?")
+    assert hits and "Virginia" in hits[0] and not said(hits, "Theo")
+
+
+def test_a_colour_is_answered_by_the_colour_said(agent):
+    converse(agent, ["My rabbit Clementine is ginger with a white nose."])
+    assert said(recall(agent, "What colour is Clementine?"), "ginger")
+    assert recall(agent, "What colour is the user's car?") == []
+
+
+def test_what_someone_else_does_now_puts_the_later_memory_on_it_first(agent):
+    converse(
+        agent,
+        ["My nephew Tobias is studying architecture at the university in Delft."],
+        ["Tobias quit architecture, he is a barista in Utrecht now and loves it."],
+    )
+    hits = recall(agent, "What is Tobias doing now?", limit=10)
+    assert hits and "barista" in hits[0]

@@ -254,6 +254,20 @@ def test_chinese_examples(text, expected):
     assert said(text) == expected
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["我姐家的儿子叫小宝，今年五岁。", "邻居的狗叫旺财，特别凶。", "跟我女儿名字就差一个字。"],
+)
+def test_a_role_said_as_another_persons_or_with_no_name_is_not_the_users(text):
+    # "我姐家的儿子" is the sister's son; "我女儿名字" names no daughter "名字".
+    assert not {fact for fact in said(text) if fact[0] == "user"}
+    assert not {fact for fact in said(text) if fact[2] == "名字"}
+
+
+def test_a_role_after_a_describing_word_is_still_the_users():
+    assert said("家里有只白色的布偶猫叫年糕，两岁。") >= {("user", "pet", "年糕")}
+
+
 def test_chinese_fact_is_retold_about_the_user():
     assert facts("我哥哥马克是纽约的律师。") == {"马克": "用户的哥哥马克是纽约的律师"}
 
@@ -521,6 +535,29 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
         ("Sarah在哪里工作？", ("Sarah", ""), "works at", (), False, ("Sarah",)),
         ("张霆负责什么工作？", ("张霆", ""), "job", ("工作",), False, ("张霆",)),
         ("我们在哪里工作？", ("", ""), "works at", (), False, ()),
+        # A language after "the user" is what they speak, not whom the question is about; the
+        # thing owned is asked too; a Chinese count names what it counts before or after 多少.
+        (
+            "Does the user speak Portuguese?",
+            ("", ""),
+            None,
+            ("portuguese",),
+            False,
+            ("Portuguese",),
+        ),
+        (
+            "Does the user still post on Mastodon or Bluesky?",
+            ("", ""),
+            None,
+            ("mastodon",),
+            False,
+            ("Mastodon", "Bluesky"),
+        ),
+        ("What make is the user's scooter?", ("", ""), None, ("make", "scooter"), False, ()),
+        ("用户在深圳的房租一个月多少？", ("", ""), None, ("房租",), True, ()),
+        ("用户家有多少辆车？", ("", ""), None, ("车",), True, ()),
+        ("Marco姓什么？", ("Marco", ""), "surname", ("姓",), False, ("Marco",)),
+        ("在杭州开花店的那个邻居叫什么？", ("", ""), "name", ("邻居",), False, ()),
         # What is asked is never a function word: after "how much" and its verb, before a
         # place, or of a possessive
         ("How much does the allotment cost?", ("", ""), None, ("cost",), True, ()),
@@ -591,6 +628,9 @@ def test_names_in(text, names, found):
             False,
         ),
         ("How many children does the user have?", "We have two kids.", True),
+        ("Marco姓什么？", "Marco负责数据分析。", False),
+        ("Marco姓什么？", "Marco Rossi is our new designer.", True),
+        ("周宁负责什么工作？", "周宁他负责数据分析。", True),
         ("How many children does the user have?", "我有两个孩子。", True),
         (
             "What is the title of the book the user read?",
