@@ -36,12 +36,20 @@ from memories.models import Memory, MemoryType
 from memories.predicates import as_of_q, current_q
 from memories.sentences import LATIN_WORD_CHARACTERS, mentions
 from memories.statements import QuestionReading
-from memories.statements.words import HAN, SINGLE_RELATIONS, role_words
+from memories.statements.words import (
+    HAN,
+    SINGLE_RELATIONS,
+    ZH_PERSON_ROLES,
+    alternation,
+    role_words,
+)
 
 # Capitalised words (names) in Latin script, and Chinese names, for the look-alike rule.
 NAME_WORD = re.compile(rf"(?<![{LATIN_WORD_CHARACTERS}])[A-Z][a-z]+(?![{LATIN_WORD_CHARACTERS}])")
 HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
 HAN_RUN = re.compile(rf"[{HAN}]+")
+RANKS = "大|小|二|三|四|老"
+RANKED_RELATIVE = re.compile(rf"(?P<rank>{RANKS})(?P<role>{alternation(ZH_PERSON_ROLES)})")
 NAME_FOCUS = frozenset({"name", "名字", "姓名"})
 OBJECT_KINDS = frozenset({EntityKind.PLACE, EntityKind.ORGANISATION, EntityKind.THING})
 
@@ -247,7 +255,7 @@ def _names_lookalike(text: str, name: str) -> bool:
     if statements.names_in(text, [name]):
         return False
     if HAN_NAME.fullmatch(name):
-        return _sounds_alike(text, name)
+        return _sounds_alike(text, name) or _other_rank(text, name)
     words = re.findall(r"\w+", name)
     if len(words) > 1:
         return words[0] in NAME_WORD.findall(text)
@@ -278,6 +286,14 @@ def _sounds_alike(text: str, name: str) -> bool:
             if sounds[start : start + len(name)] == sound and written != name:
                 return not all(character in text for character in set(name) - set(written))
     return False
+
+
+def _other_rank(text: str, name: str) -> bool:
+    """Whether `text` names a relative of the same kind but another rank: "大表哥" for "小表哥",
+    "大女儿" for "小女儿"."""
+    if (m := RANKED_RELATIVE.fullmatch(name)) is None:
+        return False
+    return any(rank != m["rank"] for rank in re.findall(rf"({RANKS}){m['role']}", text))
 
 
 @cache
@@ -385,6 +401,15 @@ def ruling(
             if _first_name_of(name, asked.entity):
                 continue  # "Nadia Costa" of the Nadia the graph holds: her first name is hers
             kept = [memory for memory in kept if not _names_lookalike(memory.content, name)]
+        if asked.entity is None and question.subject.name in asked.unresolved_names:
+            # Someone the graph never held a fact about: a memory the graph knows to be about
+            # others (the user, a colleague) answers for them only if it names them.
+            subjects = _subjects([memory.id for memory in kept])
+            kept = [
+                memory
+                for memory in kept
+                if memory.id not in subjects or _writes_name(memory.content, question.subject.name)
+            ]
     answer_ids = set(asked.answer_memory_ids)
     if settings.RECALL_CURRENT_RULE:
         kept = [

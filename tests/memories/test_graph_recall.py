@@ -123,6 +123,16 @@ def test_a_message_about_two_brothers_gives_one_fact_each_and_recall_keeps_them_
             "车队",
             id="a Chinese name the graph does not hold: one that sounds the same",
         ),
+        pytest.param(
+            [
+                ["我的上级是华东区总监陈立明，大家都叫他陈总。"],
+                ["A: 最近怎么样？", "组织调整了，现在直接向副总裁林芳汇报。"],
+            ],
+            "林芳是什么职位？",
+            "副总裁",
+            "陈总",
+            id="someone the graph holds no fact about: a memory about someone else",
+        ),
     ],
 )
 def test_the_subject_rule_sets_aside_a_memory_about_someone_else(
@@ -146,6 +156,9 @@ def test_the_subject_rule_sets_aside_a_memory_about_someone_else(
         ("My friend Sarah is a designer.", "Sara", True),
         ("Paris is lovely in spring.", "Paris, Texas", True),
         ("我同事叫Lukas，做市场的。", "Lucas", True),  # a Latin name against Chinese
+        ("我大表哥在杭州开了家面馆。", "小表哥", True),  # a relative of another rank
+        ("小表哥和大表哥都来了。", "小表哥", False),
+        ("大女儿在上海做会计。", "小女儿", True),
     ],
 )
 def test_what_reads_as_a_look_alike_of_a_name(text, name, lookalike):
