@@ -30,12 +30,14 @@ from pypinyin import lazy_pinyin
 
 from core.db.replicas import read_connection
 from memories import statements
+from memories.extraction import EPISODE
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.graph.selectors import edges_valid_q
 from memories.models import Memory, MemoryType
 from memories.predicates import as_of_q, current_q
 from memories.sentences import LATIN_WORD_CHARACTERS, mentions
 from memories.statements import QuestionReading
+from memories.statements.chinese import OTHERS_OWN
 from memories.statements.words import (
     HAN,
     SINGLE_RELATIONS,
@@ -62,6 +64,7 @@ class Asked:
     nodes: list[GraphNode] = field(default_factory=list)  # the user's entities
     entity: GraphNode | None = None  # the asked subject, when the graph holds it
     unresolved_names: list[str] = field(default_factory=list)
+    user_names: list[str] = field(default_factory=list)  # what the user said they are called
     answer_memory_ids: list[uuid.UUID] = field(default_factory=list)  # the held value's facts
     past_values: list[str] = field(default_factory=list)  # values that no longer hold
 
@@ -79,6 +82,7 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     by_name = {name: node for node in nodes for name in (node.name, *node.aliases) if name}
     named = statements.names_in(query, list(by_name))
     result.unresolved_names = [name for name in question.names if name not in named]
+    result.user_names = _user_names(nodes)
     subject = question.subject
     # A place or a thing named beside a person asked by role is not the one asked about
     # ("Which Perth does the user's gran live in?": the gran).
@@ -97,6 +101,39 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
         # "the user's dog's name": the values are the user's dogs
         _role_read(result, role=subject.role, user_id=user_id, as_of=as_of)
     return result
+
+
+def _user_names(nodes: list[GraphNode]) -> list[str]:
+    user = next((node for node in nodes if node.kind == EntityKind.USER), None)
+    if user is None:
+        return []
+    said = GraphEdge.objects.filter(subject=user, relation="name").values_list(
+        "object_value", flat=True
+    )
+    return [name for name in (user.name, *user.aliases, *said) if name]
+
+
+def _strangers(asked: Asked, memories: list[Memory]) -> list[str]:
+    """The names the question asks about of no one the graph holds, the user included: while
+    the user's name is unknown any name may be theirs, unless the user spoke of that name
+    ("Pepper is the ginger one": no one names themself so)."""
+    own = asked.user_names
+    return [
+        name
+        for name in asked.unresolved_names
+        if not statements.names_in(name, own)
+        and not any(mentions(mine, name) for mine in own)
+        and (own or any(_said_by_user(memory, name) for memory in memories))
+    ]
+
+
+def _said_by_user(memory: Memory, name: str) -> bool:
+    """Whether the user's own words in the memory name `name`: a fact (retold from them), or the
+    user's turn of an episode."""
+    if memory.memory_type == MemoryType.FACT:
+        return _writes_name(memory.content, name)
+    episode = EPISODE.match(memory.content)
+    return episode is not None and _writes_name(episode["words"], name)
 
 
 def _by_role(
@@ -329,15 +366,18 @@ def asks_detail(question: QuestionReading) -> bool:
 THIRD_PERSON = re.compile(r"\b(?:he|she|him|his|her|hers|they|them|their)\b|[他她它]", re.I)
 
 
-def _may_answer(asked: Asked, memory: Memory, *, unnamed: set[uuid.UUID]) -> bool:
+def _may_answer(
+    asked: Asked, memory: Memory, *, unnamed: set[uuid.UUID], strangers: list[str]
+) -> bool:
     """Whether a kept memory may tell that the asked thing was said: one naming no known subject
     must speak of someone ("他负责数据分析" after "李楠…"), not only of the user; one about a
-    name the graph does not hold must name it ("How old is Pepper?"); and one giving the name of
-    a relation the graph knows no one in must name the relation ("用户的姑姑叫什么名字？")."""
+    name of no one the graph holds, the user included, must name it ("How old is Pepper?");
+    and one giving the name of a relation the graph knows no one in must name the relation as
+    the user's ("用户的姑姑叫什么名字？")."""
     text = memory.content
     if memory.id in unnamed and not THIRD_PERSON.search(text):
         return False
-    for name in asked.unresolved_names:
+    for name in strangers:
         if not _first_name_of(name, asked.entity) and not _writes_name(text, name):
             return False
     role = asked.question.subject.role
@@ -349,8 +389,23 @@ def _may_answer(asked: Asked, memory: Memory, *, unnamed: set[uuid.UUID]) -> boo
         and role not in SINGLE_RELATIONS
         and asked.question.attributes == ("name",)
     ):
-        return any(mentions(text, word) for word in role_words(role))
+        return any(_names_own_relative(text, word) for word in role_words(role))
     return True
+
+
+def _names_own_relative(text: str, word: str) -> bool:
+    """Whether `text` names the relation `word` as the user's: not "我哥家的闺女", "my brother's
+    daughter"."""
+    if not mentions(text, word):
+        return False
+    if HAN_RUN.search(word):
+        return any(
+            not OTHERS_OWN.search(text, 0, m.start()) for m in re.finditer(re.escape(word), text)
+        )
+    return any(
+        not re.search(r"\w'\s?s\s+$", text[: m.start()])
+        for m in re.finditer(rf"(?<![{LATIN_WORD_CHARACTERS}]){re.escape(word)}", text, re.I)
+    )
 
 
 def _writes_name(text: str, name: str) -> bool:
@@ -381,27 +436,44 @@ def ruling(
     name, in other words ("alcohol": "a glass of wine with dinner")."""
     question = asked.question
     kept = list(memories)
+    strangers = _strangers(asked, memories)
     unnamed: set[uuid.UUID] = set()
+    set_aside: set[uuid.UUID] = set()
     if settings.RECALL_SUBJECT_RULE:
         # Only an entity the question names ("Mark", "the user's wife"): a question about the
         # user ("Which colleague is picky about coffee?") may be answered by others' facts.
         if asked.entity is not None and asked.entity.kind != EntityKind.USER:
             subjects = _subjects([memory.id for memory in kept])
             allowed = {asked.entity.id}
-            kept = [memory for memory in kept if subjects.get(memory.id, allowed) <= allowed]
-            # Of a named entity, or one person by role (the user's wife, not their kids:
-            # those are named one by one), a memory of no known subject not naming it.
+            with_user = allowed | {node.id for node in asked.nodes if node.kind == EntityKind.USER}
+            kept = [
+                memory
+                for memory in kept
+                if subjects.get(memory.id, allowed) <= allowed
+                # The user's words about them that said something of the user too, naming them
+                or (
+                    memory.memory_type == MemoryType.EPISODIC
+                    and asked.entity.id in subjects[memory.id]
+                    and subjects[memory.id] <= with_user
+                    and asked.entity.name
+                    and statements.names_in(memory.content, [asked.entity.name])
+                )
+            ]
+            # A memory of no known subject not naming the entity: set aside for a named entity
+            # or one person by role (the user's wife, not their kids: those are named one by
+            # one); for any, it may not tell alone that the asked thing was said.
+            unnamed = {
+                memory.id
+                for memory in kept
+                if memory.id not in subjects and not _names_entity(memory.content, asked.entity)
+            }
             if asked.entity.name or asked.entity.role in SINGLE_RELATIONS:
-                unnamed = {
-                    memory.id
-                    for memory in kept
-                    if memory.id not in subjects and not _names_entity(memory.content, asked.entity)
-                }
+                set_aside = unnamed
         for name in asked.unresolved_names:
             if _first_name_of(name, asked.entity):
                 continue  # "Nadia Costa" of the Nadia the graph holds: her first name is hers
             kept = [memory for memory in kept if not _names_lookalike(memory.content, name)]
-        if asked.entity is None and question.subject.name in asked.unresolved_names:
+        if asked.entity is None and question.subject.name in strangers:
             # Someone the graph never held a fact about: a memory the graph knows to be about
             # others (the user, a colleague) answers for them only if it names them.
             subjects = _subjects([memory.id for memory in kept])
@@ -424,7 +496,11 @@ def ruling(
         kept.sort(key=lambda memory: memory.id not in answer_ids)  # stable: hits' order kept
     else:
         answers = []
-    judged = [memory for memory in kept if _may_answer(asked, memory, unnamed=unnamed)]
+    judged = [
+        memory
+        for memory in kept
+        if _may_answer(asked, memory, unnamed=unnamed, strangers=strangers)
+    ]
     if (
         settings.RECALL_EMPTY_RULE
         and asks_detail(question)
@@ -437,4 +513,4 @@ def ruling(
         return Ruling([], [])
     # Set aside only now: whether anything is known was judged with them, as one may still
     # speak of the subject without naming it ("他负责数据分析" after "李楠…").
-    return Ruling([memory.id for memory in kept if memory.id not in unnamed], answers)
+    return Ruling([memory.id for memory in kept if memory.id not in set_aside], answers)

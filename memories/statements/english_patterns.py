@@ -485,4 +485,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
         ),
     )
 ]
+# "I'm Dana.", "Hi, I'm Dana Whitfield": the whole clause, so "I'm Dana's sister" is not.
+I_AM_NAME = re.compile(
+    rf"^\s*(?:(?:hi|hello|hey)[,!]?\s+)?(?:i'm|i\s+am)\s+(?P<v>{NAME})\s*[.!]?\s*$", I
+)
 CALL_ME = re.compile(rf"(?:^|\bcan\s+|\bplease\s+|\bjust\s+)call\s+me\s+(?P<v>{NAME})", I)

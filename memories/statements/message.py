@@ -15,6 +15,14 @@ from memories.statements import chinese, english, english_patterns, english_valu
 from memories.statements.model import USER, MessageReading, Statement, Subject, SubjectFact
 from memories.statements.reading import Clause, Context, Subjects
 from memories.statements.retell import retell
+from memories.statements.words import LANGUAGES, word_set
+
+# Said after "I'm" with a capital, and no one's name.
+NOT_A_NAME = LANGUAGES | word_set(
+    """American British Canadian Australian Scottish Mexican Brazilian Indian German French
+    Spanish Italian Chinese Japanese Korean Catholic Christian Jewish Muslim Buddhist Hindu
+    Vegan Vegetarian Fine Good Great Okay Back Home Here Done Ready"""
+)
 
 I = re.I  # noqa: E741
 
@@ -190,7 +198,10 @@ def _read(
                     ctx.take(m)
     if zh:
         _named_in_passing(clause, subjects)
-    if not zh and (m := english_patterns.CALL_ME.search(clause.text)):
+    if not zh and (
+        (m := english_patterns.CALL_ME.search(clause.text))
+        or ((m := english_patterns.I_AM_NAME.match(clause.text)) and m["v"] not in NOT_A_NAME)
+    ):
         ctx.say("name", m["v"], subject=USER)
         clause.subject = clause.subject or USER
     if clause.unknown:

@@ -125,7 +125,7 @@ def test_a_message_about_two_brothers_gives_one_fact_each_and_recall_keeps_them_
         ),
         pytest.param(
             [
-                ["我的上级是华东区总监陈立明，大家都叫他陈总。"],
+                ["我叫周敏。我的上级是华东区总监陈立明，大家都叫他陈总。"],
                 ["A: 最近怎么样？", "组织调整了，现在直接向副总裁林芳汇报。"],
             ],
             "林芳是什么职位？",
@@ -369,9 +369,14 @@ def test_a_chinese_yes_or_no_about_something_never_said_is_empty(agent):
 
 
 def test_a_count_about_a_name_the_graph_does_not_hold_is_answered_only_by_one_naming_it(agent):
-    converse(agent, ["My dog Waffles turned seven in March.", "A: Happy birthday to him!"])
+    converse(agent, ["I'm Dana.", "My dog Waffles turned seven in March.", "A: Happy birthday!"])
     assert said(recall(agent, "How old is Waffles?"), "seven")
     assert recall(agent, "How old is Biscuit?") == []  # Waffles's age is not Biscuit's
+
+
+def test_while_the_users_name_is_unknown_a_name_asked_about_may_be_theirs(agent):
+    converse(agent, ["I turned forty last week, no party please.", "My dog Waffles is seven."])
+    assert said(recall(agent, "How old is Dana?"), "forty")
 
 
 def test_a_memory_only_about_the_user_does_not_answer_for_someone_else(agent):
@@ -427,3 +432,33 @@ def test_what_someone_else_does_now_puts_the_later_memory_on_it_first(agent):
     )
     hits = recall(agent, "What is Tobias doing now?", limit=10)
     assert hits and "barista" in hits[0]
+
+
+def test_the_users_words_naming_someone_answer_for_them_though_they_say_something_of_the_user(
+    agent,
+):
+    converse(
+        agent,
+        [
+            "My colleague Ravi Shah keeps getting my post, our names are almost the same. "
+            "He's the one running the night shift at the depot."
+        ],
+        ["I bought a Tesla Model 3 last week. My wife drives a Toyota Camry."],
+    )
+    assert said(recall(agent, "What does Ravi Shah do?"), "night shift")
+    assert not said(recall(agent, "What car does the user's wife drive?"), "Tesla")
+
+
+@pytest.mark.parametrize(
+    ("said_of_another", "question"),
+    [
+        ("我姐家的闺女叫小满，今年六岁。", "用户的女儿叫什么？"),
+        (
+            "My brother's daughter is called Ada, she's six.",
+            "What is the name of the user's daughter?",
+        ),
+    ],
+)
+def test_another_persons_child_gives_no_name_for_the_users(agent, said_of_another, question):
+    converse(agent, ["My name is Dana.", said_of_another])
+    assert recall(agent, question) == []

@@ -316,6 +316,10 @@ def test_chinese_fact_is_retold_about_the_user():
         ("My home city is Denver.", {("user", "lives in", "Denver")}),
         ("My employer is Acme Corp.", {("user", "works at", "Acme Corp")}),
         ("My blood type is O negative.", {("user", "blood type", "O negative")}),
+        ("Hi, I'm Wren Albright, I restore pianos.", {("user", "name", "Wren Albright")}),
+        ("I'm Wren.", {("user", "name", "Wren")}),
+        ("I'm Welsh.", set()),
+        ("I'm Wren's sister.", set()),
         ("My shoe size is 10.", {("user", "shoe size", "10")}),
         ("Favorite band: Radiohead", {("user", "favorite band", "Radiohead")}),
         (
