@@ -17,9 +17,10 @@ language", "favorite language" → "favorite language"; "home city", "lives in" 
   held before, or how something changed; `asks_about_the_present(text)`: whether it says it
   asks what holds now.
 - `names_in(text, names)` and `answers_focus(question, text)`: for recall, which entities a
-  memory names and whether it says anything about what is asked.
+  memory names and whether it says anything about what is asked (focus.py).
 """
 
+from memories.statements.focus import answers_focus
 from memories.statements.keys import attribute_key, relation_attribute, single_valued
 from memories.statements.message import message_read
 from memories.statements.model import (
@@ -32,7 +33,6 @@ from memories.statements.model import (
     SubjectFact,
 )
 from memories.statements.questions import (
-    answers_focus,
     asks_about_the_past,
     asks_about_the_present,
     names_in,

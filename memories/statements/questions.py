@@ -1,6 +1,6 @@
 """A recall query read: whose value it asks for, which attribute, the words naming what is
-asked; which entity names a text mentions; and whether a memory says anything about what is
-asked (recall answers nothing when no memory does)."""
+asked; and which entity names a text mentions. Whether a memory says anything about what is
+asked is memories/statements/focus.py."""
 
 import re
 from functools import lru_cache
@@ -8,13 +8,10 @@ from functools import lru_cache
 from memories.sentences import LATIN_WORD_CHARACTERS
 from memories.statements.english import ANIMAL, ANIMALS, MODS, NAMEWORD, PLURAL_ROLE, REGION, ROLE
 from memories.statements.english import role_of as english_role
-from memories.statements.keys import attribute_key, noun_key, singular
+from memories.statements.keys import attribute_key, noun_key
 from memories.statements.model import USER, QuestionReading, Subject
 from memories.statements.words import (
-    CONCEPTS,
     HAN,
-    NUMBER_WORDS,
-    PERSON_ROLES,
     ZH_PERSON_ROLES,
     ZH_SPECIES,
     alternation,
@@ -464,154 +461,6 @@ def names_in(text: str, names) -> set[str]:
                 taken.append(m.span())
                 found.add(name)
     return found
-
-
-# --- Whether a text says something about what is asked ---------------------------------------
-
-IRREGULAR_STEMS = {
-    "children": "child", "kids": "kid", "people": "person", "men": "man", "women": "woman",
-    "wives": "wife", "knives": "knife", "mice": "mouse", "feet": "foot", "teeth": "tooth",
-    "bought": "buy", "drove": "driv", "driven": "driv", "spoke": "speak", "spoken": "speak",
-    "paid": "pay", "earned": "earn", "read": "read", "made": "mak", "born": "born",
-}  # fmt: skip
-LATIN_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
-
-
-def stem(word: str) -> str:
-    """A rough English stem, the same for a word's common forms: "drive", "drives",
-    "driving" → "driv"; "children" → "child"."""
-    word = word.lower()
-    if word.endswith("'s"):
-        word = word[:-2]
-    if word in IRREGULAR_STEMS:
-        return IRREGULAR_STEMS[word]
-    if len(word) > 4 and word.endswith("ies"):
-        word = word[:-3] + "y"
-    elif len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
-        word = word[:-2]
-    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if len(word) > 5 and word.endswith("ing"):
-        word = word[:-3]
-    elif len(word) > 4 and word.endswith("ed"):
-        word = word[:-2]
-    if len(word) > 3 and word.endswith("e"):
-        word = word[:-1]
-    return word
-
-
-def _group_terms(group: frozenset[str]) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
-    """A concept's words as (stems of single Latin words, Latin phrases, substrings)."""
-    stems, phrases, substrings = set(), [], []
-    for term in group:
-        term = term.lower()
-        if HAN_RE.search(term) or not re.fullmatch(r"[a-z0-9' -]+", term):
-            substrings.append(term)
-        elif " " in term:
-            phrases.append(term)
-        else:
-            stems.add(stem(term))
-    return frozenset(stems), tuple(phrases), tuple(substrings)
-
-
-GROUPS = tuple(_group_terms(group) for group in CONCEPTS)
-GROUPS_OF: dict[str, list[int]] = {}
-for _index, _group in enumerate(CONCEPTS):
-    for _term in _group:
-        _key = _term.lower() if HAN_RE.search(_term) or " " in _term else stem(_term)
-        GROUPS_OF.setdefault(_key, []).append(_index)
-
-QUOTE = re.compile(r"'[^'\s][^']*'|\"[^\"]+\"|“[^”]+”|‘[^’]+’|《[^》]+》")
-PROPER_NAME = re.compile(r"(?<![.!?:→]\s)(?<!^)\b(?!(?:I|User|Assistant|The|My)\b)[A-Z][a-z]+")
-FULL_NAME = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
-NUMBER_WORD = re.compile(
-    rf"\d|\b(?:{alternation(w for w in NUMBER_WORDS if w not in ('a', 'an', 'both'))}|dozen|hundred"
-    r"|thousand)\b|[一二两三四五六七八九十百千万几]+(?:个|只|位|岁|年|条|辆|本|次|口|名|月|天|周|块|元|万|千|百|套)"
-    r"|[零一二两三四五六七八九十]岁",
-    I,
-)
-
-
-class _Text:
-    """A memory's text, read once for many focus words."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.lower = text.lower()
-        self.stems = {stem(w) for w in LATIN_WORD.findall(self.lower)}
-
-    def has_term(self, term: str) -> bool:
-        term = term.lower()
-        if HAN_RE.search(term) or not re.fullmatch(r"[a-z0-9' -]+", term):
-            return term in self.lower
-        if " " in term:
-            words = r"\s+".join(re.escape(w) for w in term.split())
-            return re.search(rf"\b{words}(?:s|es)?\b", self.lower) is not None
-        return stem(term) in self.stems
-
-    def has_group(self, index: int) -> bool:
-        stems, phrases, substrings = GROUPS[index]
-        return (
-            not stems.isdisjoint(self.stems)
-            or any(self.has_term(p) for p in phrases)
-            or any(s in self.lower for s in substrings)
-        )
-
-
-def _groups(word: str) -> list[int]:
-    word = word.lower()
-    key = word if HAN_RE.search(word) or " " in word else stem(word)
-    groups = list(GROUPS_OF.get(key, ()))
-    if not groups and " " not in word and not HAN_RE.search(word):
-        groups = list(GROUPS_OF.get(stem(singular(word)), ()))
-    return groups
-
-
-def _says(word: str, text: _Text) -> bool:
-    if text.has_term(word):
-        return True
-    groups = _groups(word)
-    if len(groups) > 1 and (word.lower() in PERSON_ROLES or word in ZH_PERSON_ROLES):
-        # A relative asked by kind is said only in its own words: "kids" is no son.
-        groups = [min(groups, key=lambda index: len(CONCEPTS[index]))]
-    if any(text.has_group(g) for g in groups):
-        return True
-    lower = word.lower()
-    if lower in ("name", "名字", "brand", "make", "model", "牌子", "品牌") and PROPER_NAME.search(
-        text.text
-    ):
-        return True  # a name said is the name (or the brand) asked for
-    if lower in ("surname", "姓") and FULL_NAME.search(text.text):
-        return True  # "Kelvin Chan"
-    if lower in ("title", "book", "书名", "书") and QUOTE.search(text.text):
-        return True
-    if " " in lower and not groups:  # "social security number": every word said
-        return all(_says(part, text) for part in lower.split())
-    return False
-
-
-def answers_focus(question: QuestionReading, text: str) -> bool:
-    """Whether a memory's text says something about every focus word of the question, and,
-    when the question counts, states a number (and, when no focus word names what is counted,
-    speaks to the asked attribute: an age, a salary).
-
-    Recall uses this to decide when it answers nothing: no memory saying anything about what
-    is asked means the thing was never said. So it is strict about the asked thing — a
-    memory about a guitar does not answer the guitar's brand, one about kids does not say how
-    many — yet generous about wording: stems and plurals ("children", "child"), and a compact
-    bilingual table of words with the same meaning (car, vehicle, drives, Toyota, 车, 丰田;
-    salary, pay, earns, 工资, 收入; children, kids, 孩子), a proper name for "name", a quoted
-    title for "title" or "book"."""
-    if not question.focus and not question.count:
-        return True
-    said = _Text(text)
-    if question.count and NUMBER_WORD.search(text) is None:
-        return False
-    if question.focus:
-        return all(_says(word, said) for word in question.focus)
-    # A count no focus word names ("How old is Pepper?", "用户一个月赚多少钱？"): the number must
-    # be of the asked attribute; "新号码是 186…" does not say an age.
-    return any(_says(key, said) for key in question.attributes) if question.attributes else True
 
 
 def _reading(
