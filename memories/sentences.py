@@ -51,7 +51,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 def mentions(text: str, value: str) -> bool:
-    """Whether `text` names `value`: as whole words, any case, in Latin script; anywhere in Han
+    r"""Whether `text` names `value`: bounded by Latin letters and digits (not by Han, which
+    \w would count), any case, in Latin script; anywhere in Han
     (memories.graph.services.value_mentioned is its SQL twin). An empty value names nothing."""
     if not value.strip():
         return False

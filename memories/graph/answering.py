@@ -6,8 +6,11 @@ is the asked subject's current value, or nothing when nothing is known (docs/gra
    answer it: a fact about another entity, or an episode whose message gave facts about other
    subjects too (those facts stand in for it). Of a named entity, or of one person by role,
    a memory the graph knows no subject of answers only if it names the entity (its name, an
-   alias, its first name, its role). A name the graph does not hold ("Paris, Texas") still
-   rules out memories naming only a look-alike of it ("Paris", "Sarah" for "Sara").
+   alias, its first name, its role); the user's own words naming it by name do too, though
+   they say something of the user. A name the graph does not hold ("Paris, Texas") still
+   rules out memories naming only a look-alike of it ("Paris", "Sarah" for "Sara", "大表哥" for
+   "小表哥"); a person it holds nothing about, once the user's name is known to be another, is
+   answered only by memories naming them among those the graph knows the subjects of.
 2. **Current value** (RECALL_CURRENT_RULE): when it asks for an attribute the graph holds for
    that subject, the facts stating its value (as of the question's instant) come first, and no
    other memory naming a value that no longer holds comes back.
@@ -50,9 +53,12 @@ from memories.statements.words import (
 NAME_WORD = re.compile(rf"(?<![{LATIN_WORD_CHARACTERS}])[A-Z][a-z]+(?![{LATIN_WORD_CHARACTERS}])")
 HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
 HAN_RUN = re.compile(rf"[{HAN}]+")
-RANKS = "大|小|二|三|四|老"
-RANKED_RELATIVE = re.compile(rf"(?P<rank>{RANKS})(?P<role>{alternation(ZH_PERSON_ROLES)})")
-NAME_FOCUS = frozenset({"name", "名字", "姓名"})
+RANKS = "大|小|二|三|四"
+# Relatives named in two characters or more: "小哥", "小姐" are other words.
+RANKED_RELATIVE = re.compile(
+    rf"(?P<rank>{RANKS})(?P<role>{alternation(word for word in ZH_PERSON_ROLES if len(word) > 1)})"
+)
+NAME_FOCUS = frozenset({"name", "full name", "名字", "姓名", "全名"})
 OBJECT_KINDS = frozenset({EntityKind.PLACE, EntityKind.ORGANISATION, EntityKind.THING})
 
 
@@ -240,8 +246,9 @@ def _subjects(memory_ids: list[uuid.UUID]) -> dict[uuid.UUID, set[uuid.UUID]]:
                 FROM (SELECT DISTINCT fact_id, subject_entity_id FROM facts) f
                 JOIN graph_nodes n ON n.id = f.subject_entity_id AND n.kind = 'user'
                 JOIN graph_edges e ON e.subject_id = n.id AND f.fact_id = ANY(e.memory_ids)
+                LEFT JOIN graph_nodes o ON o.id = e.object_node_id
                 GROUP BY f.fact_id
-                HAVING bool_and(e.object_node_id IS NOT NULL)
+                HAVING bool_and(o.kind IN ('person', 'pet'))
             )
             SELECT facts.memory_id, unnest(coalesce(i.others, ARRAY[facts.subject_entity_id]))
             FROM facts LEFT JOIN introduced i ON i.fact_id = facts.fact_id
@@ -363,7 +370,9 @@ def asks_detail(question: QuestionReading) -> bool:
 
 
 # Words that speak of someone other than the speaker, who may be the asked subject unnamed.
-THIRD_PERSON = re.compile(r"\b(?:he|she|him|his|her|hers|they|them|their)\b|[他她它]", re.I)
+THIRD_PERSON = re.compile(
+    r"\b(?:he|she|him|his|her|hers|they|them|their|it|its)\b|(?<!其)[他她它]", re.I
+)
 
 
 def _may_answer(
@@ -377,9 +386,9 @@ def _may_answer(
     text = memory.content
     if memory.id in unnamed and not THIRD_PERSON.search(text):
         return False
-    for name in strangers:
-        if not _first_name_of(name, asked.entity) and not _writes_name(text, name):
-            return False
+    stranger = asked.question.subject.name
+    if stranger in strangers and not _writes_name(text, stranger):
+        return False
     role = asked.question.subject.role
     # Kin and pets are named as such ("my aunt Rosa"); a partner or a boss often only through
     # what happened ("张磊跟我求婚了", "I report to Dolores now").
@@ -402,9 +411,10 @@ def _names_own_relative(text: str, word: str) -> bool:
         return any(
             not OTHERS_OWN.search(text, 0, m.start()) for m in re.finditer(re.escape(word), text)
         )
+    bounded = rf"(?<![{LATIN_WORD_CHARACTERS}]){re.escape(word)}(?![{LATIN_WORD_CHARACTERS}])"
     return any(
-        not re.search(r"\w'\s?s\s+$", text[: m.start()])
-        for m in re.finditer(rf"(?<![{LATIN_WORD_CHARACTERS}]){re.escape(word)}", text, re.I)
+        not re.search(r"\w['’]\s?s\s+$", text[: m.start()])
+        for m in re.finditer(bounded, text, re.I)
     )
 
 
@@ -473,9 +483,11 @@ def ruling(
             if _first_name_of(name, asked.entity):
                 continue  # "Nadia Costa" of the Nadia the graph holds: her first name is hers
             kept = [memory for memory in kept if not _names_lookalike(memory.content, name)]
-        if asked.entity is None and question.subject.name in strangers:
-            # Someone the graph never held a fact about: a memory the graph knows to be about
-            # others (the user, a colleague) answers for them only if it names them.
+        if asked.user_names and asked.entity is None and question.subject.name in strangers:
+            # Someone the graph never held a fact about, and not the user: a memory the graph
+            # knows to be about others (the user, a colleague) answers for them only if it
+            # names them. Not on the user's word alone: a speaker the user talks to ("Thanks,
+            # Caroline!") is spoken of in the memories of what they said to the user.
             subjects = _subjects([memory.id for memory in kept])
             kept = [
                 memory
@@ -511,6 +523,6 @@ def ruling(
         and not (question.closed and said_by_meaning(question.focus, judged))
     ):
         return Ruling([], [])
-    # Set aside only now: whether anything is known was judged with them, as one may still
-    # speak of the subject without naming it ("他负责数据分析" after "李楠…").
+    # Set aside only now: whether anything is known was judged with those speaking of someone,
+    # as one may speak of the subject without naming it ("他负责数据分析" after "李楠…").
     return Ruling([memory.id for memory in kept if memory.id not in set_aside], answers)

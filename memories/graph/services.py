@@ -204,8 +204,8 @@ def _closed(edges: Iterable[GraphEdge], *, at: datetime) -> list[GraphEdge]:
 
 
 def value_mentioned(value: str) -> str:
-    """A PostgreSQL regular expression finding `value` in a memory's text: bounded by letters
-    (case-insensitive) in Latin script, anywhere in Han."""
+    """A PostgreSQL regular expression finding `value` in a memory's text: bounded by Latin
+    letters and digits (case-insensitive) in Latin script, anywhere in Han."""
     escaped = re.sub(r"([\\.^$|?*+()\[\]{}-])", r"\\\1", value)
     edge = LATIN_WORD_CHARACTERS
     return escaped if HAN.search(value) else rf"(?<![{edge}]){escaped}(?![{edge}])"

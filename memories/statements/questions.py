@@ -39,7 +39,11 @@ NOT_SUBJECT_BEFORE = re.compile(
     r"(?:\b(?:to|in|at|from|for|with|about|near|of|visit|visited|into|on|and|than|like)\s+)$", I
 )
 # "Does the user speak French?": a name after the user is the object, not who is asked about.
-AFTER_USER = re.compile(r"\bthe\s+user\s+\w", I)
+AFTER_USER = re.compile(
+    r"\bthe\s+user\s+(?:(?!(?:say|said|think|thought|tell|told|mention|mentioned|hear|heard|know"
+    r"|knew)\b)[\w'-]+\s+)+$",
+    I,
+)
 LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, I), key)
     for p, key in (
@@ -317,13 +321,13 @@ ZH_FAVORITE = re.compile(
 )
 ZH_GENERIC = re.compile(rf"的(?P<attr>[{HAN}]{{1,6}}?)是(?:什么|多少|哪|谁)")
 ZH_FOCUS = re.compile(rf"(?P<f>[{HAN}]{{1,6}}?)(?:是什么|是多少|是哪|叫什么|有多少|是谁)")
-# "用户会说日语吗？", "用户养宠物吗？": the yes or no is about what follows the verb.
-# A count said of a thing ("房租一个月多少", "房子花了多少钱"): the thing, before the period
-# or the verb.
-ZH_PER = re.compile(r"^(?:每个?月|一个月|每年|一年|每周|一周|每天|一天)")
+# A count of someone's thing ("…的房租一个月多少", "…的房子花了多少钱"): the thing, before the
+# period or the verb.
 ZH_HOW_MUCH = re.compile(
-    rf"(?P<f>[{HAN}]{{1,8}}?)(?:一个月|每个?月|一年|每年|一共|总共|大概|大约)?(?:花了|花|要|是|有|赚|挣)?多少"
+    rf"的(?P<f>[{HAN}]{{1,6}}?)(?:一个月|每个?月|一年|每年|今年|现在|目前|平时|每天|一天|每周|一共|总共"
+    r"|大概|大约)*(?:花了|花|要|是|有|赚|挣)?多少"
 )
+# "用户会说日语吗？", "用户养宠物吗？": the yes or no is about what follows the verb.
 ZH_YES_NO = re.compile(
     rf"(?:会|有|喜欢|爱|去|养|学|玩|打|弹|说|讲|吃|喝|抽|开)+(?:过|了)?(?P<f>[{HAN}A-Za-z]{{1,6}}?)吗$"
 )
@@ -367,7 +371,7 @@ def _chinese(text: str) -> QuestionReading:
         ):
             focus.append(word)
     if m := ZH_HOW_MUCH.search(text):  # "用户在香港的房租一个月多少？": 房租
-        word = ZH_PER.sub("", re.sub(r"^.*的|^用户", "", m["f"]))
+        word = m["f"]
         if (
             len(word) > 1
             and word not in focus

@@ -353,6 +353,12 @@ ZH_NAME_STOP = (
     "工读学喜爱讨嫁娶离搬换不没每一两三几岁年这那个们，。！？；、,.!?; "
 )
 
+# A colour said answers "what colour", but one colour is no synonym of another.
+COLOURS = (
+    "red|blue|green|black|white|ginger|brown|grey|gray|yellow|orange|pink|purple|golden|silver"
+)
+ZH_COLOURS = "红色|蓝色|绿色|黑色|白色|黄色|灰色|粉色|紫色|橙色|棕色|金色|银色"
+
 # --- Concepts: the words that answer a question's focus word ----------------------------------
 
 # Each group: words (English stems or phrases, Chinese substrings) meaning the same thing
@@ -368,8 +374,8 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         + "|车|汽车|开车|座驾|"
         + ZH_CAR_MAKES,
         "child|children|kid|son|daughter|baby|toddler|孩子|小孩|儿子|女儿|宝宝",
-        "son|boy|儿子",
-        "daughter|girl|女儿",
+        "son|儿子",
+        "daughter|女儿",
         "wife|spouse|married|妻子|老婆|太太|爱人|媳妇",
         "husband|spouse|married|丈夫|老公",
         "partner|spouse|wife|husband|girlfriend|boyfriend|married|对象|伴侣|老婆|老公|妻子|丈夫",
@@ -417,8 +423,7 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "guitar|吉他",
         "piano|钢琴",
         "food|dish|cuisine|eat|meal|食物|菜|吃",
-        "color|colour|red|blue|green|black|white|ginger|brown|grey|gray|yellow|orange|pink"
-        "|purple|golden|silver|颜色|红色|蓝色|绿色|黑色|白色|黄色|灰色|粉色|紫色|橙色|棕色|金色|银色",
+        "color|colour|颜色",
         "sport|team|运动|球队",
         "allergy|allergic|过敏",
         "birthday|born|生日|出生",

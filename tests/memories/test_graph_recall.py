@@ -446,7 +446,8 @@ def test_the_users_words_naming_someone_answer_for_them_though_they_say_somethin
         ["I bought a Tesla Model 3 last week. My wife drives a Toyota Camry."],
     )
     assert said(recall(agent, "What does Ravi Shah do?"), "night shift")
-    assert not said(recall(agent, "What car does the user's wife drive?"), "Tesla")
+    wifes = recall(agent, "What car does the user's wife drive?")
+    assert said(wifes, "Camry") and not said(wifes, "Tesla")
 
 
 @pytest.mark.parametrize(

@@ -562,6 +562,15 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
         ("用户家有多少辆车？", ("", ""), None, ("车",), True, ()),
         ("Marco姓什么？", ("Marco", ""), "surname", ("姓",), False, ("Marco",)),
         ("在杭州开花店的那个邻居叫什么？", ("", ""), "name", ("邻居",), False, ()),
+        ("用户的女儿今年多少岁？", ("", "daughter"), "age", (), True, ()),
+        (
+            "What did the user say Marco does for a living?",
+            ("Marco", ""),
+            None,
+            (),
+            False,
+            ("Marco",),
+        ),
         # What is asked is never a function word: after "how much" and its verb, before a
         # place, or of a possessive
         ("How much does the allotment cost?", ("", ""), None, ("cost",), True, ()),
@@ -633,6 +642,8 @@ def test_names_in(text, names, found):
         ),
         ("How many children does the user have?", "We have two kids.", True),
         ("Marco姓什么？", "Marco负责数据分析。", False),
+        ("What colour is the user's kayak?", "My kayak is bright orange.", True),
+        ("Does the user like oranges?", "My new bike is red.", False),
         ("Marco姓什么？", "Marco Rossi is our new designer.", True),
         ("周宁负责什么工作？", "周宁他负责数据分析。", True),
         ("How many children does the user have?", "我有两个孩子。", True),
