@@ -380,14 +380,18 @@ def _may_answer(
 ) -> bool:
     """Whether a kept memory may tell that the asked thing was said: one naming no known subject
     must speak of someone ("他负责数据分析" after "李楠…"), not only of the user; one about a
-    name of no one the graph holds, the user included, must name it ("How old is Pepper?");
+    name of no one the graph holds, the user included, must name it ("How old is Pepper?"), as
+    must one about a thing so named ("the user's Brompton");
     and one giving the name of a relation the graph knows no one in must name the relation as
     the user's ("用户的姑姑叫什么名字？")."""
     text = memory.content
     if memory.id in unnamed and not THIRD_PERSON.search(text):
         return False
-    stranger = asked.question.subject.name
-    if stranger in strangers and not _writes_name(text, stranger):
+    # The asked person's name when they are one; else one of the names the question gives
+    # ("Does the user use Instagram or Twitter?", "What colour is the user's Brompton?").
+    subject = asked.question.subject.name
+    required = [subject] if subject in strangers else strangers
+    if required and not any(_writes_name(text, name) for name in required):
         return False
     role = asked.question.subject.role
     # Kin and pets are named as such ("my aunt Rosa"); a partner or a boss often only through
