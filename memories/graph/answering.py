@@ -4,7 +4,8 @@ is the asked subject's current value, or nothing when nothing is known (docs/gra
 1. **Subject** (RECALL_SUBJECT_RULE): when the question is about an entity the graph knows
    ("Mark", "the user's wife", "Whiskers", the user), a memory about other subjects does not
    answer it: a fact about another entity, or an episode whose message gave facts about other
-   subjects too (those facts stand in for it). Of a named entity, or of one person by role,
+   subjects too (those facts stand in for it). Of a named entity, or of one person by role
+   (not the kids, a colleague: `MANY_ROLES`),
    a memory the graph knows no subject of answers only if it names the entity (its name, an
    alias, its first name, its role); the user's own words naming it by name do too, though
    they say something of the user. A name the graph does not hold ("Paris, Texas") still
@@ -57,6 +58,11 @@ RANKS = "大|小|二|三|四"
 # Relatives named in two characters or more: "小哥", "小姐" are other words.
 RANKED_RELATIVE = re.compile(
     rf"(?P<rank>{RANKS})(?P<role>{alternation(word for word in ZH_PERSON_ROLES if len(word) > 1)})"
+)
+# Roles one often holds several of, each named on its own ("the kids", "a colleague").
+MANY_ROLES = frozenset(
+    {"child", "grandchild", "parent", "sibling", "friend", "colleague", "classmate", "teammate"}
+    | {"cousin", "neighbor", "roommate"}
 )
 NAME_FOCUS = frozenset({"name", "full name", "名字", "姓名", "全名"})
 OBJECT_KINDS = frozenset({EntityKind.PLACE, EntityKind.ORGANISATION, EntityKind.THING})
@@ -474,14 +480,14 @@ def ruling(
                 )
             ]
             # A memory of no known subject not naming the entity: set aside for a named entity
-            # or one person by role (the user's wife, not their kids: those are named one by
+            # or one by role (the user's wife, gran; not their kids: those are named one by
             # one); for any, it may not tell alone that the asked thing was said.
             unnamed = {
                 memory.id
                 for memory in kept
                 if memory.id not in subjects and not _names_entity(memory.content, asked.entity)
             }
-            if asked.entity.name or asked.entity.role in SINGLE_RELATIONS:
+            if asked.entity.name or asked.entity.role not in MANY_ROLES:
                 set_aside = unnamed
         for name in asked.unresolved_names:
             if _first_name_of(name, asked.entity):

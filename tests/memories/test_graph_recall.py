@@ -463,3 +463,13 @@ def test_the_users_words_naming_someone_answer_for_them_though_they_say_somethin
 def test_another_persons_child_gives_no_name_for_the_users(agent, said_of_another, question):
     converse(agent, ["My name is Dana.", said_of_another])
     assert recall(agent, question) == []
+
+
+def test_of_a_relative_asked_by_role_a_memory_about_no_one_not_naming_them_is_set_aside(agent):
+    converse(
+        agent,
+        ["My gran lives in Richmond, the one in Virginia, near the river."],
+        ["The drive from Richmond out to the coast takes two hours on a Sunday."],
+    )
+    hits = recall(agent, "Which Richmond does the user's gran live in?")
+    assert said(hits, "Virginia") and not said(hits, "coast")
