@@ -497,7 +497,7 @@ def ruling(
             # Someone the graph never held a fact about, and not the user: a memory the graph
             # knows to be about others (the user, a colleague) answers for them only if it
             # names them. Not on the user's word alone: a speaker the user talks to ("Thanks,
-            # Caroline!") is spoken of in the memories of what they said to the user.
+            # Bram!") is spoken of in the memories of what they said to the user.
             subjects = _subjects([memory.id for memory in kept])
             kept = [
                 memory
