@@ -320,9 +320,8 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
     # For what the user says of themself, or what holds now of anyone ("何婧现在在做什么？"):
     # otherwise, of someone else, a later memory more often adds to the earlier one than
     # replaces it, and the subject rule keeps their look-alikes out.
-    replaces = (
-        question.question.subject.is_user and not question.question.names
-    ) or statements.asks_about_the_present(request.query)
+    present = statements.asks_about_the_present(request.query)
+    replaces = (question.question.subject.is_user and not question.question.names) or present
     if (
         settings.RECALL_NEWER_RULE
         and replaces
@@ -332,7 +331,7 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
             kept,
             nodes=question.nodes,
             held=set(question.answer_memory_ids),
-            present=statements.asks_about_the_present(request.query),
+            present=present,
         )
     return answers + kept
 

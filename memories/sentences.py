@@ -9,6 +9,13 @@ HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # characters do not break ("跟Lucas说了" names Lucas).
 LATIN_WORD_CHARACTERS = "A-Za-z0-9À-ÿ"
 
+
+def latin_bounded(pattern: str) -> str:
+    """`pattern` as a whole Latin word or words: no Latin letter or digit on either side (the
+    same in Python's and PostgreSQL's regular expressions)."""
+    return rf"(?<![{LATIN_WORD_CHARACTERS}]){pattern}(?![{LATIN_WORD_CHARACTERS}])"
+
+
 # English sentences end at . ! ? ; before a space (so "alice@example.com" stays whole);
 # Chinese ones at 。！？； whatever follows.
 SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
@@ -58,6 +65,4 @@ def mentions(text: str, value: str) -> bool:
         return False
     if HAN.search(value):
         return value.casefold() in text.casefold()
-    edge = LATIN_WORD_CHARACTERS
-    pattern = rf"(?<![{edge}]){re.escape(value)}(?![{edge}])"
-    return re.search(pattern, text, flags=re.IGNORECASE) is not None
+    return re.search(latin_bounded(re.escape(value)), text, flags=re.IGNORECASE) is not None

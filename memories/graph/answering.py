@@ -39,7 +39,7 @@ from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.graph.selectors import edges_valid_q
 from memories.models import Memory, MemoryType
 from memories.predicates import as_of_q, current_q
-from memories.sentences import LATIN_WORD_CHARACTERS, mentions
+from memories.sentences import latin_bounded, mentions
 from memories.statements import QuestionReading
 from memories.statements.chinese import OTHERS_OWN
 from memories.statements.words import (
@@ -51,7 +51,7 @@ from memories.statements.words import (
 )
 
 # Capitalised words (names) in Latin script, and Chinese names, for the look-alike rule.
-NAME_WORD = re.compile(rf"(?<![{LATIN_WORD_CHARACTERS}])[A-Z][a-z]+(?![{LATIN_WORD_CHARACTERS}])")
+NAME_WORD = re.compile(latin_bounded("[A-Z][a-z]+"))
 HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
 HAN_RUN = re.compile(rf"[{HAN}]+")
 RANKS = "大|小|二|三|四"
@@ -84,6 +84,10 @@ class Asked:
     def held(self) -> bool:
         return bool(self.answer_memory_ids)
 
+    @property
+    def user(self) -> GraphNode | None:
+        return next((node for node in self.nodes if node.kind == EntityKind.USER), None)
+
 
 def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     question = statements.question_read(query)
@@ -94,7 +98,8 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     by_name = {name: node for node in nodes for name in (node.name, *node.aliases) if name}
     named = statements.names_in(query, list(by_name))
     result.unresolved_names = [name for name in question.names if name not in named]
-    result.user_names = _user_names(nodes)
+    if result.unresolved_names:  # only a name the graph does not hold is checked against them
+        result.user_names = _user_names(result.user)
     subject = question.subject
     # A place or a thing named beside a person asked by role is not the one asked about
     # ("Which Perth does the user's gran live in?": the gran).
@@ -103,7 +108,7 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     elif subject.role:
         result.entity = _by_role(nodes, role=subject.role, user_id=user_id, as_of=as_of)
     elif subject.is_user:
-        result.entity = next((node for node in nodes if node.kind == EntityKind.USER), None)
+        result.entity = result.user
     if result.entity is not None:
         for attribute in question.attributes or _focus_held(result.entity, question.focus):
             if attribute == "name" and set(question.focus) - NAME_FOCUS:
@@ -115,8 +120,7 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     return result
 
 
-def _user_names(nodes: list[GraphNode]) -> list[str]:
-    user = next((node for node in nodes if node.kind == EntityKind.USER), None)
+def _user_names(user: GraphNode | None) -> list[str]:
     if user is None:
         return []
     said = GraphEdge.objects.filter(subject=user, relation="name").values_list(
@@ -387,9 +391,9 @@ def _may_answer(
     """Whether a kept memory may tell that the asked thing was said: one naming no known subject
     must speak of someone ("他负责数据分析" after "李楠…"), not only of the user; one about a
     name of no one the graph holds, the user included, must name it ("How old is Pepper?"), as
-    must one about a thing so named ("the user's Brompton");
-    and one giving the name of a relation the graph knows no one in must name the relation as
-    the user's ("用户的姑姑叫什么名字？")."""
+    must one about a thing so named ("the user's Brompton"); and one giving the name of a
+    relation the graph knows no one in must name the relation as the user's ("用户的姑姑叫什么
+    名字？")."""
     text = memory.content
     if memory.id in unnamed and not THIRD_PERSON.search(text):
         return False
@@ -415,16 +419,13 @@ def _may_answer(
 def _names_own_relative(text: str, word: str) -> bool:
     """Whether `text` names the relation `word` as the user's: not "我哥家的闺女", "my brother's
     daughter"."""
-    if not mentions(text, word):
-        return False
     if HAN_RUN.search(word):
         return any(
             not OTHERS_OWN.search(text, 0, m.start()) for m in re.finditer(re.escape(word), text)
         )
-    bounded = rf"(?<![{LATIN_WORD_CHARACTERS}]){re.escape(word)}(?![{LATIN_WORD_CHARACTERS}])"
     return any(
         not re.search(r"\w['’]\s?s\s+$", text[: m.start()])
-        for m in re.finditer(bounded, text, re.I)
+        for m in re.finditer(latin_bounded(re.escape(word)), text, re.I)
     )
 
 
@@ -465,7 +466,7 @@ def ruling(
         if asked.entity is not None and asked.entity.kind != EntityKind.USER:
             subjects = _subjects([memory.id for memory in kept])
             allowed = {asked.entity.id}
-            with_user = allowed | {node.id for node in asked.nodes if node.kind == EntityKind.USER}
+            with_user = allowed | ({asked.user.id} if asked.user else set())
             kept = [
                 memory
                 for memory in kept

@@ -22,7 +22,7 @@ from memories.forgetting.erasing import words_of
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.models import Memory, MemoryType
 from memories.predicates import current_q
-from memories.sentences import HAN, LATIN_WORD_CHARACTERS
+from memories.sentences import HAN, latin_bounded
 from memories.services.writes import SCORE_FLAGS_CLEARED
 from memories.statements import Statement, Subject
 from memories.statements.ends import names_value
@@ -207,8 +207,7 @@ def value_mentioned(value: str) -> str:
     """A PostgreSQL regular expression finding `value` in a memory's text: bounded by Latin
     letters and digits (case-insensitive) in Latin script, anywhere in Han."""
     escaped = re.sub(r"([\\.^$|?*+()\[\]{}-])", r"\\\1", value)
-    edge = LATIN_WORD_CHARACTERS
-    return escaped if HAN.search(value) else rf"(?<![{edge}]){escaped}(?![{edge}])"
+    return escaped if HAN.search(value) else latin_bounded(escaped)
 
 
 def _stale_memories_closed(

@@ -19,9 +19,9 @@ from memories.statements.words import LANGUAGES, word_set
 
 # Said after "I'm" with a capital, and no one's name.
 NOT_A_NAME = LANGUAGES | word_set(
-    """American British Canadian Australian Scottish Mexican Brazilian Indian German French
-    Spanish Italian Chinese Japanese Korean Catholic Christian Jewish Muslim Buddhist Hindu
-    Vegan Vegetarian Fine Good Great Okay Back Home Here Done Ready"""
+    """American British Canadian Australian Scottish Mexican Brazilian Indian Catholic
+    Christian Jewish Muslim Buddhist Hindu Vegan Vegetarian Fine Good Great Okay Back Home Here
+    Done Ready"""
 )
 
 I = re.I  # noqa: E741

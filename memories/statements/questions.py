@@ -5,7 +5,7 @@ asked is memories/statements/focus.py."""
 import re
 from functools import lru_cache
 
-from memories.sentences import LATIN_WORD_CHARACTERS
+from memories.sentences import latin_bounded
 from memories.statements.english import ANIMAL, ANIMALS, MODS, NAMEWORD, PLURAL_ROLE, REGION, ROLE
 from memories.statements.english import role_of as english_role
 from memories.statements.keys import attribute_key, noun_key
@@ -450,7 +450,7 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     body = r"\s+".join(re.escape(part) for part in name.split())
     if HAN_RE.search(name):
         return re.compile(body)
-    return re.compile(rf"(?<![{LATIN_WORD_CHARACTERS}]){body}(?![{LATIN_WORD_CHARACTERS}])")
+    return re.compile(latin_bounded(body))
 
 
 def names_in(text: str, names) -> set[str]:
