@@ -44,6 +44,7 @@ ZA = (
 ZV = r"[^，,。；;！!？?\s]+?"
 ZE = r"(?=[了啦呢吧啊呀哦嘛]*(?:[，,。；;！!？?\s]|$))"
 NUM = r"\+?\d[\d\s-]{5,}\d"
+ZH_EMAIL = r"[\w.+-]+@[\w.-]+\w"
 # A place: up to a particle or a word that starts saying something else ("搬到长沙离大女儿近").
 PLACE_V = r"[^，,。；;！!？?\s的离附旁那这和跟去来住]+?"
 PLACE_END = r"(?=[了啦呢吧啊呀哦嘛]*(?:[，,。；;！!？?\s的离附旁那这和跟去来住]|$))"
@@ -439,12 +440,16 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         (rf"今年(?P<n>{ZH_NUMBER})了", age),
         # Phone and email: a new one, said now or in the next clause
         (
-            rf"换了?(?:个|一个)?新(?:的)?(?P<attr>手机号码?|手机号|手机|电话号码?|电话|号码|邮箱|地址|车)(?:[，,：:]?\s*(?:是|为)?(?P<v>{NUM}|[\w.+-]+@[\w.-]+))?",
+            rf"换了?(?:个|一个)?新(?:的)?(?P<attr>手机号码?|手机号|手机|电话号码?|电话|号码|工作号|工作电话|邮箱|地址|车)(?:[，,：:]?\s*(?:是|为)?(?P<v>{NUM}|[\w.+-]+@[\w.-]+))?",
             pending,
         ),
         (
             rf"(?:手机|电话|新)(?:号码?|号)?(?:是|为|换成了?|改成了?|变成了?)\s*(?P<v>{NUM})",
             say("phone"),
+        ),
+        (
+            rf"(?:工作|办公室?)(?:电话|号码?|号|手机)(?:是|为|换成了?|改成了?|变成了?)\s*(?P<v>{NUM})",
+            say("work phone"),
         ),
         (r"邮箱(?:地址)?(?:是|为|换成了?|改成了?)(?P<v>[\w.+-]+@[\w.-]+\w)", say("email")),
         # Car
@@ -499,8 +504,10 @@ INVERSION = re.compile(
     r"^(?P<v>[^，,。是]+?)(?:现在)?(?:是|成了|成为了?)(?:我们|我)(?:现在)?(?:(?P<attr>最(?:喜欢|爱)的[^，,。]+)"
     r"|的(?P<attr2>[^，,。的]{1,6}))$"
 )
+# "…，是138…", "…，新号码是138…", or the number or email alone ("…，+86 186…").
 RESOLVE = re.compile(
-    rf"^(?:新的?(?:号码?|邮箱|地址|号)?|号码|新号码)?(?:是|为)(?P<v>{NUM}|[\w.+-]+@[\w.-]+\w|{ZV}){ZE}"
+    rf"^(?:新的?(?:号码?|邮箱|地址|号)?|号码|新号码)?(?:是|为)\s*(?P<v>{NUM}|{ZH_EMAIL}|{ZV}){ZE}"
+    rf"|^(?P<alone>{NUM}|{ZH_EMAIL}){ZE}"
 )
 
 
@@ -545,12 +552,13 @@ def resolve(clause: Clause, subjects: Subjects, ctx: Context, rest: str) -> bool
     m = RESOLVE.match(re.sub(rf"^{ZA}", "", rest))
     if m is None:
         return False
+    value = m["v"] or m["alone"]
     subject, key, asked = subjects.pending
-    if key == "phone" and not re.search(r"\d{3}", m["v"]):
+    if key in ("phone", "work phone") and not re.search(r"\d{3}", value):
         return False
     clause.subject = subject
     clause.asked_in = asked
-    ctx.say(key, m["v"], subject=subject)
+    ctx.say(key, value, subject=subject)
     subjects.pending = None
     return True
 

@@ -5,6 +5,7 @@ nothing when no memory does, memories/graph/answering.py)."""
 import re
 
 from memories.sentences import HAN as HAN_RE
+from memories.statements.english import PHONE
 from memories.statements.keys import singular
 from memories.statements.model import QuestionReading
 from memories.statements.words import (
@@ -73,6 +74,8 @@ for _index, _group in enumerate(CONCEPTS):
 QUOTE = re.compile(r"'[^'\s][^']*'|\"[^\"]+\"|“[^”]+”|‘[^’]+’|《[^》]+》")
 PROPER_NAME = re.compile(r"(?<![.!?:→]\s)(?<!^)\b(?!(?:I|User|Assistant|The|My)\b)[A-Z][a-z]+")
 COLOUR = re.compile(rf"\b(?:{COLOURS})\b|{ZH_COLOURS}")
+PHONE_NUMBER = re.compile(PHONE)
+PHONE_GROUP = GROUPS_OF[stem("phone")][0]
 FULL_NAME = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
 NUMBER_WORD = re.compile(
     rf"\d|\b(?:{alternation(w for w in NUMBER_WORDS if w not in ('a', 'an', 'both'))}|dozen|hundred"
@@ -133,6 +136,8 @@ def _says(word: str, text: _Text) -> bool:
         return True  # a name said is the name (or the brand) asked for
     if lower in ("color", "colour", "颜色") and COLOUR.search(text.lower):
         return True
+    if any(g == PHONE_GROUP for g in groups) and PHONE_NUMBER.search(text.text):
+        return True  # a number said is the number asked for
     if lower in ("surname", "姓") and FULL_NAME.search(text.text):
         return True  # "Kelvin Chan"
     if lower in ("title", "book", "书名", "书") and QUOTE.search(text.text):

@@ -107,6 +107,23 @@ SYNONYMS: dict[str, str] = {
         ),
         "phone",
     ),
+    # A work phone is one more number, not the personal one replaced.
+    **dict.fromkeys(
+        (
+            "work phone",
+            "work number",
+            "work phone number",
+            "work mobile",
+            "office phone",
+            "office number",
+            "工作号",
+            "工作电话",
+            "工作手机",
+            "办公电话",
+            "办公室电话",
+        ),
+        "work phone",
+    ),
     **dict.fromkeys(
         (
             "email",

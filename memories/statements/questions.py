@@ -11,7 +11,9 @@ from memories.statements.english import role_of as english_role
 from memories.statements.keys import attribute_key, noun_key
 from memories.statements.model import USER, QuestionReading, Subject
 from memories.statements.words import (
+    CONCEPT_PHRASES,
     HAN,
+    ZH_CONCEPT_WORDS,
     ZH_PERSON_ROLES,
     ZH_SPECIES,
     alternation,
@@ -71,7 +73,8 @@ LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"|vehicle)\b|\bwhat\s+(?:does|do)\s+.+?\s+drive\b",
             "car",
         ),
-        (r"\bphone\b|\bcell\s+number\b|\bmobile\s+number\b", "phone"),
+        (r"\b(?:work|office)\s+(?:phone|number|mobile)\b", "work phone"),
+        (r"(?<!work\s)(?<!office\s)\bphone\b|\bcell\s+number\b|\bmobile\s+number\b", "phone"),
         (r"\be-?mail\b", "email"),
         (
             r"\bwhat\s+(?:language|languages)\s+(?:is|are|does|do)\s+.+?\s+(?:learning|learn|studying"
@@ -171,8 +174,14 @@ PREPOSITIONS = frozenset(
     | {"under", "around", "behind", "beside", "outside", "inside", "off", "across"}
 )
 CONJUNCTIONS = frozenset({"or", "and", "nor"})
+MODIFIER_AFTER = re.compile(rf"\s+(?:{'|'.join(sorted(PREPOSITIONS - {'of'}))})\s.*$", I)
 LEADING_PREPOSITION = re.compile(rf"^(?:{'|'.join(sorted(PREPOSITIONS - {'of'}))})\s+", I)
 VERBISH_END = re.compile(r"\s+(?:called|named|like|about)$", I)
+TRAILING_TIME = re.compile(
+    r"\s+(?:right\s+now|now|nowadays|currently|these\s+days|at\s+the\s+moment|at\s+present"
+    r"|any\s*more|lately|today)$",
+    I,
+)
 
 
 def _focus_of(np: str) -> list[str]:
@@ -187,20 +196,28 @@ def _focus_of(np: str) -> list[str]:
         part = DETERMINERS.sub("", part.strip().lower())
         part = part.split("'s ")[-1]
         tokens = [t for t in part.split() if t not in LIGHT]
-        while tokens and tokens[-1] in PREPOSITIONS | CONJUNCTIONS:
-            tokens.pop()  # "the bakery in [Cork]": bakery; "[Lisbon] or [Porto]"
+        # The head comes before what modifies it: "role at school": role; "the bakery in
+        # [Cork]": bakery; "[Lisbon] or [Porto]"
+        cut = next((n for n, t in enumerate(tokens) if t in PREPOSITIONS | CONJUNCTIONS), None)
+        if cut:
+            tokens = tokens[:cut]
+        elif cut == 0:
+            continue
         if not tokens:
             continue
         if tokens[0] in ("favorite", "favourite", "fav") and len(tokens) > 1:
             words += ["favorite", tokens[-1]]
         elif tokens[-1] in GENERIC_HEADS and len(tokens) > 1:
             words.append(" ".join(tokens))
+        elif " ".join(tokens[-2:]) in CONCEPT_PHRASES:
+            words.append(" ".join(tokens[-2:]))  # "email address" is no street address
         else:
             words.append(tokens[-1])
     return words
 
 
 def _english(text: str) -> QuestionReading:
+    text = TRAILING_TIME.sub("", text)  # "What is the user's job now?" asks the job
     count = COUNT.search(text) is not None
     closed = False
     subject = USER
@@ -234,7 +251,7 @@ def _english(text: str) -> QuestionReading:
     if not found and (
         m := re.search(r"\bwhat\s+(?:is|are)\s+(?:.*?'s\s+)(?P<attr>[a-z][\w\s-]*?)$", text, I)
     ):
-        found.append((m.start(), attribute_key(m["attr"])))
+        found.append((m.start(), attribute_key(MODIFIER_AFTER.sub("", m["attr"]))))
     focus: list[str] = []
     if (m := HOW_MANY.match(text)) or (m := WHAT_NP.match(text)) or (m := HOW_MUCH_IS.match(text)):
         focus += _focus_of(m["np"])
@@ -274,7 +291,9 @@ def _ordered(found: list[tuple[int, str]]) -> tuple[str, ...]:
 
 # --- Chinese ---------------------------------------------------------------------------------
 
-ZH_ROLE_SUBJECT = re.compile(rf"用户的?(?P<role>{alternation([*ZH_PERSON_ROLES, *ZH_SPECIES])})")
+ZH_ROLE_SUBJECT = re.compile(
+    rf"用户的?(?:双胞胎|龙凤胎)?(?P<role>{alternation([*ZH_PERSON_ROLES, *ZH_SPECIES])})"
+)
 ZH_NAME_SUBJECT = re.compile(
     rf"^(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|[{HAN}]{{1,4}}?)(?=是|在|住|做|的|今年|多大|几"
     r"|开|有|叫|姓|喜欢|会|去|现在|目前|最|养|平时|一般|还|都|为什么|怎么|从事|干|负责|工作|上班|学|读)"
@@ -300,7 +319,8 @@ ZH_LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"是做什么的|是干什么的|做什么工作|干什么工作|从事什么|职业|什么工作|是干嘛的", "job"),
         (r"几岁|多大|年龄|多少岁", "age"),
         (r"开什么车|什么车|开的是什么|车是什么", "car"),
-        (r"手机|电话|号码", "phone"),
+        (r"(?:工作|办公室?)(?:电话|号|手机)", "work phone"),
+        (r"(?<!工作)(?<!办公)(?<!办公室)(?:手机|电话|号码)", "phone"),
         (r"邮箱|邮件", "email"),
         (r"(?:说|讲)什么语言|会什么语言|会说什么|会讲什么", "speaks"),
         (r"在学什么|学什么语言|在学哪", "learning"),
@@ -389,13 +409,40 @@ def _chinese(text: str) -> QuestionReading:
     if not focus and (m := ZH_YES_NO.search(text)):
         focus.append(m["f"])
         closed = True
-    if m := ZH_ROLE_SUBJECT.search(text):
-        focus = [f for f in focus if f != m["role"]]
-    focus = [word for f in focus if (word := ZH_DEMONSTRATIVE.sub("", f))]  # "那个同学": 同学
+    role = m["role"] if (m := ZH_ROLE_SUBJECT.search(text)) else None
+    # "那个同学": 同学; the asked relative is no focus ("用户的双胞胎儿子": 双胞胎)
+    focus = [word for f in focus if (word := ZH_DEMONSTRATIVE.sub("", f)) and word != role]
+    focus = list(dict.fromkeys(p for word in focus for p in _zh_parts(word) if p != role))
     attributes = _ordered(found)
     if re.match(r"^(?:为什么|说说|讲讲|介绍一下|告诉我)", text) or re.search(r"吗$", text):
         attributes = tuple(a for a in attributes if a == "diet")
     return _reading(subject, names, focus, count, attributes, closed=closed)
+
+
+def _zh_parts(word: str) -> list[str]:
+    """A Chinese compound the word table does not hold, cut into the table's words and what
+    lies between them: "工作电话" → 工作, 电话 (each said in its own words or the table's);
+    "粤语老师" → 粤语, 老师. Kept whole when it holds no word of the table."""
+    if word in ZH_CONCEPT_WORDS:
+        return [word]
+    parts: list[str] = []
+    start = unknown = 0
+    while start < len(word):
+        end = next(
+            (e for e in range(len(word), start + 1, -1) if word[start:e] in ZH_CONCEPT_WORDS), None
+        )
+        if end is None:
+            start += 1
+            continue
+        if unknown < start:
+            parts.append(word[unknown:start])
+        parts.append(word[start:end])
+        start = unknown = end
+    if not parts:
+        return [word]
+    if unknown < len(word):
+        parts.append(word[unknown:])
+    return parts
 
 
 def question_read(text: str) -> QuestionReading:

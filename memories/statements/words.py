@@ -399,7 +399,7 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "address|street|avenue|road|地址|住址|街",
         "language|speak|spoken|fluent|fluently|learning|"
         + "|".join(LANGUAGES).lower()
-        + "|语言|语",
+        + "|语言|语|外语",
         "book|novel|read|reading|reads|author|书|小说|读|《",
         "movie|film|show|series|watch|watching|电影|剧",
         "game|play|playing|游戏|玩",
@@ -409,8 +409,8 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "school|university|college|uni|campus|attend|attended|graduated|studied|study|major"
         "|degree|大学|学校|学院|毕业|读书|专业",
         "favorite|favourite|fav|best|most|love|prefer|最喜欢|最爱|偏爱",
-        "phone|phone number|number|mobile|cell|telephone|电话|手机|号码|手机号",
-        "email|e-mail|mail|@|邮箱|邮件",
+        "phone|phone number|number|mobile|cell|telephone|电话|手机|号码|手机号|手机号码|电话号码",
+        "email|e-mail|mail|email address|e-mail address|@|邮箱|邮件|邮箱地址|电子邮箱|邮件地址",
         "manager|boss|supervisor|report to|老板|上司|领导|经理|主管",
         "commute|commuting|drive|bike|cycle|train|bus|subway|metro|通勤|地铁|公交",
         "hobby|pastime|enjoy|free time|spare time|爱好|兴趣|业余",
@@ -422,15 +422,24 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "diet|vegetarian|vegan|pescatarian|meat|eat|eating|keto|素|吃肉|饮食|素食",
         "guitar|吉他",
         "piano|钢琴",
+        "instrument|guitar|piano|violin|cello|drums|flute|ukulele|saxophone|乐器|吉他|钢琴|小提琴"
+        "|大提琴|鼓|长笛|尤克里里|萨克斯",
+        "twin|twins|双胞胎|龙凤胎",
         "food|dish|cuisine|eat|meal|食物|菜|吃",
         "color|colour|颜色",
         "sport|team|运动|球队",
-        "allergy|allergic|过敏",
+        "allergy|allergic|intolerant|intolerance|过敏|不耐受",
         "birthday|born|生日|出生",
         "condition|illness|disease|diagnosed|medical|health|病|疾病|健康",
         "house|home|apartment|flat|place|房子|公寓",
         "trip|travel|vacation|holiday|visit|visited|旅行|旅游|度假",
     )
+)
+# The table's phrases of several words ("phone number", "email address"), and its Chinese
+# words of two characters or more: a question's noun phrase is read against them.
+CONCEPT_PHRASES = frozenset(t.lower() for group in CONCEPTS for t in group if " " in t)
+ZH_CONCEPT_WORDS = frozenset(
+    t for group in CONCEPTS for t in group if len(t) > 1 and re.fullmatch(f"[{HAN}]+", t)
 )
 
 

@@ -409,6 +409,14 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("我哥哥Mark在Google工作。", {("user", "brother", "Mark"), ("Mark", "works at", "Google")}),
         ("I live in 杭州 now.", {("user", "lives in", "杭州")}),
         ("我最喜欢的language是Rust", {("user", "favorite language", "Rust")}),
+        # A work number is one more number; a new one's value may follow alone
+        ("我的工作号是 +86 139 0000 7721。", {("user", "work phone", "+86 139 0000 7721")}),
+        (
+            "公司给换了新的工作号，+86 186 0000 3158。",
+            {("user", "work phone", "+86 186 0000 3158")},
+        ),
+        ("换了新手机号，13800004127", {("user", "phone", "13800004127")}),
+        ("我换了新车，3年了", set()),
     ],
 )
 def test_chinese_and_mixed_in_other_words(text, expected):
@@ -584,6 +592,20 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
             False,
             (),
         ),
+        ("What is the user's role at school now?", ("", ""), "job", ("role",), False, ()),
+        ("What is the user's email address?", ("", ""), None, ("email address",), False, ()),
+        (
+            "What is the user's work phone number?",
+            ("", ""),
+            "work phone",
+            ("work phone number",),
+            False,
+            (),
+        ),
+        ("用户的工作电话是多少？", ("", ""), "work phone", ("工作", "电话"), True, ()),
+        ("用户的邮箱地址是什么？", ("", ""), None, ("邮箱地址",), False, ()),
+        ("用户的双胞胎儿子叫什么？", ("", "son"), "name", ("双胞胎",), False, ()),
+        ("用户的男朋友叫什么？", ("", "boyfriend"), "name", (), False, ()),
     ],
 )
 def test_questions(question, subject, attribute, focus, count, names):
@@ -682,6 +704,24 @@ def test_names_in(text, names, found):
             True,
         ),
         ("What is the user's phone number?", "It's 555-0202 now, my new number.", True),
+        # A time said after what is asked is no part of it; the head comes before its modifier
+        ("What is the user's role at school now?", "I'm back to being a maths teacher.", True),
+        ("What is the user's job these days?", "Nothing new these days.", False),
+        # "email address" is the email, not a street address
+        ("What is the user's email address?", "Write to me at kit@example.org.", True),
+        ("What is the user's email address?", "I live at 4 Elm Road.", False),
+        # A Chinese compound the table does not hold is said part by part
+        ("用户的邮箱地址是什么？", "以后用工作邮箱 kit@example.cn。", True),
+        ("用户的工作电话是多少？", "公司给换了新的工作号，+86 186 0000 1234。", True),
+        ("用户的工作电话是多少？", "我的手机号是 139 0000 1234。", False),
+        ("用户的粤语老师叫什么？", "我在学粤语。", False),
+        ("用户的粤语老师叫什么？", "我的粤语老师叫阿May。", True),
+        # Words of a kind: an instrument, a foreign language, an intolerance, twins
+        ("用户的女儿在学什么乐器？", "Lily started piano lessons.", True),
+        ("What instrument does the user play?", "I play tennis.", False),
+        ("用户在学什么外语？", "我在自学日语。", True),
+        ("Is the user lactose intolerant?", "不过我乳糖不耐受，喝牛奶会拉肚子。", True),
+        ("用户的双胞胎儿子叫什么？", "I've got twin boys, Tobi and Tomi.", True),
     ],
 )
 def test_answers_focus(question, text, answers):
