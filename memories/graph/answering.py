@@ -44,6 +44,7 @@ from memories.statements import QuestionReading
 from memories.statements.chinese import OTHERS_OWN
 from memories.statements.words import (
     HAN,
+    PERSON_ROLES,
     SINGLE_RELATIONS,
     ZH_PERSON_ROLES,
     alternation,
@@ -365,6 +366,10 @@ DETAIL_WORDS = frozenset(
 )
 
 
+def _is_relation(word: str) -> bool:
+    return word.lower() in PERSON_ROLES or word in ZH_PERSON_ROLES
+
+
 def asks_detail(question: QuestionReading) -> bool:
     """A lookup the question rules may answer with nothing: a held attribute ("Where does the
     user live?"), a count ("How many children…"), one detail of a thing ("the title of the
@@ -530,8 +535,13 @@ def ruling(
         and not asked.held
         and not any(statements.answers_focus(question, memory.content) for memory in judged)
         # A yes or no is as often answered in other words ("Does the user drink alcohol?": "a
-        # glass of wine with dinner") as in the question's.
-        and not (question.closed and said_by_meaning(question.focus, judged))
+        # glass of wine with dinner") as in the question's; not a relative, whom near words
+        # ("the girls" for "a son") do not say.
+        and not (
+            question.closed
+            and not any(_is_relation(word) for word in question.focus)
+            and said_by_meaning(question.focus, judged)
+        )
     ):
         return Ruling([], [])
     # Set aside only now: whether anything is known was judged with those speaking of someone,

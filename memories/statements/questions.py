@@ -152,7 +152,12 @@ RELATIVE = re.compile(
     I,
 )
 DETERMINERS = re.compile(r"^(?:(?:the|a|an|his|her|their|its|the\s+user's|user's)\s+)+", I)
-LIGHT = frozenset({"kind", "type", "sort", "thing", "things", "one", "ones", "exact", "specific"})
+LIGHT = frozenset(
+    {"kind", "type", "sort", "thing", "things", "one", "ones", "exact", "specific"}
+    # "opinion on working remotely": what it is about says what is asked
+    | {"opinion", "opinions", "thoughts", "view", "views", "feelings", "feeling", "take"}
+    | {"stance", "attitude"}
+)
 GENERIC_HEADS = frozenset(
     {
         "number",
@@ -198,11 +203,10 @@ def _focus_of(np: str) -> list[str]:
         tokens = [t for t in part.split() if t not in LIGHT]
         # The head comes before what modifies it: "role at school": role; "the bakery in
         # [Cork]": bakery; "[Lisbon] or [Porto]"
+        while tokens and tokens[0] in PREPOSITIONS:
+            tokens.pop(0)
         cut = next((n for n, t in enumerate(tokens) if t in PREPOSITIONS | CONJUNCTIONS), None)
-        if cut:
-            tokens = tokens[:cut]
-        elif cut == 0:
-            continue
+        tokens = tokens[:cut]
         if not tokens:
             continue
         if tokens[0] in ("favorite", "favourite", "fav") and len(tokens) > 1:
@@ -251,7 +255,10 @@ def _english(text: str) -> QuestionReading:
     if not found and (
         m := re.search(r"\bwhat\s+(?:is|are)\s+(?:.*?'s\s+)(?P<attr>[a-z][\w\s-]*?)$", text, I)
     ):
-        found.append((m.start(), attribute_key(MODIFIER_AFTER.sub("", m["attr"]))))
+        head = MODIFIER_AFTER.sub("", m["attr"])  # "role at school": role
+        if set(head.lower().split()) <= LIGHT:
+            head = m["attr"]  # "opinion on working remotely" is about remote work
+        found.append((m.start(), attribute_key(head)))
     focus: list[str] = []
     if (m := HOW_MANY.match(text)) or (m := WHAT_NP.match(text)) or (m := HOW_MUCH_IS.match(text)):
         focus += _focus_of(m["np"])
@@ -419,17 +426,21 @@ def _chinese(text: str) -> QuestionReading:
     return _reading(subject, names, focus, count, attributes, closed=closed)
 
 
+# Words a Chinese question's compound is cut into: the word table's, and relations to the user.
+ZH_KNOWN_WORDS = ZH_CONCEPT_WORDS | {word for word in ZH_PERSON_ROLES if len(word) > 1}
+
+
 def _zh_parts(word: str) -> list[str]:
     """A Chinese compound the word table does not hold, cut into the table's words and what
     lies between them: "工作电话" → 工作, 电话 (each said in its own words or the table's);
     "粤语老师" → 粤语, 老师. Kept whole when it holds no word of the table."""
-    if word in ZH_CONCEPT_WORDS:
+    if word in ZH_KNOWN_WORDS:
         return [word]
     parts: list[str] = []
     start = unknown = 0
     while start < len(word):
         end = next(
-            (e for e in range(len(word), start + 1, -1) if word[start:e] in ZH_CONCEPT_WORDS), None
+            (e for e in range(len(word), start + 1, -1) if word[start:e] in ZH_KNOWN_WORDS), None
         )
         if end is None:
             start += 1

@@ -368,6 +368,16 @@ def test_a_chinese_yes_or_no_about_something_never_said_is_empty(agent):
     assert said(recall(agent, "用户喝酒吗？"), "红酒")
 
 
+def test_a_relative_asked_by_a_yes_or_no_is_said_in_kin_words_not_in_near_ones(agent):
+    # "the girls" is near "a son" in meaning, but is no son
+    converse(
+        agent, ["A: How old are the girls?", "Maeve is ten and Isla is six.", "我女儿都会游泳。"]
+    )
+    assert recall(agent, "Does the user have a son?") == []
+    assert recall(agent, "用户有儿子吗？") == []
+    assert said(recall(agent, "用户有女儿吗？"), "女儿")
+
+
 def test_a_count_about_a_name_the_graph_does_not_hold_is_answered_only_by_one_naming_it(agent):
     converse(agent, ["I'm Dana.", "My dog Waffles turned seven in March.", "A: Happy birthday!"])
     assert said(recall(agent, "How old is Waffles?"), "seven")

@@ -606,6 +606,15 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
         ("用户的邮箱地址是什么？", ("", ""), None, ("邮箱地址",), False, ()),
         ("用户的双胞胎儿子叫什么？", ("", "son"), "name", ("双胞胎",), False, ()),
         ("用户的男朋友叫什么？", ("", "boyfriend"), "name", (), False, ()),
+        ("用户现在有男朋友吗？", ("", ""), None, ("男朋友",), False, ()),
+        (
+            "What is the user's opinion on working remotely?",
+            ("", ""),
+            "opinion on working remotely",
+            ("remotely",),
+            False,
+            (),
+        ),
     ],
 )
 def test_questions(question, subject, attribute, focus, count, names):
