@@ -13,6 +13,7 @@ from memories.statements.reading import (
     after_lead,
     mentioned,
     pending,
+    pending_said,
     stating,
 )
 from memories.statements.words import (
@@ -552,15 +553,7 @@ def resolve(clause: Clause, subjects: Subjects, ctx: Context, rest: str) -> bool
     m = RESOLVE.match(re.sub(rf"^{ZA}", "", rest))
     if m is None:
         return False
-    value = m["v"] or m["alone"]
-    subject, key, asked = subjects.pending
-    if key in ("phone", "work phone") and not re.search(r"\d{3}", value):
-        return False
-    clause.subject = subject
-    clause.asked_in = asked
-    ctx.say(key, value, subject=subject)
-    subjects.pending = None
-    return True
+    return pending_said(clause, subjects, ctx, m["v"] or m["alone"])
 
 
 def future(text: str) -> bool:

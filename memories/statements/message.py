@@ -13,7 +13,7 @@ from collections import defaultdict
 from memories.sentences import HAN, sentence_spans, sentences
 from memories.statements import chinese, english, english_patterns, english_values
 from memories.statements.model import USER, MessageReading, Statement, Subject, SubjectFact
-from memories.statements.reading import Clause, Context, Subjects
+from memories.statements.reading import Clause, Context, Subjects, pending_said
 from memories.statements.retell import retell
 from memories.statements.words import LANGUAGES, word_set
 
@@ -296,17 +296,7 @@ def _resolved(clause: Clause, subjects: Subjects, ctx: Context) -> bool:
     m = RESOLVE.match(english.LEAD.sub("", clause.text))
     if m is None:
         return False
-    subject, key, asked = subjects.pending
-    value = m["v"]
-    if key == "phone" and not re.search(r"\d{3}", value):
-        return False
-    if key == "email" and "@" not in value:
-        return False
-    clause.subject = subject
-    clause.asked_in = asked
-    ctx.say(key, value, subject=subject)
-    subjects.pending = None
-    return True
+    return pending_said(clause, subjects, ctx, m["v"])
 
 
 def _settled(clauses: list[Clause]) -> tuple[Statement, ...]:

@@ -285,3 +285,19 @@ def pending(ctx: Context, m: re.Match[str], rest: str) -> bool:
     else:
         ctx.subjects.pending = (ctx.subject, attribute_key(m["attr"]), ctx.clause)
     return True
+
+
+def pending_said(clause: Clause, subjects: Subjects, ctx: Context, value: str) -> bool:
+    """The value awaited since "I got a new phone number" / "换了新手机号", if `value` can be
+    it: a number holds digits, an email an @."""
+    assert subjects.pending is not None
+    subject, key, asked = subjects.pending
+    if key in ("phone", "work phone") and not re.search(r"\d{3}", value):
+        return False
+    if key == "email" and "@" not in value:
+        return False
+    clause.subject = subject
+    clause.asked_in = asked
+    ctx.say(key, value, subject=subject)
+    subjects.pending = None
+    return True
