@@ -115,7 +115,7 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
             if attribute == "name" and set(question.focus) - NAME_FOCUS:
                 continue  # "用户的咖啡馆叫什么名字？": the café's name, not the user's
             _attribute_read(result, attribute=attribute, as_of=as_of)
-    if subject.role and question.attributes in ((), ("name",)):
+    if subject.role and question.attributes in ((), ("name",)) and not question.choices:
         # "the user's dog's name": the values are the user's dogs
         _role_read(result, role=subject.role, user_id=user_id, as_of=as_of)
     return result
@@ -381,6 +381,7 @@ def asks_detail(question: QuestionReading) -> bool:
         or question.count
         or DETAIL_WORDS.intersection(question.focus)
         or (question.closed and question.focus)
+        or question.choices
     )
 
 
@@ -539,6 +540,7 @@ def ruling(
         # ("the girls" for "a son") do not say.
         and not (
             question.closed
+            and not question.choices
             and not any(_is_relation(word) for word in question.focus)
             and said_by_meaning(question.focus, judged)
         )

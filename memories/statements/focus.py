@@ -159,11 +159,13 @@ def answers_focus(question: QuestionReading, text: str) -> bool:
     bilingual table of words with the same meaning (car, vehicle, drives, Toyota, 车, 丰田;
     salary, pay, earns, 工资, 收入; children, kids, 孩子), a proper name for "name", a quoted
     title for "title" or "book"."""
-    if not question.focus and not question.count:
+    if not question.focus and not question.count and not question.choices:
         return True
     said = _Text(text)
     if question.count and NUMBER_WORD.search(text) is None:
         return False
+    if question.choices:
+        return any(_says(choice, said) for choice in question.choices)
     if question.focus:
         return all(_says(word, said) for word in question.focus)
     # A count no focus word names ("How old is Pepper?", "用户一个月赚多少钱？"): the number must

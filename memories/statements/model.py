@@ -75,3 +75,6 @@ class QuestionReading:
     # "lives in"); `attribute` is set only when there is exactly one.
     attributes: tuple[str, ...] = ()
     closed: bool = False  # a yes-or-no question ("Does the user play golf?"), `focus` its object
+    # An either-or question's alternatives ("Is Toffee male or female?", "公的还是母的"): a memory
+    # saying one of them answers it.
+    choices: tuple[str, ...] = ()

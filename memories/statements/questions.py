@@ -289,7 +289,17 @@ def _english(text: str) -> QuestionReading:
         attributes = ("name",)  # "Who is the user's manager?": the manager, by name
     if NOT_LOOKUP.match(text) and not IS_DIET.match(text):
         attributes = ()
-    return _reading(subject, names, focus, count, attributes, closed=closed)
+    choices = ()
+    if (m := EITHER_OR.search(text)) and m["b"].lower() not in NOT_A_CHOICE:
+        choices = (m["a"].lower(), m["b"].lower())
+        focus = []  # "Is Toffee male or female?" asks neither word alone
+    return _reading(subject, names, focus, count, attributes, closed=closed, choices=choices)
+
+
+EITHER_OR = re.compile(
+    r"(?:^|\s)(?:an?\s+|the\s+)?(?P<a>[\w'-]+),?\s+or\s+(?:an?\s+|the\s+)?(?P<b>[\w'-]+)$", I
+)
+NOT_A_CHOICE = frozenset({"not", "no", "else", "anything", "something", "so", "both", "neither"})
 
 
 def _ordered(found: list[tuple[int, str]]) -> tuple[str, ...]:
@@ -423,7 +433,29 @@ def _chinese(text: str) -> QuestionReading:
     attributes = _ordered(found)
     if re.match(r"^(?:为什么|说说|讲讲|介绍一下|告诉我)", text) or re.search(r"吗$", text):
         attributes = tuple(a for a in attributes if a == "diet")
-    return _reading(subject, names, focus, count, attributes, closed=closed)
+    choices = _zh_choices(text)
+    if choices:
+        focus = []
+    return _reading(subject, names, focus, count, attributes, closed=closed, choices=choices)
+
+
+ZH_CHOICE_VERBS = "喜欢|爱|会|有|去|养|学|玩|打|弹|说|讲|吃|喝|抽|开|住|在|选|买|坐"
+ZH_EITHER_OR = re.compile(
+    rf"(?:是|的|{ZH_CHOICE_VERBS})(?P<a>[^是的还，,\s]{{1,6}}?)(?P<a_de>的?)还是"
+    rf"(?P<b>[^是的还，,\s]{{1,6}}?)(?P<b_de>的?)呢?$"
+)
+
+
+def _zh_choices(text: str) -> tuple[str, ...]:
+    """An either-or question's alternatives, without the verb before them: "喜欢喝茶还是咖啡" →
+    茶, 咖啡; one character alone says little ("公" is in "公斤"), so "公的还是母的" → 公的,
+    母的."""
+    if (m := ZH_EITHER_OR.search(text)) is None:
+        return ()
+    a, b = (re.sub(rf"^(?:{ZH_CHOICE_VERBS})+", "", m[side]) or m[side] for side in "ab")
+    if len(a) == 1 or len(b) == 1:
+        a, b = a + m["a_de"], b + m["b_de"]
+    return (a, b)
 
 
 # Words a Chinese question's compound is cut into: the word table's, and relations to the user.
@@ -533,6 +565,7 @@ def _reading(
     attributes: tuple[str, ...],
     *,
     closed: bool = False,
+    choices: tuple[str, ...] = (),
 ) -> QuestionReading:
     """The reading, each list once per word in its order; `attribute` only when one is asked."""
     return QuestionReading(
@@ -543,4 +576,5 @@ def _reading(
         count=count,
         attributes=attributes,
         closed=closed,
+        choices=choices,
     )

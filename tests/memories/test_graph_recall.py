@@ -378,6 +378,20 @@ def test_a_relative_asked_by_a_yes_or_no_is_said_in_kin_words_not_in_near_ones(a
     assert said(recall(agent, "用户有女儿吗？"), "女儿")
 
 
+def test_an_either_or_question_is_answered_only_by_a_memory_saying_one_of_its_choices(agent):
+    converse(
+        agent,
+        [
+            "我们又领养了一只橘猫叫Toffee，一岁，现在胖到七公斤了。",
+            "My dog Biscuit is a boy, a beagle.",
+        ],
+    )
+    assert recall(agent, "Toffee是公猫还是母猫？") == []  # "七公斤" says neither
+    assert recall(agent, "用户的猫是公的还是母的？") == []
+    assert said(recall(agent, "Is Biscuit a boy or a girl?"), "beagle")
+    assert recall(agent, "Does the user drink tea or coffee?") == []
+
+
 def test_a_count_about_a_name_the_graph_does_not_hold_is_answered_only_by_one_naming_it(agent):
     converse(agent, ["I'm Dana.", "My dog Waffles turned seven in March.", "A: Happy birthday!"])
     assert said(recall(agent, "How old is Waffles?"), "seven")

@@ -558,10 +558,10 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
             ("Portuguese",),
         ),
         (
-            "Does the user still post on Mastodon or Bluesky?",
+            "Does the user still post on Mastodon or Bluesky?",  # either: `choices`
             ("", ""),
             None,
-            ("mastodon",),
+            (),
             False,
             ("Mastodon", "Bluesky"),
         ),
@@ -919,6 +919,27 @@ def test_a_question_about_the_past_or_about_what_holds_now(question, past, prese
 def test_a_yes_or_no_question_is_about_the_object_of_its_verb(question, focus):
     reading = question_read(question)
     assert reading.closed and reading.focus == focus
+
+
+@pytest.mark.parametrize(
+    ("question", "choices"),
+    [
+        ("Is Toffee male or female?", ("male", "female")),
+        ("Does the user have a dog or a cat?", ("dog", "cat")),
+        ("What does the user drink, tea or coffee?", ("tea", "coffee")),
+        ("Is the user vegetarian or not?", ()),
+        ("用户喜欢喝茶还是咖啡？", ("茶", "咖啡")),
+        ("用户住在上海还是北京？", ("上海", "北京")),
+        ("用户的猫是公的还是母的？", ("公的", "母的")),  # one character alone says little
+        ("Toffee是公猫还是母猫？", ("公猫", "母猫")),
+        ("用户住在哪里？", ()),
+        ("Does the user still post on Mastodon or Bluesky?", ("mastodon", "bluesky")),
+    ],
+)
+def test_an_either_or_question_offers_its_choices(question, choices):
+    reading = question_read(question)
+    assert reading.choices == choices
+    assert not choices or reading.focus == ()
 
 
 def test_an_open_question_is_not_a_yes_or_no():
