@@ -507,7 +507,8 @@ INVERSION = re.compile(
 )
 # "…，是138…", "…，新号码是138…", or the number or email alone ("…，+86 186…").
 RESOLVE = re.compile(
-    rf"^(?:新的?(?:号码?|邮箱|地址|号)?|号码|新号码)?(?:是|为)\s*(?P<v>{NUM}|{ZH_EMAIL}|{ZV}){ZE}"
+    rf"^(?:新的?(?:号码?|邮箱|地址|号)?|号码|新号码)?(?:是|为)\s*(?:一?[辆台部])?"
+    rf"(?P<v>{NUM}|{ZH_EMAIL}|{ZV}){ZE}"
     rf"|^(?P<alone>{NUM}|{ZH_EMAIL}){ZE}"
 )
 

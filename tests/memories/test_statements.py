@@ -417,6 +417,7 @@ def test_other_subjects_values_in_other_words(text, expected):
         ),
         ("换了新手机号，13800004127", {("user", "phone", "13800004127")}),
         ("我换了新车，3年了", set()),
+        ("我换了新车，是辆特斯拉", {("user", "car", "特斯拉")}),
     ],
 )
 def test_chinese_and_mixed_in_other_words(text, expected):
