@@ -148,9 +148,10 @@ def _says(word: str, text: _Text) -> bool:
 
 
 def answers_focus(question: QuestionReading, text: str) -> bool:
-    """Whether a memory's text says something about every focus word of the question, and,
-    when the question counts, states a number (and, when no focus word names what is counted,
-    speaks to the asked attribute: an age, a salary).
+    """Whether a memory's text says something about every focus word of the question (of an
+    either-or question, about one of its choices), and, when the question counts, states a
+    number (and, when no focus word names what is counted, speaks to the asked attribute: an
+    age, a salary).
 
     Recall uses this to decide when it answers nothing: no memory saying anything about what
     is asked means the thing was never said. So it is strict about the asked thing — a
