@@ -34,8 +34,14 @@ ZH_PET = alternation(ZH_SPECIES)
 ZH_MODS = r"(?:另一个|另外一个|另一位|另外一位|一个|一位|最好的|好|新|亲|两个)?"
 STOP = re.escape(ZH_NAME_STOP)
 # A name said right after a role ("我哥哥马克是…"): two or three characters before a verb or
-# particle, or a Latin name.
-ZH_NAME = rf"(?:[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|(?:(?![{STOP}])[{HAN}]){{2,3}}?(?=[{STOP}]|$))"
+# particle, or a Latin name; not a state said of them ("我哥哥身体好", "我老伴血压高") unless it
+# opens with a surname ("张强").
+ZH_STATE_END = "好高低大多少忙累差胖瘦快慢强弱坏棒"
+ZH_HAN_NAME = rf"(?:(?![{STOP}])[{HAN}]){{2,3}}?(?=[{STOP}]|$)"
+ZH_NAME = (
+    rf"(?:[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|(?=[{ZH_SURNAMES}]){ZH_HAN_NAME}"
+    rf"|{ZH_HAN_NAME}(?<![{ZH_STATE_END}]))"
+)
 # A name after 叫 ("叫咪咪"): up to the clause's end.
 CALLED = rf"(?:[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|[{HAN}]{{1,4}}?)"
 ZA = (

@@ -108,7 +108,7 @@ ZH_PERSON_ROLES: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("老公", "丈夫", "先生"), ("husband", "m")),
     **dict.fromkeys(("男朋友", "男友"), ("boyfriend", "m")),
     **dict.fromkeys(("女朋友", "女友"), ("girlfriend", "f")),
-    "对象": ("partner", ""),
+    **dict.fromkeys(("对象", "老伴", "伴侣", "配偶", "另一半"), ("partner", "")),
     "未婚夫": ("fiancé", "m"),
     "未婚妻": ("fiancée", "f"),
     **dict.fromkeys(("爸爸", "父亲", "老爸", "爸"), ("father", "m")),

@@ -268,6 +268,21 @@ def test_a_role_after_a_describing_word_is_still_the_users():
     assert said("家里有只白色的布偶猫叫年糕，两岁。") >= {("user", "pet", "年糕")}
 
 
+@pytest.mark.parametrize(
+    ("text", "role", "name"),
+    [
+        ("我哥哥身体好，天天跑步。", "brother", ""),  # a state said of them, no name
+        ("我老伴血压高，吃的是氨氯地平。", "partner", ""),
+        ("我弟弟张强是医生。", "brother", "张强"),  # a surname opens it
+        ("我家的狗旺财三岁了。", "dog", "旺财"),
+        ("我女儿朵朵今年五岁。", "daughter", "朵朵"),
+    ],
+)
+def test_what_follows_a_role_is_a_name_only_when_it_reads_as_one(text, role, name):
+    others = [s for s in message_read(text).subjects if not s.is_user]
+    assert [(s.role, s.name) for s in others] == [(role, name)]
+
+
 def test_chinese_fact_is_retold_about_the_user():
     assert facts("我哥哥马克是纽约的律师。") == {"马克": "用户的哥哥马克是纽约的律师"}
 
