@@ -286,6 +286,25 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             stating("diet", lower=True, ended=True),
             DIET_WORDS,
         ),
+        # Habits, and habits given up: "I smoke about ten a day", "I quit smoking"
+        (
+            r"^\s+(?:still\s+|also\s+)?(?-i:smokes?)\b(?!\s+(?:meat|fish|salmon|ribs|brisket|pork|cheese"
+            rf"|weed|pot))|{BE}(?:still\s+)?an?\s+(?:\w+\s+)?smoker\b",
+            unless_negated(stating("smoking", value="smoking")),
+            ("smoke", "smoker"),
+        ),
+        (
+            r"\b(?:quit|gave\s+up|given\s+up|stopped|kicked)\s+(?:the\s+)?(?:smoking|cigarettes"
+            r"|vaping)\b",
+            stating("smoking", value="smoking", ended=True),
+            ("smoking", "cigarettes", "vaping"),
+        ),
+        (
+            r"\b(?:quit|gave\s+up|given\s+up|stopped)\s+(?:drinking|alcohol|booze)\b"
+            r"(?!\s+(?:coffee|tea|soda|pop|water|milk|juice|cola|coke))",
+            stating("drinking", value="drinking", ended=True),
+            ("drinking", "alcohol", "booze"),
+        ),
         # Reading, watching, playing
         (
             rf"\b(?:am|is|are)\s+{ADV}(?P<act>reading|re-?reading|watching|re-?watching|binge[- ]?"

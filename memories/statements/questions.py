@@ -114,6 +114,12 @@ LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bname\b|\bwhat\s+(?:is|are)\s+.+?\s+called\b|\bwho\s+is\s+the\s+user's\s+\w+$", "name"),
         (r"\bbirthday\b|\bwhen\s+was\s+.+?\s+born\b", "birthday"),
         (r"\baddress\b", "address"),
+        (r"\bsmok(?:e|es|ing|er)\b|\bcigarettes?\b|\bvap(?:e|es|ing)\b", "smoking"),
+        (
+            r"\b(?:drink|drinks|drinking)\s+(?:alcohol|booze|beer|wine)\b|\balcohol\b"
+            r"|\bdrinks?(?:\s+(?:anymore|any\s+more|now|these\s+days))?$",
+            "drinking",
+        ),
         (r"\bsalary\b|\bhow\s+much\s+(?:does|do)\s+.+?\s+(?:make|earn)\b|\bincome\b", "salary"),
         (r"\bwhere\s+is\s+.+?\s+from\b|\bhometown\b|\bwhere\s+did\s+.+?\s+grow\s+up\b", "hometown"),
     )
@@ -288,7 +294,7 @@ def _english(text: str) -> QuestionReading:
     if WHO_IS_ROLE.match(text) and not subject.is_user:
         attributes = ("name",)  # "Who is the user's manager?": the manager, by name
     if NOT_LOOKUP.match(text) and not IS_DIET.match(text):
-        attributes = ()
+        attributes = tuple(a for a in attributes if a in HABITS)  # "Does the user smoke?"
     choices = ()
     if (m := EITHER_OR.search(text)) and m["b"].lower() not in NOT_A_CHOICE:
         choices = (m["a"].lower(), m["b"].lower())
@@ -300,6 +306,10 @@ EITHER_OR = re.compile(
     r"(?:^|\s)(?:an?\s+|the\s+)?(?P<a>[\w'-]+),?\s+or\s+(?:an?\s+|the\s+)?(?P<b>[\w'-]+)$", I
 )
 NOT_A_CHOICE = frozenset({"not", "no", "else", "anything", "something", "so", "both", "neither"})
+
+
+# Habits a yes or no asks about as an attribute: one given up is an end the graph keeps.
+HABITS = frozenset({"smoking", "drinking"})
 
 
 def _ordered(found: list[tuple[int, str]]) -> tuple[str, ...]:
@@ -350,6 +360,8 @@ ZH_LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (ZH_SURNAME.pattern, "surname"),
         (r"生日", "birthday"),
         (r"地址|住址", "address"),
+        (r"抽烟|吸烟|烟瘾|戒烟", "smoking"),
+        (r"喝酒|饮酒|酒瘾|戒酒", "drinking"),
         (r"工资|薪水|收入|月薪|年薪|挣多少|赚多少", "salary"),
     )
 )
@@ -432,7 +444,7 @@ def _chinese(text: str) -> QuestionReading:
     focus = list(dict.fromkeys(p for word in focus for p in _zh_parts(word) if p != role))
     attributes = _ordered(found)
     if re.match(r"^(?:为什么|说说|讲讲|介绍一下|告诉我)", text) or re.search(r"吗$", text):
-        attributes = tuple(a for a in attributes if a == "diet")
+        attributes = tuple(a for a in attributes if a == "diet" or a in HABITS)
     choices = _zh_choices(text)
     if choices:
         focus = []

@@ -350,7 +350,7 @@ ZH_NOT_NAMES = (
 # particles and adverbs that follow a subject.
 ZH_NAME_STOP = (
     "是在住有开说也和跟与今已会去的了叫从对很都还刚最正把被给要想能就才又养买吃做当上下调准打来回"
-    "工读学喜爱讨嫁娶离搬换不没每一两三几岁年这那个们，。！？；、,.!?; "
+    "工读学喜爱讨嫁娶离搬换不没每一两三几岁年这那个们戒抽吸喝，。！？；、,.!?; "
 )
 
 # A colour said answers "what colour", but one colour is no synonym of another.

@@ -223,6 +223,30 @@ def test_a_value_that_ended_is_known_so_the_question_is_answered_not_emptied(age
     assert said(hits[:1], "林川") and not said(hits, "广州做厨师")
 
 
+@pytest.mark.parametrize(
+    ("sessions", "question", "quit_word"),
+    [
+        (
+            [["I smoke about ten a day, my wife keeps nagging me to stop."], ["I quit smoking!"]],
+            "Does the user still smoke?",
+            "quit smoking",
+        ),
+        (
+            [["跑车累，晚上回来都要喝二两白酒解乏。"], ["酒也戒了，现在晚上泡一壶绿茶。"]],
+            "用户晚上还喝酒吗？",
+            "戒了",
+        ),
+    ],
+)
+def test_a_habit_given_up_is_an_end_the_message_saying_so_answers_first(
+    agent, sessions, question, quit_word
+):
+    converse(agent, *sessions)
+    habit = GraphEdge.objects.get(user_id=USER, relation__in=["smoking", "drinking"])
+    assert habit.invalid_at is not None
+    assert said(recall(agent, question)[:1], quit_word)
+
+
 def test_a_correction_takes_what_it_calls_wrong_out_of_recall_and_leaves_the_rest(agent):
     converse(
         agent,

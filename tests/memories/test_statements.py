@@ -167,6 +167,13 @@ def test_paris_and_paris_texas_are_two_places():
             "I've started eating fish and chicken again. I'm no longer vegetarian.",
             {("user", "diet", "vegetarian", "ended")},
         ),
+        ("I quit smoking last spring.", {("user", "smoking", "smoking", "ended")}),
+        ("I smoke about ten a day.", {("user", "smoking", "smoking")}),
+        ("My husband smokes.", {("husband", "smoking", "smoking")}),
+        ("I smoke brisket on Sundays.", set()),
+        ("Smoke detectors are cheap.", set()),
+        ("I stopped drinking coffee after lunch.", set()),
+        ("Should I quit smoking?", set()),
         (
             "I'm reading 'The Great Gatsby' right now. About halfway through.",
             {("user", "reading", "The Great Gatsby")},
@@ -433,6 +440,14 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("换了新手机号，13800004127", {("user", "phone", "13800004127")}),
         ("我换了新车，3年了", set()),
         ("我换了新车，是辆特斯拉", {("user", "car", "特斯拉")}),
+        # A habit given up; someone else's is theirs
+        ("我戒烟了！已经一个月没抽了。", {("user", "smoking", "抽烟", "ended")}),
+        ("酒也戒了，医生说的。", {("user", "drinking", "喝酒", "ended")}),
+        ("我老公戒烟了。", {("husband", "smoking", "抽烟", "ended")}),
+        ("我烟瘾有点大，一天差不多一包。", {("user", "smoking", "抽烟")}),
+        ("跑车累，晚上回来都要喝二两白酒解乏。", {("user", "drinking", "喝酒")}),
+        ("我不抽烟也不喝酒。", set()),
+        ("我老公抽烟很凶。", {("husband", "smoking", "抽烟")}),
     ],
 )
 def test_chinese_and_mixed_in_other_words(text, expected):
