@@ -117,13 +117,15 @@ LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bsmok(?:e|es|ing|er)\b|\bcigarettes?\b|\bvap(?:e|es|ing)\b", "smoking"),
         (
             r"\b(?:drink|drinks|drinking)\s+(?:alcohol|booze|beer|wine)\b|\balcohol\b"
-            r"|\bdrinks?(?:\s+(?:anymore|any\s+more|now|these\s+days))?$",
+            r"|^(?:does|do|did)\s+.+?\s+drink$",
             "drinking",
         ),
         (r"\bsalary\b|\bhow\s+much\s+(?:does|do)\s+.+?\s+(?:make|earn)\b|\bincome\b", "salary"),
         (r"\bwhere\s+is\s+.+?\s+from\b|\bhometown\b|\bwhere\s+did\s+.+?\s+grow\s+up\b", "hometown"),
     )
 )
+# Habits a yes or no asks about as an attribute: one given up is an end the graph keeps.
+HABITS = frozenset({"smoking", "drinking"})
 WHAT_IS = re.compile(r"^(?:what|what's|which)\s+(?:is|are|was|were)?\s*(?P<np>.+)$", I)
 AUX = r"(?:does|do|did|is|are|was|were|has|have|had|can|will|would|should)"
 WHAT_NP = re.compile(
@@ -306,10 +308,6 @@ EITHER_OR = re.compile(
     r"(?:^|\s)(?:an?\s+|the\s+)?(?P<a>[\w'-]+),?\s+or\s+(?:an?\s+|the\s+)?(?P<b>[\w'-]+)$", I
 )
 NOT_A_CHOICE = frozenset({"not", "no", "else", "anything", "something", "so", "both", "neither"})
-
-
-# Habits a yes or no asks about as an attribute: one given up is an end the graph keeps.
-HABITS = frozenset({"smoking", "drinking"})
 
 
 def _ordered(found: list[tuple[int, str]]) -> tuple[str, ...]:

@@ -638,6 +638,10 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
         ("用户的双胞胎儿子叫什么？", ("", "son"), "name", ("双胞胎",), False, ()),
         ("用户的男朋友叫什么？", ("", "boyfriend"), "name", (), False, ()),
         ("用户现在有男朋友吗？", ("", ""), None, ("男朋友",), False, ()),
+        ("Does the user still smoke?", ("", ""), "smoking", ("smoke",), False, ()),
+        ("Does the user still drink?", ("", ""), "drinking", ("drink",), False, ()),
+        ("What does the user drink?", ("", ""), None, (), False, ()),  # any drink, no habit
+        ("用户晚上还喝酒吗？", ("", ""), "drinking", ("酒",), False, ()),
         (
             "What is the user's opinion on working remotely?",
             ("", ""),
