@@ -44,10 +44,10 @@ from memories.statements import QuestionReading
 from memories.statements.chinese import OTHERS_OWN
 from memories.statements.words import (
     HAN,
-    PERSON_ROLES,
     SINGLE_RELATIONS,
     ZH_PERSON_ROLES,
     alternation,
+    is_relation,
     role_words,
 )
 
@@ -366,10 +366,6 @@ DETAIL_WORDS = frozenset(
 )
 
 
-def _is_relation(word: str) -> bool:
-    return word.lower() in PERSON_ROLES or word in ZH_PERSON_ROLES
-
-
 def asks_detail(question: QuestionReading) -> bool:
     """A lookup the question rules may answer with nothing: a held attribute ("Where does the
     user live?"), a count ("How many children…"), one detail of a thing ("the title of the
@@ -541,7 +537,7 @@ def ruling(
         and not (
             question.closed
             and not question.choices
-            and not any(_is_relation(word) for word in question.focus)
+            and not any(is_relation(word) for word in question.focus)
             and said_by_meaning(question.focus, judged)
         )
     ):

@@ -468,7 +468,7 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
             rf"(?:工作|办公室?)(?:电话|号码?|号|手机)(?:是|为|换成了?|改成了?|变成了?)\s*(?P<v>{NUM})",
             say("work phone"),
         ),
-        (r"邮箱(?:地址)?(?:是|为|换成了?|改成了?)(?P<v>[\w.+-]+@[\w.-]+\w)", say("email")),
+        (rf"邮箱(?:地址)?(?:是|为|换成了?|改成了?)(?P<v>{ZH_EMAIL})", say("email")),
         # Car
         (rf"(?:卖了|卖掉了)(?:我的)?(?P<v>{ZV}车)", stating("car", ended=True)),
         (rf"把(?:[^，,。]+?)换成了?(?:一辆|一台|辆|台)?(?P<v>{ZV}){ZE}", car),

@@ -12,10 +12,9 @@ from memories.statements.words import (
     COLOURS,
     CONCEPTS,
     NUMBER_WORDS,
-    PERSON_ROLES,
     ZH_COLOURS,
-    ZH_PERSON_ROLES,
     alternation,
+    is_relation,
 )
 
 IRREGULAR_STEMS = {
@@ -124,7 +123,7 @@ def _says(word: str, text: _Text) -> bool:
     if text.has_term(word):
         return True
     groups = _groups(word)
-    if len(groups) > 1 and (word.lower() in PERSON_ROLES or word in ZH_PERSON_ROLES):
+    if len(groups) > 1 and is_relation(word):
         # A relative asked by kind is said only in its own words: "kids" is no son.
         groups = [min(groups, key=lambda index: len(CONCEPTS[index]))]
     if any(text.has_group(g) for g in groups):
@@ -136,7 +135,7 @@ def _says(word: str, text: _Text) -> bool:
         return True  # a name said is the name (or the brand) asked for
     if lower in ("color", "colour", "颜色") and COLOUR.search(text.lower):
         return True
-    if any(g == PHONE_GROUP for g in groups) and PHONE_NUMBER.search(text.text):
+    if PHONE_GROUP in groups and PHONE_NUMBER.search(text.text):
         return True  # a number said is the number asked for
     if lower in ("surname", "姓") and FULL_NAME.search(text.text):
         return True  # "Kelvin Chan"

@@ -443,6 +443,11 @@ ZH_CONCEPT_WORDS = frozenset(
 )
 
 
+def is_relation(word: str) -> bool:
+    """Whether `word` names a relation to the user ("son", "kids", "老伴")."""
+    return word.lower() in PERSON_ROLES or word in ZH_PERSON_ROLES
+
+
 @cache
 def role_words(role: str) -> frozenset[str]:
     """The words naming `role` (a relation to the user, "brother"; or a pet's species, "dog"),
