@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
+from functools import partial
 
 import numpy as np
 import psycopg
@@ -43,6 +44,7 @@ from core.redis_client import app_redis
 from memories import statements
 from memories.common_names import meaning_query
 from memories.embeddings import EmbeddingError, embedding_provider
+from memories.extraction import only_asks
 from memories.graph.answering import asked, ruling
 from memories.graph.models import EntityKind, GraphNode
 from memories.hooks import trait_belief
@@ -301,13 +303,17 @@ NO_BOOSTS = Boosts(recency=0.0, importance=0.0, trait_stage=0.0)
 
 def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallHit]:
     """The hits the question rules keep, after the facts stating the asked value that recall
-    did not find (scored as the best hit: they are the answer)."""
+    did not find (scored as the best hit: they are the answer). Requests to the assistant
+    found by meaning alone are left out before the others apply (docs/graph.md, rule 5)."""
     question = asked(user_id=request.user_id, query=request.query, as_of=request.as_of)
+    looked_at = len(hits)
+    if settings.RECALL_REQUEST_RULE and not ASKS_WHAT_WAS_ASKED.search(request.query):
+        hits = [hit for hit in hits if not _request_by_meaning(hit)]
     verdict = ruling(
         asked=question,
         memories=[hit.memory for hit in hits],
         as_of=request.as_of,
-        said_by_meaning=_said_by_meaning,
+        said_by_meaning=partial(_said_by_meaning, looked_at=looked_at),
     )
     best = hits[0].score if hits else 0.0
     answers = [
@@ -336,16 +342,29 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
     return answers + kept
 
 
-def _said_by_meaning(words: tuple[str, ...], memories: list[Memory]) -> bool:
+# "What did the user ask about Hamlet?": the requests themselves are asked for.
+ASKS_WHAT_WAS_ASKED = re.compile(r"\b(?:ask|asked|asking|request|requested)\b|问过|问了|请教", re.I)
+
+
+def _request_by_meaning(hit: RecallHit) -> bool:
+    """A request to the assistant found by meaning alone: near the question by its form (a
+    question is near any question), it answers one only in the question's words."""
+    return (hit.text_coverage or 0.0) < settings.RECALL_MIN_TEXT_COVERAGE and only_asks(
+        hit.memory.content
+    )
+
+
+def _said_by_meaning(words: tuple[str, ...], memories: list[Memory], *, looked_at: int) -> bool:
     """Whether one of the memories is as near in meaning to the words ("alcohol") as recall's
-    relevance floor asks of a memory recalled for them as a query, made stricter for their
-    number; True when it cannot tell (no embedding): then the hits stay."""
+    relevance floor asks of a memory recalled for them as a query, made stricter for the
+    number of hits recall `looked_at` (those the other rules left are the best of them); True
+    when it cannot tell (no embedding): then the hits stay."""
     if not memories:
         return False
     vector = query_vector(" ".join(words))
     # One of many passing is as likely by chance as one memory passing the recall floor: each
     # must beat the background's RECALL_NOISE_QUANTILE ** (1 / n), not its quantile.
-    quantile = settings.RECALL_NOISE_QUANTILE ** (1 / len(memories))
+    quantile = settings.RECALL_NOISE_QUANTILE ** (1 / max(len(memories), looked_at))
     floors = similarity_floors(vector, quantile) if vector is not None else None
     if floors is None:
         return True
@@ -374,14 +393,15 @@ def _followed_last(
     hits: list[RecallHit], *, nodes: list[GraphNode], held: set[uuid.UUID], present: bool
 ) -> list[RecallHit]:
     """The hits, those a later hit on the same topic follows after all the others (in order):
-    the older of "I live in Austin" and "I'm all settled in Denver now" is likely the value
-    that changed, whatever the words the change was said in. Not when the later one names a
-    person or pet the older does not ("Jon's birthday…", later "John's birthday…": two
-    subjects), nor when the older holds more of the question's words (the question names what
-    it says: "violin lessons" asks about them, not the piano lessons since) unless the question
-    asks what holds now (`present`: "What car does the user drive now?" asks for the value
-    since, in whatever words the change was said). `held`: the facts stating a value the graph
-    holds, never set back."""
+    the older of "I live in Austin" and "I'm all settled in Denver now" is likely the value that
+    changed. When the question asks what holds now (`present`: "What car does the user drive
+    now?" asks for the value since, in whatever words the change was said), the older leaves if
+    the later one replaces it: as near the question, or saying nearly the same. Not when the
+    later one names a person or pet the older does not ("Jon's birthday…", later "John's
+    birthday…": two subjects), nor when the older holds more of the question's words (the
+    question names what it says: "violin lessons" asks about them, not the piano lessons
+    since) unless the question asks what holds now. `held`: the facts stating a value the
+    graph holds, never set back."""
     threshold = topic_similarity()
     changing = [hit.memory for hit in hits if hit.memory.memory_type in CHANGING_TYPES]
     if threshold is None or len(changing) < 2:
@@ -389,7 +409,7 @@ def _followed_last(
     with read_connection().cursor() as cursor:
         cursor.execute(
             """
-            SELECT older.id, newer.id
+            SELECT older.id, newer.id, 1 - (older.embedding <=> newer.embedding)
             FROM memories older
             JOIN memories newer ON newer.id = ANY(%(ids)s)
                  AND newer.memory_type = ANY(%(types)s)
@@ -416,9 +436,23 @@ def _followed_last(
     ]
     named = {memory.id: statements.names_in(memory.content, names) for memory in changing}
     coverage = {hit.memory.id: hit.text_coverage or 0.0 for hit in hits}
-    followed = {
-        older
-        for older, newer in pairs
-        if named[newer] <= named[older] and (present or coverage[newer] >= coverage[older])
-    } - held
+    follows = [
+        (older, newer, alike)
+        for older, newer, alike in pairs
+        if older not in held
+        and named[newer] <= named[older]
+        and (present or coverage[newer] >= coverage[older])
+    ]
+    followed = {older for older, _, _ in follows}
+    if present:
+        # Left out only when replaced: the later one as near the question, or saying nearly
+        # the same (a later memory merely on the topic is no new value of what is asked).
+        same = topic_similarity(settings.RECALL_REPLACED_QUANTILE) or threshold
+        similarity = {hit.memory.id: hit.similarity or 0.0 for hit in hits}
+        replaced = {
+            older
+            for older, newer, alike in follows
+            if similarity[newer] >= similarity[older] or alike >= same
+        }
+        hits = [hit for hit in hits if hit.memory.id not in replaced]
     return sorted(hits, key=lambda hit: hit.memory.id in followed)  # stable

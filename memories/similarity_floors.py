@@ -81,13 +81,16 @@ def similarity_floors(
     return SimilarityFloors(floor_latin=floor(background.latin), floor_cjk=floor(background.cjk))
 
 
-def topic_similarity() -> float | None:
+def topic_similarity(quantile: float | None = None) -> float | None:
     """The cosine similarity above which two memories are taken to be about one topic: above
-    the RECALL_TOPIC_QUANTILE of pairs of background memories, which answer nothing in
-    particular (so the same rule holds for each provider's own scale). None when the provider
-    cannot embed the background."""
+    the `quantile` (RECALL_TOPIC_QUANTILE unless given) of pairs of background memories, which
+    answer nothing in particular (so the same rule holds for each provider's own scale). None
+    when the provider cannot embed the background."""
     try:
-        return _pair_quantile(embedding_provider(), settings.RECALL_TOPIC_QUANTILE)
+        return _pair_quantile(
+            embedding_provider(),
+            settings.RECALL_TOPIC_QUANTILE if quantile is None else quantile,
+        )
     except EmbeddingError:
         log.warning("recall without the newer-first rule: no background", exc_info=True)
         return None

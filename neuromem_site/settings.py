@@ -343,9 +343,14 @@ RECALL_CURRENT_RULE = env.bool("RECALL_CURRENT_RULE", default=True)
 RECALL_EMPTY_RULE = env.bool("RECALL_EMPTY_RULE", default=True)
 # Newer first: of two memories on one topic (more alike than RECALL_TOPIC_QUANTILE of pairs of
 # unrelated background memories), the older goes after the others, unless the question asks
-# about the past.
+# about the past; when it asks what holds now, the older leaves if the later one is as near the
+# question or more alike to it than RECALL_REPLACED_QUANTILE of those pairs.
 RECALL_NEWER_RULE = env.bool("RECALL_NEWER_RULE", default=True)
 RECALL_TOPIC_QUANTILE = env.float("RECALL_TOPIC_QUANTILE", default=0.95)
+RECALL_REPLACED_QUANTILE = env.float("RECALL_REPLACED_QUANTILE", default=0.99)
+# A request to the assistant ("What's the capital of Australia?") answers a question only when
+# it holds RECALL_MIN_TEXT_COVERAGE of its words: by meaning it is near any question.
+RECALL_REQUEST_RULE = env.bool("RECALL_REQUEST_RULE", default=True)
 
 # Reflection (docs/reflection.md): traits from repeated observations. The lifecycle's numbers
 # are reflection/rules.py's defaults, any of them overridden by name in TRAIT_RULES (JSON).

@@ -32,7 +32,7 @@ from functools import cache
 from django.conf import settings
 
 from core.openai_compat import openai_settings
-from memories.extraction.episodes import EPISODE, content_free, episode_content
+from memories.extraction.episodes import EPISODE, content_free, episode_content, only_asks
 from memories.extraction.llm import LLMExtractor
 from memories.extraction.model import Extraction, ExtractionError, Extractor
 from memories.extraction.rule_based import RuleBasedExtractor, forget_requests
@@ -48,6 +48,7 @@ __all__ = [
     "episode_content",
     "extractor",
     "forget_requests",
+    "only_asks",
 ]
 
 

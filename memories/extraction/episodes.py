@@ -1,10 +1,12 @@
 """A user turn kept as an episode: in the user's own words with the assistant turn it answers
-(`episode_content`, read back by `EPISODE`), unless it carries no content (`content_free`)."""
+(`episode_content`, read back by `EPISODE`), unless it carries no content (`content_free`);
+`only_asks`: one in which the user only asks the assistant for something."""
 
 import re
 import unicodedata
 
 from memories.sentences import HAN
+from memories.statements.words import ZH_PERSON_ROLES
 
 # The assistant turn kept as an episode's context: its end (where the question usually is),
 # whole sentences up to this many characters.
@@ -67,3 +69,55 @@ def content_free(text: str) -> bool:
     kept = "".join(" " if unicodedata.category(ch)[0] in "PSZCM" else ch for ch in text)
     words = " ".join(kept.lower().split())
     return not words or CONTENT_FREE.fullmatch(words) is not None
+
+
+# A request to the assistant: its first sentence a question opening with a question word or an
+# auxiliary, or an instruction opening with its verb; in Chinese one ending in a question mark,
+# or opening with "help me", "give me", "recommend", "explain in …".
+SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
+QUESTION_OPENERS = (
+    *("what", "what's", "whats", "how", "why", "when", "where", "which", "who", "whom", "whose"),
+    *("is", "are", "am", "was", "were", "can", "could", "would", "should", "do", "does", "did"),
+    *("will", "shall", "has", "have"),
+)
+INSTRUCTION_VERBS = (
+    *("give", "write", "explain", "convert", "summarise", "summarize", "help", "suggest", "tell"),
+    *("list", "translate", "proofread", "recommend", "turn", "make", "show", "find", "draft"),
+    *("describe", "compare", "check", "define", "calculate", "rewrite", "rephrase", "fix", "name"),
+)
+ZH_REQUEST_OPENERS = (
+    *("帮我", "给我", "帮忙", "告诉我", "推荐", "解释", "翻译", "列出", "总结", "概括"),
+    *("写(?:一|个|段|封|首|篇|句|几)", "用.{1,8}?(?:解释|概括|总结|说|写)"),
+)
+EN_QUESTION = re.compile(rf"^(?:please\s+)?(?:{'|'.join(QUESTION_OPENERS)})\b.*\?$", re.I)
+EN_INSTRUCTION = re.compile(
+    rf"^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:{'|'.join(INSTRUCTION_VERBS)})\b",
+    re.I,
+)
+ZH_REQUEST = re.compile(rf"[？?]$|^(?:请|麻烦你?)?(?:{'|'.join(ZH_REQUEST_OPENERS)})")
+# Words quoted are not the user's own (What does “per my last email” mean?).
+QUOTED = re.compile(r'"[^"]*"|“[^”]*”|‘[^’]*’|「[^」]*」')
+# What is the user's own: "my", "our", "我的", "我们", "我家", "我老婆".
+OWN = re.compile(
+    r"\b(?:my|our|mine|ours)\b|我们|我的|我家|咱家|我(?:"
+    + "|".join(sorted(ZH_PERSON_ROLES, key=len, reverse=True))
+    + ")",
+    re.I,
+)
+
+
+def only_asks(content: str) -> bool:
+    """True for an episode in which the user only asks the assistant for something, about
+    nothing of their own ("What's the capital of Australia?", "Write a birthday message for a
+    coworker", "帮我把华氏度换算成摄氏度"): not for "Can you help me word a letter to my
+    patients?", which says who the user is."""
+    episode = EPISODE.match(content)
+    if episode is None:
+        return False
+    words = episode["words"].strip()
+    first = SENTENCE_END.split(words, 1)[0].strip()
+    if not first or OWN.search(QUOTED.sub(" ", words)):
+        return False
+    if HAN.search(first):
+        return ZH_REQUEST.search(first) is not None
+    return EN_QUESTION.match(first) is not None or EN_INSTRUCTION.match(first) is not None

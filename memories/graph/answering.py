@@ -9,9 +9,10 @@ is the asked subject's current value, or nothing when nothing is known (docs/gra
    a memory the graph knows no subject of answers only if it names the entity (its name, an
    alias, its first name, its role); the user's own words naming it by name do too, though
    they say something of the user. A name the graph does not hold ("Paris, Texas") still
-   rules out memories naming only a look-alike of it ("Paris", "Sarah" for "Sara", "大表哥" for
-   "小表哥"); a person it holds nothing about, once the user's name is known to be another, is
-   answered only by memories naming them among those the graph knows the subjects of.
+   rules out memories naming only a look-alike of it ("Paris", "Sarah" for "Sara", "Raj Patel"
+   for "Rina Patel", "大表哥" for "小表哥"); a person it holds nothing about is answered only by
+   memories naming them among those the graph knows to be about others (the user too, once
+   the user's name is known to be another).
 2. **Current value** (RECALL_CURRENT_RULE): when it asks for an attribute the graph holds for
    that subject, the facts stating its value (as of the question's instant) come first, and no
    other memory naming a value that no longer holds comes back.
@@ -44,6 +45,7 @@ from memories.statements import QuestionReading
 from memories.statements.chinese import OTHERS_OWN
 from memories.statements.words import (
     HAN,
+    NOT_NAMES,
     SINGLE_RELATIONS,
     ZH_PERSON_ROLES,
     alternation,
@@ -54,6 +56,7 @@ from memories.statements.words import (
 # Capitalised words (names) in Latin script, and Chinese names, for the look-alike rule.
 NAME_WORD = re.compile(latin_bounded("[A-Z][a-z]+"))
 HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
+PERSON_NAME = re.compile(r"(?P<given>[A-Z][a-z]+) (?P<family>[A-Z][a-z]+)")
 HAN_RUN = re.compile(rf"[{HAN}]+")
 RANKS = "大|小|二|三|四"
 # Relatives named in two characters or more: "小哥", "小姐" are other words.
@@ -305,7 +308,8 @@ def _first_name_of(name: str, entity: GraphNode | None) -> bool:
 
 def _names_lookalike(text: str, name: str) -> bool:
     """`text` names something easily taken for `name` but not `name` itself: the first word of a
-    longer name alone ("Paris" for "Paris, Texas"), a name a letter or two away ("Sarah"), or,
+    longer name alone ("Paris" for "Paris, Texas"), another given name with a person's surname
+    ("Raj Patel" for "Rina Patel"; not "Dr Patel"), a name a letter or two away ("Sarah"), or,
     for a Chinese name, one that sounds the same ("老王" for "老汪")."""
     if statements.names_in(text, [name]):
         return False
@@ -313,7 +317,7 @@ def _names_lookalike(text: str, name: str) -> bool:
         return _sounds_alike(text, name) or _other_rank(text, name)
     words = re.findall(r"\w+", name)
     if len(words) > 1:
-        return words[0] in NAME_WORD.findall(text)
+        return words[0] in NAME_WORD.findall(text) or _other_given_name(text, name)
     near = (
         word
         for word in NAME_WORD.findall(text)
@@ -323,6 +327,17 @@ def _names_lookalike(text: str, name: str) -> bool:
     return any(
         _edits(word.lower(), name.lower()) <= (2 if min(len(word), len(name)) >= 5 else 1)
         for word in near
+    )
+
+
+def _other_given_name(text: str, name: str) -> bool:
+    """Whether `text` names someone else of the person's family name: "Raj Patel" for "Rina
+    Patel". Only a name of two capitalised words ("Paris, Texas" is a place)."""
+    if (person := PERSON_NAME.fullmatch(name)) is None:
+        return False
+    return any(
+        given not in NOT_NAMES and given != person["given"]
+        for given in re.findall(rf"([A-Z][a-z]+)\s+{re.escape(person['family'])}\b", text)
     )
 
 
@@ -496,16 +511,20 @@ def ruling(
             if _first_name_of(name, asked.entity):
                 continue  # "Nadia Costa" of the Nadia the graph holds: her first name is hers
             kept = [memory for memory in kept if not _names_lookalike(memory.content, name)]
-        if asked.user_names and asked.entity is None and question.subject.name in strangers:
-            # Someone the graph never held a fact about, and not the user: a memory the graph
-            # knows to be about others (the user, a colleague) answers for them only if it
-            # names them. Not on the user's word alone: a speaker the user talks to ("Thanks,
-            # Bram!") is spoken of in the memories of what they said to the user.
+        if asked.entity is None and question.subject.name in strangers:
+            # Someone the graph never held a fact about: a memory the graph knows to be about
+            # others (a colleague; the user, once the graph holds the user's name and it is
+            # another) answers for them only if it names them. Not on the user's word alone:
+            # a speaker the user talks to ("Thanks, Bram!") is spoken of in the memories of
+            # what they said to the user.
             subjects = _subjects([memory.id for memory in kept])
+            maybe_them = {asked.user.id} if asked.user and not asked.user_names else set()
             kept = [
                 memory
                 for memory in kept
-                if memory.id not in subjects or _writes_name(memory.content, question.subject.name)
+                if not subjects.get(memory.id)
+                or subjects[memory.id] & maybe_them
+                or _writes_name(memory.content, question.subject.name)
             ]
     answer_ids = set(asked.answer_memory_ids)
     if settings.RECALL_CURRENT_RULE:

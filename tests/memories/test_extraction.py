@@ -15,6 +15,7 @@ from memories.extraction import (
     RuleBasedExtractor,
     content_free,
     episode_content,
+    only_asks,
 )
 from memories.forgetting.asks import asks_to_forget
 from memories.forgetting.topics import topic_read
@@ -183,6 +184,39 @@ def test_content_free_turns(text):
 )
 def test_turns_with_content(text):
     assert not content_free(text)
+
+
+@pytest.mark.parametrize(
+    ("words", "replying_to"),
+    [
+        ("How do I descale a kettle?", ""),
+        ("Which is bigger, a hectare or an acre? Never remember.", ""),
+        ("Translate 'see you soon' into Spanish.", ""),
+        ('What does "my bad" mean in an email?', ""),  # quoted words are no one's own
+        ("Could you list four board games for two players.", "Anything else?"),
+        ("茶垢怎么去掉？", ""),
+        ("帮我把这段话改成正式一点的语气。", "还有别的吗？"),
+        ("用一句话解释一下什么是通货膨胀。", ""),
+    ],
+)
+def test_a_request_to_the_assistant_only_asks(words, replying_to):
+    assert only_asks(episode_content(words, replying_to=replying_to))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        episode_content("Can you help me plan my sister's hen party?"),  # whose party
+        episode_content("What should our team call the new project?"),
+        episode_content("We adopted a puppy on Sunday. Any tips for the first night?"),
+        episode_content("Turns out the kettle was broken all along."),
+        episode_content("我老公打呼噜怎么办？"),
+        episode_content("写完论文了，终于可以休息了。"),
+        "The user asked how to descale a kettle?",  # a fact, not the user's words
+    ],
+)
+def test_words_of_the_user_own_or_no_request_do_not_only_ask(content):
+    assert not only_asks(content)
 
 
 def test_episode_format():
