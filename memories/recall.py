@@ -448,11 +448,15 @@ def _followed_last(
         # Left out only when replaced: the later one as near the question, or saying nearly
         # the same (a later memory merely on the topic is no new value of what is asked).
         same = topic_similarity(settings.RECALL_REPLACED_QUANTILE) or threshold
-        similarity = {hit.memory.id: hit.similarity or 0.0 for hit in hits}
+        similarity = {hit.memory.id: hit.similarity for hit in hits}
+
+        def nearer(newer: uuid.UUID, older: uuid.UUID) -> bool:
+            # A hit found by its words alone has no similarity to compare.
+            new, old = similarity[newer], similarity[older]
+            return new is not None and old is not None and new >= old
+
         replaced = {
-            older
-            for older, newer, alike in follows
-            if similarity[newer] >= similarity[older] or alike >= same
+            older for older, newer, alike in follows if nearer(newer, older) or alike >= same
         }
         hits = [hit for hit in hits if hit.memory.id not in replaced]
     return sorted(hits, key=lambda hit: hit.memory.id in followed)  # stable
