@@ -357,14 +357,14 @@ def _request_by_meaning(hit: RecallHit) -> bool:
 def _said_by_meaning(words: tuple[str, ...], memories: list[Memory], *, looked_at: int) -> bool:
     """Whether one of the memories is as near in meaning to the words ("alcohol") as recall's
     relevance floor asks of a memory recalled for them as a query, made stricter for the
-    number of hits recall `looked_at` (those the other rules left are the best of them); True
-    when it cannot tell (no embedding): then the hits stay."""
+    number of hits recall `looked_at` (those the other rules left, `memories`, are the best of
+    them); True when it cannot tell (no embedding): then the hits stay."""
     if not memories:
         return False
     vector = query_vector(" ".join(words))
     # One of many passing is as likely by chance as one memory passing the recall floor: each
     # must beat the background's RECALL_NOISE_QUANTILE ** (1 / n), not its quantile.
-    quantile = settings.RECALL_NOISE_QUANTILE ** (1 / max(len(memories), looked_at))
+    quantile = settings.RECALL_NOISE_QUANTILE ** (1 / looked_at)
     floors = similarity_floors(vector, quantile) if vector is not None else None
     if floors is None:
         return True
@@ -447,7 +447,7 @@ def _followed_last(
     if present:
         # Left out only when replaced: the later one as near the question, or saying nearly
         # the same (a later memory merely on the topic is no new value of what is asked).
-        same = topic_similarity(settings.RECALL_REPLACED_QUANTILE) or threshold
+        same = topic_similarity(settings.RECALL_REPLACED_QUANTILE)
         similarity = {hit.memory.id: hit.similarity for hit in hits}
 
         def nearer(newer: uuid.UUID, older: uuid.UUID) -> bool:
@@ -456,7 +456,9 @@ def _followed_last(
             return new is not None and old is not None and new >= old
 
         replaced = {
-            older for older, newer, alike in follows if nearer(newer, older) or alike >= same
+            older
+            for older, newer, alike in follows
+            if nearer(newer, older) or (same is not None and alike >= same)
         }
         hits = [hit for hit in hits if hit.memory.id not in replaced]
     return sorted(hits, key=lambda hit: hit.memory.id in followed)  # stable

@@ -344,12 +344,18 @@ RECALL_EMPTY_RULE = env.bool("RECALL_EMPTY_RULE", default=True)
 # Newer first: of two memories on one topic (more alike than RECALL_TOPIC_QUANTILE of pairs of
 # unrelated background memories), the older goes after the others, unless the question asks
 # about the past; when it asks what holds now, the older leaves if the later one is as near the
-# question or more alike to it than RECALL_REPLACED_QUANTILE of those pairs.
+# question or more alike to the older than RECALL_REPLACED_QUANTILE of those pairs.
 RECALL_NEWER_RULE = env.bool("RECALL_NEWER_RULE", default=True)
 RECALL_TOPIC_QUANTILE = env.float("RECALL_TOPIC_QUANTILE", default=0.95)
 RECALL_REPLACED_QUANTILE = env.float("RECALL_REPLACED_QUANTILE", default=0.99)
+if not RECALL_TOPIC_QUANTILE <= RECALL_REPLACED_QUANTILE <= 1:
+    # Below the topic's bar every pair on one topic would be "nearly the same".
+    raise ImproperlyConfigured(
+        "RECALL_REPLACED_QUANTILE must lie between RECALL_TOPIC_QUANTILE and 1."
+    )
 # A request to the assistant ("What's the capital of Australia?") answers a question only when
-# it holds RECALL_MIN_TEXT_COVERAGE of its words: by meaning it is near any question.
+# it holds RECALL_MIN_TEXT_COVERAGE of its words (by meaning it is near any question), unless
+# the question asks what the user asked.
 RECALL_REQUEST_RULE = env.bool("RECALL_REQUEST_RULE", default=True)
 
 # Reflection (docs/reflection.md): traits from repeated observations. The lifecycle's numbers

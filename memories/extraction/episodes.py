@@ -6,7 +6,6 @@ import re
 import unicodedata
 
 from memories.sentences import HAN
-from memories.statements.words import ZH_PERSON_ROLES
 
 # The assistant turn kept as an episode's context: its end (where the question usually is),
 # whole sentences up to this many characters.
@@ -72,9 +71,10 @@ def content_free(text: str) -> bool:
 
 
 # A request to the assistant: its first sentence a question opening with a question word or an
-# auxiliary, or an instruction opening with its verb; in Chinese one ending in a question mark,
-# or opening with "help me", "give me", "recommend", "explain in …".
-SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
+# auxiliary, or an instruction opening with its verb; in Chinese a question (a question word,
+# ending in a question mark), or one opening with "help me", "give me", "recommend", "explain
+# in …".
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 QUESTION_OPENERS = (
     *("what", "what's", "whats", "how", "why", "when", "where", "which", "who", "whom", "whose"),
     *("is", "are", "am", "was", "were", "can", "could", "would", "should", "do", "does", "did"),
@@ -86,23 +86,34 @@ INSTRUCTION_VERBS = (
     *("describe", "compare", "check", "define", "calculate", "rewrite", "rephrase", "fix", "name"),
 )
 ZH_REQUEST_OPENERS = (
-    *("帮我", "给我", "帮忙", "告诉我", "推荐", "解释", "翻译", "列出", "总结", "概括"),
-    *("写(?:一|个|段|封|首|篇|句|几)", "用.{1,8}?(?:解释|概括|总结|说|写)"),
+    *("帮我", "给我", "告诉我", "推荐", "解释", "翻译", "列出", "总结一下", "概括一下"),
+    *("写(?:一|个|段|封|首|篇|句|几)", "用[^，,。了]{1,8}?(?:解释|概括|总结|说|写)"),
 )
-EN_QUESTION = re.compile(rf"^(?:please\s+)?(?:{'|'.join(QUESTION_OPENERS)})\b.*\?$", re.I)
+# A word, not the start of one ("Name's Priya", "Can't decide…" open with no request).
+WORD_END = r"(?![\w'’])"
+EN_QUESTION = re.compile(rf"^(?:please\s+)?(?:{'|'.join(QUESTION_OPENERS)}){WORD_END}.*\?$", re.I)
 EN_INSTRUCTION = re.compile(
-    rf"^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:{'|'.join(INSTRUCTION_VERBS)})\b",
+    rf"^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:{'|'.join(INSTRUCTION_VERBS)})"
+    rf"{WORD_END}",
     re.I,
 )
-ZH_REQUEST = re.compile(rf"[？?]$|^(?:请|麻烦你?)?(?:{'|'.join(ZH_REQUEST_OPENERS)})")
+ZH_QUESTION = re.compile(
+    r"(?:什么|怎么|怎样|哪|谁|吗|呢|多少|几|为什么|为啥|是否|要不要|能不能|可不可以|有没有|还是)"
+    r"[^，,]*[？?]$"
+)
+ZH_REQUEST = re.compile(rf"^(?:请|麻烦你?)?(?:{'|'.join(ZH_REQUEST_OPENERS)})")
 # Words quoted are not the user's own (What does “per my last email” mean?).
 QUOTED = re.compile(r'"[^"]*"|“[^”]*”|‘[^’]*’|「[^」]*」')
-# What is the user's own: "my", "our", "我的", "我们", "我家", "我老婆".
+# What says something of the user: "I", "we", "my", "our" ("how do I…", "should I…" only ask),
+# 我 but as the one asked for ("帮我", "告诉我"), and a clause before the question saying what
+# happened ("刚升职了，要不要请客？").
 OWN = re.compile(
-    r"\b(?:my|our|mine|ours)\b|我们|我的|我家|咱家|我(?:"
-    + "|".join(sorted(ZH_PERSON_ROLES, key=len, reverse=True))
-    + ")",
+    r"\b(?:I|I'm|I've|I'd|I'll|we|we're|we've|we'd|us|my|our|mine|ours)\b"
+    r"|(?<![帮给告诉教让])我|咱|[了过][，,]",
     re.I,
+)
+ASKING_I = re.compile(
+    rf"^(?:please\s+)?(?:{'|'.join(QUESTION_OPENERS)})(?:\s+\w+){{0,2}}\s+I{WORD_END}", re.I
 )
 
 
@@ -116,8 +127,10 @@ def only_asks(content: str) -> bool:
         return False
     words = episode["words"].strip()
     first = SENTENCE_END.split(words, 1)[0].strip()
-    if not first or OWN.search(QUOTED.sub(" ", words)):
+    # "How do I descale a kettle?" asks; "Is it weird that I hate cilantro?" tells.
+    said = ASKING_I.sub(" ", QUOTED.sub(" ", words), count=1)
+    if not first or OWN.search(said):
         return False
     if HAN.search(first):
-        return ZH_REQUEST.search(first) is not None
+        return ZH_QUESTION.search(first) is not None or ZH_REQUEST.match(first) is not None
     return EN_QUESTION.match(first) is not None or EN_INSTRUCTION.match(first) is not None

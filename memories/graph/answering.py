@@ -57,6 +57,13 @@ from memories.statements.words import (
 NAME_WORD = re.compile(latin_bounded("[A-Z][a-z]+"))
 HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
 PERSON_NAME = re.compile(r"(?P<given>[A-Z][a-z]+) (?P<family>[A-Z][a-z]+)")
+# Words before a family name that are no given name: "Dr Patel", "Miss Patel" may be her.
+TITLES = frozenset(
+    {
+        *("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Doctor", "Prof", "Professor", "Nurse"),
+        *("Aunt", "Auntie", "Uncle", "Coach", "Sir", "Dame", "Lady", "Lord", "Judge", "Officer"),
+    }
+)
 HAN_RUN = re.compile(rf"[{HAN}]+")
 RANKS = "大|小|二|三|四"
 # Relatives named in two characters or more: "小哥", "小姐" are other words.
@@ -336,7 +343,7 @@ def _other_given_name(text: str, name: str) -> bool:
     if (person := PERSON_NAME.fullmatch(name)) is None:
         return False
     return any(
-        given not in NOT_NAMES and given != person["given"]
+        given not in NOT_NAMES and given not in TITLES and given != person["given"]
         for given in re.findall(rf"([A-Z][a-z]+)\s+{re.escape(person['family'])}\b", text)
     )
 

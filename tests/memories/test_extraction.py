@@ -193,6 +193,8 @@ def test_turns_with_content(text):
         ("Which is bigger, a hectare or an acre? Never remember.", ""),
         ("Translate 'see you soon' into Spanish.", ""),
         ('What does "my bad" mean in an email?', ""),  # quoted words are no one's own
+        ("How long should I boil an egg?", ""),  # "should I" only asks
+        ("What's 2.5 times 4?", ""),
         ("Could you list four board games for two players.", "Anything else?"),
         ("茶垢怎么去掉？", ""),
         ("帮我把这段话改成正式一点的语气。", "还有别的吗？"),
@@ -210,7 +212,16 @@ def test_a_request_to_the_assistant_only_asks(words, replying_to):
         episode_content("What should our team call the new project?"),
         episode_content("We adopted a puppy on Sunday. Any tips for the first night?"),
         episode_content("Turns out the kettle was broken all along."),
+        episode_content("Is it weird that I hate cilantro?"),  # a question that tells
+        episode_content("How do I descale a kettle? I moved to Leeds and the water is hard."),
+        episode_content("Name's Priya, by the way."),  # "name" opens no instruction here
+        episode_content("Can't decide between the two flats."),
+        episode_content("What's 2.5 times 4? We're baking for twelve."),
         episode_content("我老公打呼噜怎么办？"),
+        episode_content("我最近总是失眠，有什么办法吗？"),
+        episode_content("刚升职了，要不要请同事吃饭？"),  # what happened, then a question
+        episode_content("推荐的那家餐厅我去了，真不错。"),
+        episode_content("用了三年的笔记本，写代码越来越卡。"),
         episode_content("写完论文了，终于可以休息了。"),
         "The user asked how to descale a kettle?",  # a fact, not the user's words
     ],

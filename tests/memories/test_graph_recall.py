@@ -168,7 +168,7 @@ def test_the_subject_rule_sets_aside_a_memory_about_someone_else(
         ("Paris is lovely in spring.", "Paris, Texas", True),
         ("My neighbour Ravi Shah fixed our fence.", "Nina Shah", True),  # another of the family
         ("Dr Shah wants a scan in May.", "Nina Shah", False),  # a title, not a given name
-        ("I went to Dallas, Texas for work.", "Paris, Texas", False),  # a place
+        ("Miss Shah set extra homework.", "Nina Shah", False),
         ("我同事叫Lukas，做市场的。", "Lucas", True),  # a Latin name against Chinese
         ("我大表哥在杭州开了家面馆。", "小表哥", True),  # a relative of another rank
         ("小表哥和大表哥都来了。", "小表哥", False),
@@ -552,5 +552,6 @@ def test_a_request_to_the_assistant_answers_a_question_only_in_its_words(agent):
         assert said(recall(agent, question, limit=10), "warm-up")  # near by its form
     hits = recall(agent, question, limit=10)
     assert said(hits[:1], "football") and not any(said(hits, r[:12]) for r in REQUESTS)
-    # Asked what the user asked, the requests answer in their words.
+    # In the request's own words, or asked what the user asked, a request answers.
+    assert said(recall(agent, "How to descale a kettle?")[:1], "descale")
     assert said(recall(agent, "What did the user ask about the kettle?")[:1], "descale")
