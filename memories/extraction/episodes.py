@@ -97,20 +97,33 @@ EN_INSTRUCTION = re.compile(
     rf"{WORD_END}",
     re.I,
 )
-ZH_QUESTION = re.compile(
-    r"(?:什么|怎么|怎样|哪|谁|吗|呢|多少|几|为什么|为啥|是否|要不要|能不能|可不可以|有没有|还是)"
-    r"[^，,]*[？?]$"
+ZH_QUESTION_WORDS = (
+    *("什么", "怎么", "怎样", "哪", "谁", "吗", "呢", "多少", "几", "为什么", "为啥", "是否"),
+    *("要不要", "能不能", "可不可以", "有没有", "还是"),
 )
+ZH_QUESTION = re.compile(rf"(?:{'|'.join(ZH_QUESTION_WORDS)})[^，,]*[？?]$")
 ZH_REQUEST = re.compile(rf"^(?:请|麻烦你?)?(?:{'|'.join(ZH_REQUEST_OPENERS)})")
 # Words quoted are not the user's own (What does “per my last email” mean?).
 QUOTED = re.compile(r'"[^"]*"|“[^”]*”|‘[^’]*’|「[^」]*」')
 # What says something of the user: "I", "we", "my", "our" ("how do I…", "should I…" only ask),
 # 我 but as the one asked for ("帮我", "告诉我"), and a clause before the question saying what
 # happened ("刚升职了，要不要请客？").
+FIRST_PERSON = (
+    "I",
+    "I'm",
+    "I've",
+    "I'd",
+    "I'll",
+    "we",
+    "we're",
+    "we've",
+    "we'd",
+    "us",
+    "my",
+    "our",
+)
 OWN = re.compile(
-    r"\b(?:I|I'm|I've|I'd|I'll|we|we're|we've|we'd|us|my|our|mine|ours)\b"
-    r"|(?<![帮给告诉教让])我|咱|[了过][，,]",
-    re.I,
+    rf"\b(?:{'|'.join(FIRST_PERSON)}|mine|ours)\b|(?<![帮给告诉教让])我|咱|[了过][，,]", re.I
 )
 ASKING_I = re.compile(
     rf"^(?:please\s+)?(?:{'|'.join(QUESTION_OPENERS)})(?:\s+\w+){{0,2}}\s+I{WORD_END}", re.I
