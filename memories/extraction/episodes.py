@@ -109,22 +109,10 @@ QUOTED = re.compile(r'"[^"]*"|“[^”]*”|‘[^’]*’|「[^」]*」')
 # 我 but as the one asked for ("帮我", "告诉我"), and a clause before the question saying what
 # happened ("刚升职了，要不要请客？").
 FIRST_PERSON = (
-    "I",
-    "I'm",
-    "I've",
-    "I'd",
-    "I'll",
-    "we",
-    "we're",
-    "we've",
-    "we'd",
-    "us",
-    "my",
-    "our",
+    *("I", "I'm", "I've", "I'd", "I'll", "my", "mine"),
+    *("we", "we're", "we've", "we'd", "us", "our", "ours"),
 )
-OWN = re.compile(
-    rf"\b(?:{'|'.join(FIRST_PERSON)}|mine|ours)\b|(?<![帮给告诉教让])我|咱|[了过][，,]", re.I
-)
+OWN = re.compile(rf"\b(?:{'|'.join(FIRST_PERSON)})\b|(?<![帮给告诉教让])我|咱|[了过][，,]", re.I)
 ASKING_I = re.compile(
     rf"^(?:please\s+)?(?:{'|'.join(QUESTION_OPENERS)})(?:\s+\w+){{0,2}}\s+I{WORD_END}", re.I
 )

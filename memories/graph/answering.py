@@ -47,6 +47,7 @@ from memories.statements.words import (
     HAN,
     NOT_NAMES,
     SINGLE_RELATIONS,
+    TITLES,
     ZH_PERSON_ROLES,
     alternation,
     is_relation,
@@ -57,13 +58,6 @@ from memories.statements.words import (
 NAME_WORD = re.compile(latin_bounded("[A-Z][a-z]+"))
 HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
 PERSON_NAME = re.compile(r"(?P<given>[A-Z][a-z]+) (?P<family>[A-Z][a-z]+)")
-# Words before a family name that are no given name: "Dr Patel", "Miss Patel" may be her.
-TITLES = frozenset(
-    {
-        *("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Doctor", "Prof", "Professor", "Nurse"),
-        *("Aunt", "Auntie", "Uncle", "Coach", "Sir", "Dame", "Lady", "Lord", "Judge", "Officer"),
-    }
-)
 HAN_RUN = re.compile(rf"[{HAN}]+")
 RANKS = "大|小|二|三|四"
 # Relatives named in two characters or more: "小哥", "小姐" are other words.

@@ -332,6 +332,13 @@ NOT_NAMES = word_set(
     Assistant Mr Mrs Ms Dr Big Good Bad Great Update Anyway Btw FYI PS Last Next Every All
     Some Any Both After Before Since Until Still Maybe Hmm Wow Lol Guess Fun Note"""
 )
+# Words before a family name that are no given name: "Dr Patel", "Miss Patel" may be her.
+TITLES = frozenset(
+    {
+        *("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Doctor", "Prof", "Professor", "Nurse"),
+        *("Aunt", "Auntie", "Uncle", "Coach", "Sir", "Dame", "Lady", "Lord", "Judge", "Officer"),
+    }
+)
 
 # Common Chinese surnames: a clause starting with one and a given name is about that person
 # ("张婷跳槽去了腾讯"); also 小/老/阿 + a character ("老王", "小李").
