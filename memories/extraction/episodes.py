@@ -99,7 +99,7 @@ EN_INSTRUCTION = re.compile(
 )
 ZH_QUESTION_WORDS = (
     *("什么", "怎么", "怎样", "哪", "谁", "吗", "呢", "多少", "几", "为什么", "为啥", "是否"),
-    *("要不要", "能不能", "可不可以", "有没有", "还是"),
+    *("要不要", "能不能", "可不可以", "有没有", "还是", "有多"),
 )
 ZH_QUESTION = re.compile(rf"(?:{'|'.join(ZH_QUESTION_WORDS)})[^，,]*[？?]$")
 ZH_REQUEST = re.compile(rf"^(?:请|麻烦你?)?(?:{'|'.join(ZH_REQUEST_OPENERS)})")
@@ -116,6 +116,25 @@ OWN = re.compile(rf"\b(?:{'|'.join(FIRST_PERSON)})\b|(?<![帮给告诉教让])�
 ASKING_I = re.compile(
     rf"^(?:please\s+)?(?:{'|'.join(QUESTION_OPENERS)})(?:\s+\w+){{0,2}}\s+I{WORD_END}", re.I
 )
+# A sentence on the asking itself, after the request ("… I always forget.", "I'm curious.",
+# "…我老记不住。"), and the register an answer is asked in ("explain it like I'm five"): they
+# say nothing of the user to remember.
+ASKED_THING = (
+    r"(?:\s+(?:it|that|this|which\s+is\s+which|which\s+one"
+    r"|the\s+(?:answer|name|word|rule|difference)))?"
+)
+ASIDES = (
+    r"(?:i\s+)?(?:always|often|keep|never|can\s+never|can't|cannot|just\s+can't)\s+(?:forget"
+    rf"|forgetting|remember|recall|keep\s+track|tell\s+(?:them|the\s+two)\s+apart){ASKED_THING}",
+    rf"i(?:'m|\s+am)\s+(?:not\s+sure|never\s+sure|curious|confused){ASKED_THING}",
+    r"(?:i(?:'ve|\s+have)\s+)?always\s+wondered|i\s+was\s+(?:just\s+)?wondering"
+    r"|just\s+(?:curious|wondering)",
+    r"i\s+(?:always\s+)?(?:mix|get)\s+(?:them|these|those|it|this|that)\s+(?:up|mixed\s+up|confused)",
+    r"我?(?:老|总|总是|老是|一直|经常|常常|每次都)?(?:记不住|记不清|忘|忘记|搞不清楚?|分不清楚?|搞混|弄混)了?",
+    r"(?:有点|很|就是|只是)?好奇(?:一下)?|我?不太?确定",
+)
+ASIDE = re.compile(rf"(?:{'|'.join(ASIDES)})[\s.!。！…~～]*", re.I)
+ANSWER_REGISTER = re.compile(r"\blike\s+I(?:'m|\s+am)\s+[^.?!]*", re.I)
 
 
 def only_asks(content: str) -> bool:
@@ -129,7 +148,10 @@ def only_asks(content: str) -> bool:
     words = episode["words"].strip()
     first = SENTENCE_END.split(words, 1)[0].strip()
     # "How do I descale a kettle?" asks; "Is it weird that I hate cilantro?" tells.
-    said = ASKING_I.sub(" ", QUOTED.sub(" ", words), count=1)
+    sentences = [s for s in SENTENCE_END.split(words) if not ASIDE.fullmatch(s.strip())]
+    said = ASKING_I.sub(" ", QUOTED.sub(" ", " ".join(sentences)), count=1)
+    if EN_INSTRUCTION.match(first):
+        said = ANSWER_REGISTER.sub(" ", said)
     if not first or OWN.search(said):
         return False
     if HAN.search(first):

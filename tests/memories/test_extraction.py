@@ -199,6 +199,12 @@ def test_turns_with_content(text):
         ("茶垢怎么去掉？", ""),
         ("帮我把这段话改成正式一点的语气。", "还有别的吗？"),
         ("用一句话解释一下什么是通货膨胀。", ""),
+        # An aside on the asking, or the register asked for, says nothing of the user.
+        ("What's the boiling point of water in Fahrenheit? I can never remember.", ""),
+        ("Is it affect or effect here? I'm never sure.", ""),
+        ("Explain how a mortgage works like I'm ten.", ""),
+        ("月球的重力是地球的多少？我老记不住。", ""),
+        ("从北京到上海的高铁有多快？", ""),
     ],
 )
 def test_a_request_to_the_assistant_only_asks(words, replying_to):
@@ -217,6 +223,9 @@ def test_a_request_to_the_assistant_only_asks(words, replying_to):
         episode_content("Name's Priya, by the way."),  # "name" opens no instruction here
         episode_content("Can't decide between the two flats."),
         episode_content("What's 2.5 times 4? We're baking for twelve."),
+        episode_content("When does the pharmacy close? I always forget to pick up my insulin."),
+        episode_content("Is it affect or effect? I'm not sure my editor will care."),
+        episode_content("立春是哪天？我忘了带日历。"),
         episode_content("我老公打呼噜怎么办？"),
         episode_content("我最近总是失眠，有什么办法吗？"),
         episode_content("刚升职了，要不要请同事吃饭？"),  # what happened, then a question
