@@ -62,6 +62,7 @@ from memories.similarity_floors import (
     similarity_floors,
     topic_similarity,
 )
+from memories.statements.model import QuestionReading
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
 
@@ -338,6 +339,7 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
             nodes=question.nodes,
             held=set(question.answer_memory_ids),
             present=present,
+            reading=question.question,
         )
     return answers + kept
 
@@ -390,7 +392,12 @@ CHANGING_TYPES = [MemoryType.FACT.value, MemoryType.EPISODIC.value]
 
 
 def _followed_last(
-    hits: list[RecallHit], *, nodes: list[GraphNode], held: set[uuid.UUID], present: bool
+    hits: list[RecallHit],
+    *,
+    nodes: list[GraphNode],
+    held: set[uuid.UUID],
+    present: bool,
+    reading: QuestionReading,
 ) -> list[RecallHit]:
     """The hits, those a later hit on the same topic follows after all the others (in order):
     the older of "I live in Austin" and "I'm all settled in Denver now" is likely the value that
@@ -401,7 +408,8 @@ def _followed_last(
     birthday…": two subjects), nor when the older holds more of the question's words (the
     question names what it says: "violin lessons" asks about them, not the piano lessons
     since) unless the question asks what holds now. `held`: the facts stating a value the
-    graph holds, never set back."""
+    graph holds, never set back; `reading`: the question, whose asked thing a later memory
+    must speak to if the older does, to replace it."""
     threshold = topic_similarity()
     changing = [hit.memory for hit in hits if hit.memory.memory_type in CHANGING_TYPES]
     if threshold is None or len(changing) < 2:
@@ -455,10 +463,19 @@ def _followed_last(
             new, old = similarity[newer], similarity[older]
             return new is not None and old is not None and new >= old
 
+        # Being as near the question is not enough when the later memory is silent on what is
+        # asked and the older speaks to it: for "Does the user have a boyfriend now?", "All
+        # settled in Bristol" does not replace "Theo and I broke up".
+        content = {hit.memory.id: hit.memory.content for hit in hits}
+
+        def speaks(memory_id: uuid.UUID) -> bool:
+            return statements.answers_focus(reading, content[memory_id])
+
         replaced = {
             older
             for older, newer, alike in follows
-            if nearer(newer, older) or (same is not None and alike >= same)
+            if (same is not None and alike >= same)
+            or (nearer(newer, older) and (speaks(newer) or not speaks(older)))
         }
         hits = [hit for hit in hits if hit.memory.id not in replaced]
     return sorted(hits, key=lambda hit: hit.memory.id in followed)  # stable

@@ -553,12 +553,16 @@ def ruling(
         and not any(statements.answers_focus(question, memory.content) for memory in judged)
         # A yes or no is as often answered in other words ("Does the user drink alcohol?": "a
         # glass of wine with dinner") as in the question's; not a relative, whom near words
-        # ("the girls" for "a son") do not say.
+        # ("the girls" for "a son") do not say. So is someone's attribute ("What does Marco
+        # do?": "he runs the data team").
         and not (
             question.closed
             and not question.choices
             and not any(is_relation(word) for word in question.focus)
             and said_by_meaning(question.focus, judged)
+        )
+        and not (
+            (keys := statements.attributes_of_another(question)) and said_by_meaning(keys, judged)
         )
     ):
         return Ruling([], [])

@@ -20,7 +20,7 @@ language", "favorite language" → "favorite language"; "home city", "lives in" 
   memory names and whether it says anything about what is asked (focus.py).
 """
 
-from memories.statements.focus import answers_focus
+from memories.statements.focus import answers_focus, attributes_of_another
 from memories.statements.keys import attribute_key, relation_attribute, single_valued
 from memories.statements.message import message_read
 from memories.statements.model import (
@@ -51,6 +51,7 @@ __all__ = [
     "asks_about_the_past",
     "asks_about_the_present",
     "attribute_key",
+    "attributes_of_another",
     "message_read",
     "names_in",
     "question_read",

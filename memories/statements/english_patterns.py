@@ -74,6 +74,7 @@ from memories.statements.words import (
 I = re.I  # noqa: E741
 
 PLACE = rf"(?:{CAP}|(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?[\w-]+{END})"
+HOME = r"(?:house|flat|apartment|terrace|cottage|condo|studio|bungalow|townhouse|place|home)"
 IN_PLACE = rf"(?:\s+(?:in|based in|out of)\s+(?P<place>{CAP}))?"
 
 # What a clause must hold for a pattern to be tried (its third element): one of some strings
@@ -140,6 +141,13 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             ("moved", "relocated", "emigrated", "immigrated"),
         ),
         (rf"\bcalls?\s+(?P<v>{CAP})\s+home\b", lives, ("home",)),
+        # A home rented, owned or bought somewhere: "We rent a terrace in Headingley".
+        (
+            rf"\b(?:rent|rents|renting|own|owns|bought|closed\s+on|moved\s+into)\s+(?:an?|the|our|my)"
+            rf"\s+(?:[\w-]+\s+){{0,2}}?{HOME}\s+(?:in|on)\s+(?P<v>{CAP})",
+            lives,
+            ("rent", "own", "bought", "closed on", "moved into"),
+        ),
         (rf"\bleft\s+{CAP}\s+for\s+(?P<v>{CAP})", lives, ("left",)),
         (
             rf"\b(?P<verb>moved\s+(?:away\s+)?from|moved\s+out\s+of|left)\s+(?P<v>{CAP})",

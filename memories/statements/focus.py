@@ -146,6 +146,16 @@ def _says(word: str, text: _Text) -> bool:
     return False
 
 
+def attributes_of_another(question: QuestionReading) -> tuple[str, ...]:
+    """The attributes a question asks of someone other than the user, and nothing else ("What
+    does Hugh do for a living?"): only a memory speaking to one tells it, not any memory about
+    them ("Hugh lives in Salcombe"). Not a name, said in too many ways to be read by its words
+    ("男朋友张磊"), nor the user's own values, said in every way."""
+    if question.subject.is_user or question.focus or question.count or question.choices:
+        return ()
+    return tuple(key for key in question.attributes if key != "name")
+
+
 def answers_focus(question: QuestionReading, text: str) -> bool:
     """Whether a memory's text says something about every focus word of the question (of an
     either-or question, about one of its choices), and, when the question counts, states a
@@ -159,6 +169,9 @@ def answers_focus(question: QuestionReading, text: str) -> bool:
     bilingual table of words with the same meaning (car, vehicle, drives, Toyota, 车, 丰田;
     salary, pay, earns, 工资, 收入; children, kids, 孩子), a proper name for "name", a quoted
     title for "title" or "book"."""
+    if keys := attributes_of_another(question):
+        said = _Text(text)
+        return any(_says(key.split()[0], said) for key in keys)  # "lives in": "lives"
     if not question.focus and not question.count and not question.choices:
         return True
     said = _Text(text)

@@ -253,7 +253,7 @@ ZH_JOBS = (
     "|摄影师|画家|演员|歌手|飞行员|消防员|快递员|外卖员|店员|老板|博士生|研究生|大学生|高中生"
     "|初中生|小学生|药剂师|牙医|兽医|咨询师|心理咨询师|保安|主播|运营|策划|财务|人事|HR|CEO"
     "|CTO|总裁|合伙人|农民|工人|电工|厨子|服务员|收银员|导游|空姐|空乘|律所合伙人|运维|测试开发"
-    "|前端|后端"
+    "|前端|后端|交警"
 )
 
 # --- Languages -------------------------------------------------------------------------------
@@ -386,6 +386,8 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "wife|spouse|married|妻子|老婆|太太|爱人|媳妇",
         "husband|spouse|married|丈夫|老公",
         "partner|spouse|wife|husband|girlfriend|boyfriend|married|对象|伴侣|老婆|老公|妻子|丈夫",
+        # Whether someone is seeing someone is said by a date or a break-up too.
+        "boyfriend|girlfriend|dating|broke up|split up|男朋友|女朋友|男友|女友|对象|约会|分手",
         "brother|sibling|哥哥|弟弟|兄弟",
         "sister|sibling|姐姐|妹妹|姐妹",
         "mother|mom|mum|妈妈|母亲",
@@ -393,10 +395,8 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "parent|mother|father|mom|dad|父母|爸妈",
         "friend|buddy|pal|朋友|好友|闺蜜",
         "job|work|occupation|profession|career|position|employed|employer|company|role"
-        "|in charge of|responsible for|工作|职业|上班|职位|公司|负责|"
-        + "|".join(JOBS)
-        + "|"
-        + ZH_JOBS,
+        "|in charge of|responsible for|team|runs|running|leads|manages"
+        "|工作|职业|上班|职位|公司|负责|开了一家|开了个|" + "|".join(JOBS) + "|" + ZH_JOBS,
         "name|named|called|名字|叫|姓名",
         "surname|last name|family name|姓",
         "age|old|aged|year-old|years old|turned|born|birthday|岁|年龄|多大|出生",
@@ -407,6 +407,9 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "language|speak|spoken|fluent|fluently|learning|"
         + "|".join(LANGUAGES).lower()
         + "|语言|语|外语",
+        "work|works|working|start|starts|started|joined|hired|office|station|hospital|clinic"
+        "|firm|factory|store|shop|agency|bank|上班|单位|医院|工厂|银行|店",
+        "learn|learning|lesson|lessons|class|classes|course|学|课",
         "book|novel|read|reading|reads|author|书|小说|读|《",
         "movie|film|show|series|watch|watching|电影|剧",
         "game|play|playing|游戏|玩",

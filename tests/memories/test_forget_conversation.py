@@ -70,7 +70,10 @@ def test_that_in_the_same_message_points_to_the_sentence_before(agent, session):
     answer = say(agent, session, "The alarm code is 7391. On second thought, please forget that.")
     assert answer["redactions"] == {"pin": 1}  # never stored in the first place
     assert answer["memories"] == []  # the asking turn is no episode
-    assert held() == ["User: I rent a flat in Leeds with two roommates."]
+    assert held() == [
+        "The user rents a flat in Leeds with two roommates",
+        "User: I rent a flat in Leeds with two roommates.",
+    ]
     assert messages()[-1] == "[forgotten] [forget request]"
 
 

@@ -11,7 +11,9 @@ from django.test import override_settings
 from memories.graph.answering import _names_lookalike, asked
 from memories.graph.models import GraphEdge, GraphNode
 from memories.models import Memory
+from memories.recall import NO_BOOSTS, RecallHit, _followed_last
 from memories.services import memories_embed
+from memories.statements import question_read
 from neuromem_site.mcp.tools import TOOLS, tool_call
 
 pytestmark = pytest.mark.django_db
@@ -345,6 +347,31 @@ def test_a_question_asking_what_holds_now_answers_the_later_memory_alone_in_what
         )
 
 
+@override_settings(RECALL_TOPIC_QUANTILE=0.5, RECALL_REPLACED_QUANTILE=1.0)
+def test_a_later_memory_silent_on_what_is_asked_does_not_replace_one_speaking_to_it(agent):
+    # Two memories on one topic, the later one nearer the question: it replaces the older
+    # only if it speaks to what is asked when the older does.
+    converse(
+        agent,
+        ["Theo and I broke up, he would never have left London."],
+        ["All settled in Bristol now, renting a tiny place by the harbour."],
+    )
+    older, newer = Memory.objects.filter(memory_type="episodic").order_by("valid_at")
+
+    def hit(memory: Memory, similarity: float) -> RecallHit:
+        return RecallHit(memory, 1.0, 0.0, None, None, similarity, 0.0, NO_BOOSTS)
+
+    def kept(query: str) -> list[Memory]:
+        hits = [hit(newer, 0.5), hit(older, 0.3)]
+        followed = _followed_last(
+            hits, nodes=[], held=set(), present=True, reading=question_read(query)
+        )
+        return [h.memory for h in followed]
+
+    assert kept("Does the user have a boyfriend now?") == [newer, older]
+    assert kept("Where does the user live now?") == [newer]
+
+
 def test_a_question_about_the_past_keeps_the_earlier_memory_where_it_ranks(agent):
     converse(agent, *CAFE)
     question = "What did the user order at the café before?"
@@ -398,6 +425,23 @@ def test_a_yes_or_no_is_not_answered_by_chance_among_many_unrelated_memories(age
     converse(agent, EVERYDAY, ["A: What do you do for fun?", "I play the cello in an orchestra."])
     assert recall(agent, "Has the user been to Japan?") == []
     assert said(recall(agent, "Does the user play an instrument?"), "cello")
+
+
+def test_someones_attribute_never_said_is_empty_and_one_said_in_other_words_is_not(agent):
+    # A memory about Tomas does not tell what he does; "runs the sales team" does of Ines.
+    converse(
+        agent,
+        [
+            "My brother Tomas lives in Porto with his two dogs.",
+            "My friend Ines runs the sales team at a shoe company.",
+            "我舅舅住在成都，喜欢钓鱼。",
+            "我姑姑在杭州当交警。",
+        ],
+    )
+    assert recall(agent, "What does Tomas do for a living?") == []
+    assert said(recall(agent, "What does Ines do?"), "sales")
+    assert recall(agent, "用户的舅舅是做什么的？") == []
+    assert said(recall(agent, "用户的姑姑是做什么的？"), "交警")
 
 
 def test_a_chinese_yes_or_no_about_something_never_said_is_empty(agent):

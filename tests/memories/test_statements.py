@@ -308,6 +308,10 @@ def test_chinese_fact_is_retold_about_the_user():
         ("I moved from Chicago to Portland last year.", {("user", "lives in", "Portland")}),
         ("My wife and I live in Oslo.", {("user", "lives in", "Oslo")}),
         ("I'm originally from Ohio.", {("user", "hometown", "Ohio")}),
+        # A home rented, owned or bought somewhere is where one lives
+        ("We rent a little flat in Leith with two cats.", {("user", "lives in", "Leith")}),
+        ("We just closed on a house in Asheville!", {("user", "lives in", "Asheville")}),
+        ("We bought a new car on Friday.", set()),
         ("I work for the city council.", {("user", "works at", "the city council")}),
         (
             "I recently joined Stripe as a product designer.",
@@ -427,6 +431,11 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("我朋友小李是设计师。", {("user", "friend", "小李"), ("小李", "job", "设计师")}),
         ("我家的狗去世了。", {("user", "pet", "dog", "ended")}),
         ("我下个月要搬到杭州。", set()),
+        # A home: where it is, or rented or bought there; not a shop near it, nor a model house
+        ("家在鼓楼的一个老小区，五楼。", {("user", "lives in", "鼓楼")}),
+        ("在滨江租了个一室户的房子。", {("user", "lives in", "滨江")}),
+        ("在苏州安顿下来了。", {("user", "lives in", "苏州")}),
+        ("我在网上买了个房子模型。", set()),
         # Mixed: English names and words in Chinese, Chinese places in English
         ("我哥哥Mark在Google工作。", {("user", "brother", "Mark"), ("Mark", "works at", "Google")}),
         ("I live in 杭州 now.", {("user", "lives in", "杭州")}),
