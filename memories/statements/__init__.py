@@ -11,7 +11,7 @@ Attributes are an open vocabulary: `attribute_key` normalises a phrase ("favouri
 language", "favorite language" → "favorite language"; "home city", "lives in" → "lives in").
 
 - `message_read(text)`: the subjects, one fact a subject, and the values a user message
-  states (memories/statements/message.py, english*.py, chinese.py).
+  states (memories/statements/message.py, english*.py, chinese*.py).
 - `question_read(text)`: whose value a recall query asks for, which attribute, the words
   naming what is asked (questions.py); `asks_about_the_past(text)`: whether it asks what
   held before, or how something changed; `asks_about_the_present(text)`: whether it says it

@@ -12,7 +12,6 @@ from memories.statements.reading import (
     Subjects,
     after_lead,
     mentioned,
-    pending,
     pending_said,
     stating,
 )
@@ -22,7 +21,6 @@ from memories.statements.words import (
     ZH_JOBS,
     ZH_NAME_STOP,
     ZH_NOT_NAMES,
-    ZH_NUMBER,
     ZH_PERSON_ROLES,
     ZH_SPECIES,
     ZH_SURNAMES,
@@ -394,140 +392,6 @@ def possessed(ctx: Context, m, rest: str) -> bool:
     return True
 
 
-LANGUAGE = rf"(?:[{HAN}]{{1,4}}?(?:语|文)|普通话|粤语|[A-Z][a-z]+)"
-
-PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
-    (re.compile(p), h)
-    for p, h in (
-        # Ends first: "不再吃素了", "辞职了", "去世了"
-        (
-            r"(?:不再|不)(?:吃素|是素食(?:主义)?者)了?|不吃素了|(?:开始|又开始|重新)吃肉",
-            stating("diet", value="吃素", ended=True),
-        ),
-        # Habits given up: "我戒烟了", "酒也戒了"
-        (
-            r"戒(?:掉)?了?烟|烟(?:也|都|已经|早就)?戒(?:掉)?了",
-            stating("smoking", value="抽烟", ended=True),
-        ),
-        (
-            r"戒(?:掉)?了?酒|酒(?:也|都|已经|早就)?戒(?:掉)?了",
-            stating("drinking", value="喝酒", ended=True),
-        ),
-        (r"(?:去世了?|过世了?|死了|离世了?|不在了|走丢了|丢了)", gone),
-        (rf"(?:从|在)(?P<v>{ZV})(?:辞职|离职)", quit_job),
-        (r"辞职|离职|辞工|被裁(?:员)?|被辞退|被开除|失业了|不干了|裸辞", quit_job),
-        (r"退休了?", stating("job", value="退休")),
-        (r"离婚了?", stating("relationship status", value="离婚")),
-        (r"结婚了|成家了", stating("relationship status", value="已婚")),
-        (rf"离开了?(?P<v>{ZV}){ZE}", left),
-        (rf"搬离了?(?P<v>{ZV}){ZE}", stating("lives in", ended=True)),
-        # Living, working, studying somewhere
-        (
-            rf"(?P<neg>不再|不)?(?:住在|定居在?|生活在|居住在|搬到了?|搬去了?|搬回了?|落户(?:在|到)?)(?P<v>{PLACE_V}){PLACE_END}",
-            lives,
-        ),
-        (r"在(?P<v>[^，,。；在]+?)(?:住|生活|定居|安家|安顿|落脚)(?!过)", lives),
-        # A home: "家在汉口", "在大良租了个小房子".
-        (
-            rf"(?:^|[，,。；;\s])(?:我|我们)?家在(?!哪|什么)(?P<v>{PLACE_V})(?=的|[，,。；;]|$)",
-            lives,
-        ),
-        (
-            r"在(?P<v>[^，,。；在]+?)(?:租|买)了(?:个|一个|一套|一间)?[^，,。；]{0,6}?"
-            r"(?:房子?|公寓|一房|[两三四]居室?|[两三四]室一厅)(?=[，,。；;！!]|$)",
-            lives,
-        ),
-        (
-            rf"在(?P<v>[^，,。；在]+?)(?:做|当|担任|任)(?P<job>[^，,。；\s]*?(?:{ZH_JOBS}|师|员))",
-            works,
-        ),
-        (
-            r"(?P<neg>不再|不)?在(?P<v>[^，,。；在]+?)(?:工作|上班|任职|实习|打工|供职)(?![过室台服])",
-            works,
-        ),
-        (rf"(?:入职|加入|跳槽到|跳槽去)了?(?P<v>{ZV}){ZE}", works),
-        (r"去(?P<v>[^，,。；]+?)(?:上班|工作)了", works),
-        (
-            r"在(?P<v>[^，,。；在]+?)(?:读书|上学|念书|读大学|读研|读博|上大学|读高中|上高中|读本科)",
-            say("school"),
-        ),
-        # A job, and where: "是纽约的律师"
-        (
-            rf"是(?:一名|一个|一位|个|名|位)?(?:(?P<place>[^，,。的是]{{1,6}}?)的)?(?P<job>[^，,。；的\s是]*?(?:{ZH_JOBS})){ZE}",
-            job,
-        ),
-        (
-            rf"(?:当|做|成为|成了|升(?:职)?(?:为|成了?))了?(?:一名|一个)?(?P<job>[^，,。；\s]*?(?:{ZH_JOBS})){ZE}",
-            job,
-        ),
-        (r"(?:从事|做)(?P<job>[^，,。；]+?)(?:工作|行业)", job),
-        # Age
-        (rf"(?:今年|已经|快|才|刚满|满)?(?P<n>{ZH_NUMBER})(?:周)?岁", age),
-        # "今年七十了": this year's number, 岁 left unsaid
-        (rf"今年(?P<n>{ZH_NUMBER})了", age),
-        # Phone and email: a new one, said now or in the next clause
-        (
-            rf"换了?(?:个|一个)?新(?:的)?(?P<attr>手机号码?|手机号|手机|电话号码?|电话|号码|工作号|工作电话|邮箱|地址|车)(?:[，,：:]?\s*(?:是|为)?(?P<v>{NUM}|[\w.+-]+@[\w.-]+))?",
-            pending,
-        ),
-        (
-            rf"(?:手机|电话|新)(?:号码?|号)?(?:是|为|换成了?|改成了?|变成了?)\s*(?P<v>{NUM})",
-            say("phone"),
-        ),
-        (
-            rf"(?:工作|办公室?)(?:电话|号码?|号|手机)(?:是|为|换成了?|改成了?|变成了?)\s*(?P<v>{NUM})",
-            say("work phone"),
-        ),
-        (rf"邮箱(?:地址)?(?:是|为|换成了?|改成了?)(?P<v>{ZH_EMAIL})", say("email")),
-        # Car
-        (rf"(?:卖了|卖掉了)(?:我的)?(?P<v>{ZV}车)", stating("car", ended=True)),
-        (rf"把(?:[^，,。]+?)换成了?(?:一辆|一台|辆|台)?(?P<v>{ZV}){ZE}", car),
-        (rf"开(?:的是|着|一辆|辆|了一辆)?(?P<v>{ZV}){ZE}", car),
-        (rf"买了(?:一辆|辆|台|一台)?(?P<v>{ZV}){ZE}", car),
-        # Diet
-        (r"吃素|是素食(?:主义)?者|只吃素|是纯素(?:食)?者?", stating("diet", value="吃素")),
-        # Habits: "我烟瘾有点大", "晚上都要喝二两白酒" (not "不抽烟", "戒烟")
-        (r"(?<![不没别戒])(?:抽烟|吸烟)|烟瘾", stating("smoking", value="抽烟")),
-        (
-            r"(?<![不没别戒])喝(?:点|两口|二两|半斤|一杯|几杯|[一二两三四五六七八九十]+[两杯瓶口])?"
-            r"(?:白酒|啤酒|红酒|黄酒|洋酒|酒)(?!量)",
-            stating("drinking", value="喝酒"),
-        ),
-        # Favorites
-        (
-            rf"最(?:喜欢|爱|喜爱)的(?P<attr>[^，,。是]{{1,8}}?)(?:现在)?(?:是|变成了?|换成了?)(?P<v>{ZV}){ZE}",
-            favorite,
-        ),
-        # Reading, watching, playing
-        (r"(?P<act>读|看|追|玩|听)完了?《(?P<v>[^》]+)》", done),
-        (r"《(?P<v>[^》]+)》(?:早就?|已经|都|终于)?(?P<act>读|看|追|玩|听)完了?", done),
-        (r"(?:在|正在|开始|刚开始)(?P<act>读|看|追|玩|听)(?:的是|了)?《(?P<v>[^》]+)》", doing),
-        # Languages
-        (rf"会(?:说|讲)(?P<v>{LANGUAGE}(?:(?:和|、|跟|与)?{LANGUAGE})*)", speaks),
-        (rf"(?:说|讲)(?:一口)?(?:流利的)?(?P<v>{LANGUAGE})", speaks),
-        (rf"(?:在|正在|开始)学(?:习)?(?P<v>{ZV}){ZE}", stating("learning")),
-        # Pets and relatives
-        (
-            rf"(?:养了?|有|领养了?|收养了?|捡了)(?:(?P<n>{ZH_NUMBER})?(?:只|条|个|头))?(?:[^，,。]{{0,6}}?的)?(?P<sp>{ZH_PET})(?:[，,]?(?:叫|名叫|名字叫)(?P<name>{CALLED}){ZE})?",
-            pet,
-        ),
-        (rf"有(?:(?P<n>{ZH_NUMBER})(?:个|位))?(?P<role>{ZH_ROLE}){ZE}", relative),
-        # Commute
-        (
-            r"(?P<v>(?:坐|骑|开|搭|乘)[^，,。；;！!？?\s上]{1,10}?|走路|步行|打车)(?:去)?上班",
-            say("commute"),
-        ),
-        # Likes, allergies, household, name
-        (
-            r"^(?:很|非常|特别|最|也|还|真的|超)*(?P<verb>不喜欢|喜欢|喜爱|爱|讨厌|偏好)(?P<v>[^，,。；;！!？?]+)",
-            likes,
-        ),
-        (r"对(?P<v>[^，,。；;]+?)过敏", say("allergy")),
-        (rf"(?:和|跟|与)(?P<v>[^，,。住]+?)(?:一起)?{ZA}住", say("lives with")),
-        (rf"^叫(?P<v>{ZV}){ZE}", called),
-    )
-]
-
 POSSESSED = re.compile(
     rf"^(?P<attr>[^，,。是为叫]{{1,10}}?)(?:现在|目前)?(?:是|为|叫|换成了?|改成了?|变成了?)(?P<v>{ZV}){ZE}"
 )
@@ -600,7 +464,3 @@ QUESTION = re.compile(r"什么|哪(?:里|儿|个|家|所)|谁|多少|几[个岁�
 def question(text: str) -> bool:
     """A clause that asks ("我的狗叫什么名字"), question mark or not."""
     return QUESTION.search(text) is not None
-
-
-# The handlers that read a past ("以前住在…") as a value that ended; others skip it.
-READS_PAST = frozenset({lives, works, job})

@@ -11,7 +11,13 @@ import re
 from collections import defaultdict
 
 from memories.sentences import HAN, sentence_spans, sentences
-from memories.statements import chinese, english, english_patterns, english_values
+from memories.statements import (
+    chinese,
+    chinese_patterns,
+    english,
+    english_patterns,
+    english_values,
+)
 from memories.statements.model import USER, MessageReading, Statement, Subject, SubjectFact
 from memories.statements.reading import Clause, Context, Subjects, pending_said
 from memories.statements.retell import retell
@@ -181,9 +187,11 @@ def _read(
     if (chinese.generic if zh else english.generic)(ctx, rest):
         ctx.taken.append((0, len(rest)))  # "my shoe size is 10" is no age
     if zh:
-        for pattern, handler in chinese.PATTERNS:
+        for pattern, handler in chinese_patterns.PATTERNS:
             for m in pattern.finditer(rest):
-                if handler not in chinese.READS_PAST and chinese.PAST.search(rest[: m.start()]):
+                if handler not in chinese_patterns.READS_PAST and chinese.PAST.search(
+                    rest[: m.start()]
+                ):
                     continue  # "之前说五岁": said of before
                 if ctx.free(m) and handler(ctx, m, rest):
                     ctx.take(m)

@@ -258,8 +258,8 @@ class Context:
 
 # --- Handlers both languages use -------------------------------------------------------------
 
-# What a pattern's match is read by (english_patterns.py, chinese.py): it says the values the
-# match states; True takes the match's words, so no later pattern reads them again.
+# What a pattern's match is read by (english_patterns.py, chinese_patterns.py): it says the
+# values the match states; True takes the match's words, so no later pattern reads them again.
 Handler = Callable[[Context, re.Match[str], str], bool]
 
 
