@@ -75,6 +75,10 @@ I = re.I  # noqa: E741
 
 PLACE = rf"(?:{CAP}|(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?[\w-]+{END})"
 HOME = r"(?:house|flat|apartment|terrace|cottage|condo|studio|bungalow|townhouse|place|home)"
+EMPLOYER = (
+    r"(?:consultancy|company|firm|startup|start-up|agency|bank|practice|studio|lab|publisher"
+    r"|hospital|clinic|school|university|college|nonprofit|non-profit|manufacturer|retailer)"
+)
 IN_PLACE = rf"(?:\s+(?:in|based in|out of)\s+(?P<place>{CAP}))?"
 
 # What a clause must hold for a pattern to be tried (its third element): one of some strings
@@ -141,7 +145,7 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             ("moved", "relocated", "emigrated", "immigrated"),
         ),
         (rf"\bcalls?\s+(?P<v>{CAP})\s+home\b", lives, ("home",)),
-        # A home rented, owned or bought somewhere: "We rent a terrace in Headingley".
+        # A home rented, owned or bought somewhere: "We rent a little flat in Leith".
         (
             rf"\b(?:rent|rents|renting|own|owns|bought|closed\s+on|moved\s+into)\s+(?:an?|the|our|my)"
             rf"\s+(?:[\w-]+\s+){{0,2}}?{HOME}\s+(?:in|on)\s+(?P<v>{CAP})",
@@ -192,6 +196,20 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             ("work", "employ", "teach"),
         ),
         (rf"\b(?:work(?:s|ing)?)\s+with\s+(?P<org>{CAP}){END}", works, ("work",)),
+        # An employer named with what it is: "I write software for Brightline, a startup".
+        (
+            rf"\bfor\s+(?P<org>{CAP}),\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?{EMPLOYER}\b{IN_PLACE}",
+            works,
+            ("for ",),
+        ),
+        # "second-year law at Glasgow", "final year medic at King's"
+        (
+            rf"(?:{BE}(?:an?\s+|in\s+(?:my|his|her|their)\s+)?|,\s*)"
+            rf"(?:first|second|third|fourth|final|1st|2nd|3rd|4th)[-\s]year\s+(?:[\w-]+\s+){{0,2}}?"
+            rf"at\s+(?P<org>{CAP})",
+            student,
+            ("year",),
+        ),
         (
             rf"\b(?:became|become|got\s+promoted\s+to|was\s+promoted\s+to|been\s+promoted\s+to)"
             rf"\s+(?P<job>{JOB}|(?:an?\s+)?(?:senior|lead|head|chief|principal|staff)\s+[\w\s-]+?{END})",

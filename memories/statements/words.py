@@ -242,7 +242,8 @@ JOBS = word_set(
     sailor farmer gardener librarian pastor priest intern recruiter salesperson realtor
     agent nanny caregiver paramedic translator interpreter economist mathematician physicist
     chemist biologist statistician auditor politician diplomat homemaker retiree technician
-    specialist coordinator strategist marketer lead principal postdoc undergrad"""
+    specialist coordinator strategist marketer lead principal postdoc undergrad gp midwife
+    optician"""
 )
 # The last word of a job title said with "at"/"for" after it ("a recruiter at Stripe").
 JOB_SUFFIX = r"[a-z]+(?:er|or|ist|ian|ant|ent|ee)"

@@ -312,6 +312,15 @@ def test_chinese_fact_is_retold_about_the_user():
         ("We rent a little flat in Leith with two cats.", {("user", "lives in", "Leith")}),
         ("We just closed on a house in Asheville!", {("user", "lives in", "Asheville")}),
         ("We bought a new car on Friday.", set()),
+        # An employer named with what it is; a year of study; a GP is a job
+        ("I write software for Brightline, a startup.", {("user", "works at", "Brightline")}),
+        ("We raised money for Oxfam, a charity I love.", set()),
+        (
+            "My daughter is in her final year at Durham.",
+            {("daughter", "job", "student"), ("daughter", "school", "Durham")},
+        ),
+        ("Our first year at Fairview was rough.", set()),
+        ("I'm a GP.", {("user", "job", "a GP")}),
         ("I work for the city council.", {("user", "works at", "the city council")}),
         (
             "I recently joined Stripe as a product designer.",
