@@ -183,6 +183,18 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
     return terms, {search_indexes[name] for name in valid_indexes}
 
 
+def _asks_what_held_before(request: RecallQuery) -> bool:
+    """A question about what held before ("Where did the user live before?"; not `as_of` one
+    instant): answered from what was once true too, values since invalidated included
+    (docs/graph.md, rule 2)."""
+    return (
+        request.answer_rules
+        and request.as_of is None
+        and settings.RECALL_CURRENT_RULE
+        and statements.asks_what_held_before(request.query)
+    )
+
+
 def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
     with RECALL_STAGE_DURATION.labels("query_embedding").time():
         vector = query_vector(meaning_query(user_id=request.user_id, query=request.query))
@@ -200,6 +212,7 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             activity=request.activity,
             turn_before=settings.RECALL_EPISODE_CONTEXT_SECONDS > 0,
             answered=settings.RECALL_EPISODE_ANSWERED_MESSAGE,
+            history=_asks_what_held_before(request),
         )
         params = {
             "user_id": request.user_id,
@@ -315,6 +328,7 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
         memories=[hit.memory for hit in hits],
         as_of=request.as_of,
         said_by_meaning=partial(_said_by_meaning, looked_at=looked_at),
+        history=_asks_what_held_before(request),
     )
     best = hits[0].score if hits else 0.0
     answers = [

@@ -12,6 +12,7 @@ from memories.predicates import (
     ActivityFilter,
     as_of_sql,
     current_sql,
+    latest_sql,
     trait_stage_sql,
 )
 from memories.similarity_floors import CJK_CHARACTERS
@@ -25,11 +26,19 @@ TURN_APART = "interval '1 second'"
 
 
 def visible_sql(
-    as_of: datetime | None, activity: ActivityFilter = ANY_ACTIVITY, alias: str = "m"
+    as_of: datetime | None,
+    activity: ActivityFilter = ANY_ACTIVITY,
+    alias: str = "m",
+    *,
+    history: bool = False,
 ) -> str:
-    """What recall may return: current memories, or what was valid and known at `as_of`; of
-    those, what `activity` lets through."""
-    visible = current_sql(alias) if as_of is None else as_of_sql(alias, "as_of")
+    """What recall may return: current memories, or what was valid and known at `as_of`, or
+    (`history`, for a question about the past) the latest version of every memory, values
+    since invalidated included; of those, what `activity` lets through."""
+    if as_of is not None:
+        visible = as_of_sql(alias, "as_of")
+    else:
+        visible = latest_sql(alias) if history else current_sql(alias)
     return visible if activity == ANY_ACTIVITY else f"{visible} AND {activity.sql(alias)}"
 
 
@@ -156,7 +165,12 @@ def answering_episodes_sql(visible: str) -> str:
 
 
 def text_documents_sql(
-    as_of: datetime | None, activity: ActivityFilter, *, turn_before: bool, answered: bool
+    as_of: datetime | None,
+    activity: ActivityFilter,
+    *,
+    turn_before: bool,
+    answered: bool,
+    history: bool = False,
 ) -> str:
     """The text side's documents: what matched, and what reading episodes in context adds.
     `turn_before`: the single-turn episodes right after matched ones join (the question a turn
@@ -170,7 +184,7 @@ def text_documents_sql(
     laterals = ""
     if turn_before:
         following = neighbour_episode_sql(
-            "n", "f", after=True, visible=visible_sql(as_of, activity, "n")
+            "n", "f", after=True, visible=visible_sql(as_of, activity, "n", history=history)
         )
         # The guard on `d` inside the subquery gates it (a one-time filter): no probe for a
         # fact, nor for a session's episode.
@@ -178,7 +192,7 @@ def text_documents_sql(
             "p",
             "d",
             after=False,
-            visible=f"{visible_sql(as_of, alias='p')} AND {single_turn_sql('d')}",
+            visible=f"{visible_sql(as_of, alias='p', history=history)} AND {single_turn_sql('d')}",
         )
         joined.append(f"""
             SELECT DISTINCT ON (n.id) n.*
@@ -188,8 +202,9 @@ def text_documents_sql(
         document += " || coalesce(p.search_vector, ''::tsvector)"
         laterals += f"\n        LEFT JOIN LATERAL ({before}) p ON true"
     if answered:
+        answering = answering_episodes_sql(visible_sql(as_of, activity, "e", history=history))
         joined.append(f"""
-            SELECT * FROM ({answering_episodes_sql(visible_sql(as_of, activity, "e"))}) e
+            SELECT * FROM ({answering}) e
             WHERE e.id NOT IN (SELECT id FROM text_found)""")
         # The message's words the episode does not hold already (the end it quotes, and
         # anything the user repeated): counted once.
@@ -224,12 +239,13 @@ def recall_sql(
     activity: ActivityFilter = ANY_ACTIVITY,
     turn_before: bool = False,
     answered: bool = False,
+    history: bool = False,
 ) -> str:
     """`vector` / `text`: whether there is a query vector / are query lexemes;
     `text_indexed_types`: the memory types for which the user has a text index of their own;
     `turn_before`, `answered`: how the text side reads episodes in context
-    (`text_documents_sql`)."""
-    visible = visible_sql(as_of, activity)
+    (`text_documents_sql`); `history`: values since invalidated too (`visible_sql`)."""
+    visible = visible_sql(as_of, activity, history=history)
     # The hits' memory rows come with the scores (m_<column>: id, importance... are also score
     # columns), saving a second query over four partitions.
     columns = [field.column for field in RECALLED_FIELDS]
@@ -250,7 +266,9 @@ def recall_sql(
         " NULL::timestamptz AS valid_at LIMIT 0"
     )
     text_documents = (
-        text_documents_sql(as_of, activity, turn_before=turn_before, answered=answered)
+        text_documents_sql(
+            as_of, activity, turn_before=turn_before, answered=answered, history=history
+        )
         if (turn_before or answered) and text and "episodic" in memory_types
         else "SELECT id, memory_type, search_vector FROM text_found"
     )

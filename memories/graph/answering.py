@@ -470,9 +470,11 @@ def ruling(
     memories: list[Memory],
     as_of: datetime | None,
     said_by_meaning: Callable[[tuple[str, ...], list[Memory]], bool],
+    history: bool = False,
 ) -> Ruling:
     """`said_by_meaning(words, memories)`: whether one of the memories means what the words
-    name, in other words ("alcohol": "a glass of wine with dinner")."""
+    name, in other words ("alcohol": "a glass of wine with dinner"); `history`: the question
+    asks about the past, so the values that no longer hold answer it, first."""
     question = asked.question
     kept = list(memories)
     strangers = _strangers(asked, memories)
@@ -528,7 +530,12 @@ def ruling(
                 or _writes_name(memory.content, question.subject.name)
             ]
     answer_ids = set(asked.answer_memory_ids)
-    if settings.RECALL_CURRENT_RULE:
+    if history:
+        answers = []
+        kept.sort(
+            key=lambda memory: not any(mentions(memory.content, v) for v in asked.past_values)
+        )
+    elif settings.RECALL_CURRENT_RULE:
         kept = [
             memory
             for memory in kept
@@ -553,8 +560,8 @@ def ruling(
         and not any(statements.answers_focus(question, memory.content) for memory in judged)
         # A yes or no is as often answered in other words ("Does the user drink alcohol?": "a
         # glass of wine with dinner") as in the question's; not a relative, whom near words
-        # ("the girls" for "a son") do not say. So is someone's attribute ("What does Marco
-        # do?": "he runs the data team").
+        # ("the girls" for "a son") do not say. So is someone's attribute ("What does Ines
+        # do?": "she runs the sales team").
         and not (
             question.closed
             and not question.choices

@@ -14,8 +14,8 @@ language", "favorite language" → "favorite language"; "home city", "lives in" 
   states (memories/statements/message.py, english*.py, chinese*.py).
 - `question_read(text)`: whose value a recall query asks for, which attribute, the words
   naming what is asked (questions.py); `asks_about_the_past(text)`: whether it asks what
-  held before, or how something changed; `asks_about_the_present(text)`: whether it says it
-  asks what holds now.
+  held before, or how something changed (`asks_what_held_before(text)`: in so many words, not
+  by its tense alone); `asks_about_the_present(text)`: whether it says it asks what holds now.
 - `names_in(text, names)` and `answers_focus(question, text)`: for recall, which entities a
   memory names and whether it says anything about what is asked (focus.py).
 """
@@ -35,6 +35,7 @@ from memories.statements.model import (
 from memories.statements.questions import (
     asks_about_the_past,
     asks_about_the_present,
+    asks_what_held_before,
     names_in,
     question_read,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "answers_focus",
     "asks_about_the_past",
     "asks_about_the_present",
+    "asks_what_held_before",
     "attribute_key",
     "attributes_of_another",
     "message_read",

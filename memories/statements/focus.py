@@ -148,8 +148,8 @@ def _says(word: str, text: _Text) -> bool:
 
 def attributes_of_another(question: QuestionReading) -> tuple[str, ...]:
     """The attributes a question asks of someone other than the user, and nothing else ("What
-    does Hugh do for a living?"): only a memory speaking to one tells it, not any memory about
-    them ("Hugh lives in Salcombe"). Not a name, said in too many ways to be read by its words
+    does Tomas do for a living?"): only a memory speaking to one tells it, not any memory about
+    them ("Tomas lives in Porto"). Not a name, said in too many ways to be read by its words
     ("男朋友张磊"), nor the user's own values, said in every way."""
     if question.subject.is_user or question.focus or question.count or question.choices:
         return ()

@@ -528,6 +528,21 @@ def asks_about_the_past(text: str) -> bool:
     return PAST_QUESTION.search(text) is not None
 
 
+# Said in so many words, not by the tense alone ("What did the user study?" may ask what holds
+# still): the question asks for values that no longer hold.
+HELD_BEFORE_QUESTION = re.compile(
+    r"\b(?:used\s+to|did\b.*\buse\s+to|before|previous(?:ly)?|former(?:ly)?|original(?:ly)?"
+    r"|at\s+first|earlier|ever|in\s+the\s+past|history|chang(?:e|es|ed|ing)|switch(?:ed|ing)?)\b"
+    r"|以前|之前|原来|原先|曾经|过去|最初|当初|起初|先前|从前|变化|历史|换过",
+    I,
+)
+
+
+def asks_what_held_before(text: str) -> bool:
+    """Whether a recall query asks, in so many words, what held before or how it changed."""
+    return HELD_BEFORE_QUESTION.search(text) is not None
+
+
 # A question that says it asks what holds now ("What car does the user drive now?", "Does the
 # user still smoke?", "用户现在住在哪里？").
 PRESENT_QUESTION = re.compile(

@@ -206,6 +206,18 @@ def test_a_chinese_change_of_city_answers_the_new_one(agent):
     assert said(hits[:1], "成都") and not said(hits, "杭州")
 
 
+def test_a_question_about_what_held_before_is_answered_by_the_value_since_replaced(agent):
+    converse(
+        agent,
+        ["A: Where are you based?", "I live in Austin, right by the river."],
+        ["A: How was your week?", "Busy! We moved to Denver on Saturday, boxes everywhere."],
+    )
+    assert said(recall(agent, "Where did the user live before?")[:1], "Austin")
+    assert said(recall(agent, "Where did the user use to live?")[:1], "Austin")
+    now = recall(agent, "Where does the user live?")
+    assert said(now[:1], "Denver") and not said(now, "Austin")
+
+
 def test_a_held_value_said_to_be_gone_leaves_recall_and_the_message_saying_so_answers(agent):
     converse(
         agent,
