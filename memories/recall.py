@@ -422,8 +422,8 @@ def _followed_last(
     birthday…": two subjects), nor when the older holds more of the question's words (the
     question names what it says: "violin lessons" asks about them, not the piano lessons
     since) unless the question asks what holds now. `held`: the facts stating a value the
-    graph holds, never set back; `reading`: the question, whose asked thing a later memory
-    must speak to if the older does, to replace it."""
+    graph holds, never set back; `reading`: the question: a later memory no more than as near
+    it replaces an older one that speaks to what is asked only if it speaks to it too."""
     threshold = topic_similarity()
     changing = [hit.memory for hit in hits if hit.memory.memory_type in CHANGING_TYPES]
     if threshold is None or len(changing) < 2:

@@ -123,18 +123,25 @@ ASKED_THING = (
     r"(?:\s+(?:it|that|this|which\s+is\s+which|which\s+one"
     r"|the\s+(?:answer|name|word|rule|difference)))?"
 )
+APOSTROPHE = "['’]"
 ASIDES = (
-    r"(?:i\s+)?(?:always|often|keep|never|can\s+never|can't|cannot|just\s+can't)\s+(?:forget"
-    rf"|forgetting|remember|recall|keep\s+track|tell\s+(?:them|the\s+two)\s+apart){ASKED_THING}",
-    rf"i(?:'m|\s+am)\s+(?:not\s+sure|never\s+sure|curious|confused){ASKED_THING}",
-    r"(?:i(?:'ve|\s+have)\s+)?always\s+wondered|i\s+was\s+(?:just\s+)?wondering"
+    rf"(?:i\s+)?(?:always|often|keep)\s+(?:forget|forgetting){ASKED_THING}",
+    rf"(?:i\s+)?(?:can\s+never|never|can{APOSTROPHE}t|cannot|just\s+can{APOSTROPHE}t)\s+(?:remember"
+    rf"|recall|keep\s+track|tell\s+(?:them|the\s+two)\s+apart){ASKED_THING}",
+    rf"i(?:{APOSTROPHE}m|\s+am)\s+(?:not\s+sure|never\s+sure|curious|confused){ASKED_THING}",
+    rf"(?:i(?:{APOSTROPHE}ve|\s+have)\s+)?always\s+wondered|i\s+was\s+(?:just\s+)?wondering"
     r"|just\s+(?:curious|wondering)",
     r"i\s+(?:always\s+)?(?:mix|get)\s+(?:them|these|those|it|this|that)\s+(?:up|mixed\s+up|confused)",
     r"我?(?:老|总|总是|老是|一直|经常|常常|每次都)?(?:记不住|记不清|忘|忘记|搞不清楚?|分不清楚?|搞混|弄混)了?",
     r"(?:有点|很|就是|只是)?好奇(?:一下)?|我?不太?确定",
 )
 ASIDE = re.compile(rf"(?:{'|'.join(ASIDES)})[\s.!。！…~～]*", re.I)
-ANSWER_REGISTER = re.compile(r"\blike\s+I(?:'m|\s+am)\s+[^.?!]*", re.I)
+# An answer's register: "like I'm five", "like I'm a beginner".
+ANSWER_REGISTER = re.compile(
+    rf"\blike\s+I(?:{APOSTROPHE}m|\s+am)\s+(?:\d+|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|an?\s+(?:child|kid|beginner|toddler|[\w-]+-year-old))\b",
+    re.I,
+)
 
 
 def only_asks(content: str) -> bool:

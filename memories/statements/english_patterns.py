@@ -16,6 +16,7 @@ from memories.statements.english import (
     EMAIL,
     END,
     JOB,
+    JOB_WORD,
     LANG,
     LANGS,
     LOOSE_END,
@@ -74,7 +75,8 @@ from memories.statements.words import (
 I = re.I  # noqa: E741
 
 PLACE = rf"(?:{CAP}|(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?[\w-]+{END})"
-HOME = r"(?:house|flat|apartment|terrace|cottage|condo|studio|bungalow|townhouse|place|home)"
+HOME = r"(?:house|flat|apartment|terrace|cottage|condo|bungalow|townhouse|place|home)"
+NOT_HOME = r"(?:holiday|vacation|summer|second|weekend|beach|ski|rental|investment|buy-to-let)"
 EMPLOYER = (
     r"(?:consultancy|company|firm|startup|start-up|agency|bank|practice|studio|lab|publisher"
     r"|hospital|clinic|school|university|college|nonprofit|non-profit|manufacturer|retailer)"
@@ -145,12 +147,13 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             ("moved", "relocated", "emigrated", "immigrated"),
         ),
         (rf"\bcalls?\s+(?P<v>{CAP})\s+home\b", lives, ("home",)),
-        # A home rented, owned or bought somewhere: "We rent a little flat in Leith".
+        # A home rented or bought somewhere: "We rent a little flat in Leith" (not a holiday
+        # home, a place for the trip: "for" ends it).
         (
-            rf"\b(?:rent|rents|renting|own|owns|bought|closed\s+on|moved\s+into)\s+(?:an?|the|our|my)"
-            rf"\s+(?:[\w-]+\s+){{0,2}}?{HOME}\s+(?:in|on)\s+(?P<v>{CAP})",
+            rf"\b(?:rent|rents|renting|bought|closed\s+on|moved\s+into)\s+(?:an?|the|our|my)\s+"
+            rf"(?:(?!{NOT_HOME}\b)[\w-]+\s+){{0,2}}?{HOME}\s+in\s+(?P<v>{CAP})(?!\s+for\b)",
             lives,
-            ("rent", "own", "bought", "closed on", "moved into"),
+            ("rent", "bought", "closed on", "moved into"),
         ),
         (rf"\bleft\s+{CAP}\s+for\s+(?P<v>{CAP})", lives, ("left",)),
         (
@@ -198,15 +201,17 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
         (rf"\b(?:work(?:s|ing)?)\s+with\s+(?P<org>{CAP}){END}", works, ("work",)),
         # An employer named with what it is: "I write software for Brightline, a startup".
         (
-            rf"\bfor\s+(?P<org>{CAP}),\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?{EMPLOYER}\b{IN_PLACE}",
+            rf"\bfor\s+(?P<org>{CAP}),\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?{EMPLOYER}{IN_PLACE}"
+            r"(?=\s*(?:[,.;!?]|$))",
             works,
             ("for ",),
         ),
-        # "second-year law at Glasgow", "final year medic at King's"
+        # A year of a subject: "second-year law at Glasgow", "final year medic at King's" (not
+        # a year at a firm, nor "a first-year associate").
         (
             rf"(?:{BE}(?:an?\s+|in\s+(?:my|his|her|their)\s+)?|,\s*)"
-            rf"(?:first|second|third|fourth|final|1st|2nd|3rd|4th)[-\s]year\s+(?:[\w-]+\s+){{0,2}}?"
-            rf"at\s+(?P<org>{CAP})",
+            rf"(?:first|second|third|fourth|final|1st|2nd|3rd|4th)[-\s]year\s+"
+            rf"(?:(?!(?:{JOB_WORD}|associate|trainee|apprentice)s?\b)[\w-]+\s+){{1,2}}at\s+(?P<org>{CAP})",
             student,
             ("year",),
         ),

@@ -9,6 +9,7 @@ from memories.statements.english import PHONE
 from memories.statements.keys import singular
 from memories.statements.model import QuestionReading
 from memories.statements.words import (
+    ATTRIBUTE_WORDS,
     COLOURS,
     CONCEPTS,
     NUMBER_WORDS,
@@ -171,7 +172,11 @@ def answers_focus(question: QuestionReading, text: str) -> bool:
     title for "title" or "book"."""
     if keys := attributes_of_another(question):
         said = _Text(text)
-        return any(_says(key.split()[0], said) for key in keys)  # "lives in": "lives"
+        return any(
+            _says(key.split()[0], said)  # "lives in": "lives"
+            or any(said.has_term(word) for word in ATTRIBUTE_WORDS.get(key, ()))
+            for key in keys
+        )
     if not question.focus and not question.count and not question.choices:
         return True
     said = _Text(text)

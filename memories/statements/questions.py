@@ -529,11 +529,12 @@ def asks_about_the_past(text: str) -> bool:
 
 
 # Said in so many words, not by the tense alone ("What did the user study?" may ask what holds
-# still): the question asks for values that no longer hold.
+# still); "before" closing the question or before "that", "then", "now" ("What does the user
+# eat before a run?" asks no such thing), "之前" of the subject ("跑步之前" is not).
 HELD_BEFORE_QUESTION = re.compile(
-    r"\b(?:used\s+to|did\b.*\buse\s+to|before|previous(?:ly)?|former(?:ly)?|original(?:ly)?"
-    r"|at\s+first|earlier|ever|in\s+the\s+past|history|chang(?:e|es|ed|ing)|switch(?:ed|ing)?)\b"
-    r"|以前|之前|原来|原先|曾经|过去|最初|当初|起初|先前|从前|变化|历史|换过",
+    r"\b(?:used\s+to|did\b.*\buse\s+to|before(?=\s*[?.!]*\s*$|\s+(?:that|then|now)\b)"
+    r"|previous(?:ly)?|former(?:ly)?|original(?:ly)?|at\s+first|ever|in\s+the\s+past)\b"
+    r"|以前|原来|原先|曾经|过去|当初|从前|换过|(?:^|用户|他|她|它)之前",
     I,
 )
 

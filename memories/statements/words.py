@@ -396,8 +396,10 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "parent|mother|father|mom|dad|父母|爸妈",
         "friend|buddy|pal|朋友|好友|闺蜜",
         "job|work|occupation|profession|career|position|employed|employer|company|role"
-        "|in charge of|responsible for|team|runs|running|leads|manages"
-        "|工作|职业|上班|职位|公司|负责|开了一家|开了个|" + "|".join(JOBS) + "|" + ZH_JOBS,
+        "|in charge of|responsible for|工作|职业|上班|职位|公司|负责|"
+        + "|".join(JOBS)
+        + "|"
+        + ZH_JOBS,
         "name|named|called|名字|叫|姓名",
         "surname|last name|family name|姓",
         "age|old|aged|year-old|years old|turned|born|birthday|岁|年龄|多大|出生",
@@ -408,9 +410,6 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "language|speak|spoken|fluent|fluently|learning|"
         + "|".join(LANGUAGES).lower()
         + "|语言|语|外语",
-        "work|works|working|start|starts|started|joined|hired|office|station|hospital|clinic"
-        "|firm|factory|store|shop|agency|bank|上班|单位|医院|工厂|银行|店",
-        "learn|learning|lesson|lessons|class|classes|course|学|课",
         "book|novel|read|reading|reads|author|书|小说|读|《",
         "movie|film|show|series|watch|watching|电影|剧",
         "game|play|playing|游戏|玩",
@@ -446,6 +445,29 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "trip|travel|vacation|holiday|visit|visited|旅行|旅游|度假",
     )
 )
+# How an attribute of someone else is commonly said, beyond the table's words for its key: what
+# tells it ("What does Tomas do?": "he runs the sales team"), read one way only (a memory
+# about a team does not answer "Does the user play for a team?").
+ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
+    "job": (
+        *("team", "shift", "runs a", "runs the", "running a", "running the", "leads", "manages"),
+        *("owns", "开了一家", "开了个", "当"),
+    ),
+    "works at": (
+        *("work", "office", "station", "hospital", "clinic", "firm", "factory", "store", "shop"),
+        *("agency", "bank", "company", "joined", "hired", "starts at", "started at"),
+        *("上班", "单位", "医院", "工厂", "银行", "公司", "店"),
+    ),
+    "learning": (
+        *("learn", "lesson", "class", "course", "studies", "studying"),
+        *("在学", "学习", "学了", "课", "培训"),
+    ),
+    "lives in": (
+        *("live", "lives", "rent", "rents", "flat", "house", "apartment", "home", "moved"),
+        *("settled", "家在", "租", "安顿", "搬", "住"),
+    ),
+    "hometown": ("grew up", "born", "from", "老家", "长大", "出生"),
+}
 # The table's phrases of several words ("phone number", "email address"), and its Chinese
 # words of two characters or more: a question's noun phrase is read against them.
 CONCEPT_PHRASES = frozenset(t.lower() for group in CONCEPTS for t in group if " " in t)

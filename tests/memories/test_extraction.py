@@ -201,7 +201,7 @@ def test_turns_with_content(text):
         ("用一句话解释一下什么是通货膨胀。", ""),
         # An aside on the asking, or the register asked for, says nothing of the user.
         ("What's the boiling point of water in Fahrenheit? I can never remember.", ""),
-        ("Is it affect or effect here? I'm never sure.", ""),
+        ("Is it affect or effect here? I’m never sure.", ""),
         ("Explain how a mortgage works like I'm ten.", ""),
         ("月球的重力是地球的多少？我老记不住。", ""),
         ("从北京到上海的高铁有多快？", ""),
@@ -226,6 +226,8 @@ def test_a_request_to_the_assistant_only_asks(words, replying_to):
         episode_content("When does the pharmacy close? I always forget to pick up my insulin."),
         episode_content("Is it affect or effect? I'm not sure my editor will care."),
         episode_content("立春是哪天？我忘了带日历。"),
+        episode_content("What should I do about the breakup? I can't forget it."),
+        episode_content("Explain insulin resistance like I'm five, my doctor says I have it."),
         episode_content("我老公打呼噜怎么办？"),
         episode_content("我最近总是失眠，有什么办法吗？"),
         episode_content("刚升职了，要不要请同事吃饭？"),  # what happened, then a question

@@ -440,11 +440,11 @@ def test_a_yes_or_no_is_not_answered_by_chance_among_many_unrelated_memories(age
 
 
 def test_someones_attribute_never_said_is_empty_and_one_said_in_other_words_is_not(agent):
-    # A memory about Tomas does not tell what he does; "runs the sales team" does of Ines.
+    # Memories about Tomas do not tell what he does; "runs the sales team" does of Ines.
     converse(
         agent,
         [
-            "My brother Tomas lives in Porto with his two dogs.",
+            "My brother Tomas lives in Porto with his two dogs. He started running in May.",
             "My friend Ines runs the sales team at a shoe company.",
             "我舅舅住在成都，喜欢钓鱼。",
             "我姑姑在杭州当交警。",

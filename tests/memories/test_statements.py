@@ -312,14 +312,17 @@ def test_chinese_fact_is_retold_about_the_user():
         ("We rent a little flat in Leith with two cats.", {("user", "lives in", "Leith")}),
         ("We just closed on a house in Asheville!", {("user", "lives in", "Asheville")}),
         ("We bought a new car on Friday.", set()),
+        ("We bought a holiday home in Portugal.", set()),
+        ("I rent a studio in Hackney for my pottery.", set()),
         # An employer named with what it is; a year of study; a GP is a job
         ("I write software for Brightline, a startup.", {("user", "works at", "Brightline")}),
-        ("We raised money for Oxfam, a charity I love.", set()),
+        ("I made a cake for Anna, the school nurse.", set()),
         (
-            "My daughter is in her final year at Durham.",
+            "My daughter is in her final year of medicine at Durham.",
             {("daughter", "job", "student"), ("daughter", "school", "Durham")},
         ),
         ("Our first year at Fairview was rough.", set()),
+        ("I'm a first-year associate at Clifford Chance.", set()),
         ("I'm a GP.", {("user", "job", "a GP")}),
         ("I work for the city council.", {("user", "works at", "the city council")}),
         (
@@ -440,10 +443,14 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("我朋友小李是设计师。", {("user", "friend", "小李"), ("小李", "job", "设计师")}),
         ("我家的狗去世了。", {("user", "pet", "dog", "ended")}),
         ("我下个月要搬到杭州。", set()),
-        # A home: where it is, or rented or bought there; not a shop near it, nor a model house
+        # A home: where it is, rented or bought there, settled in; not a noun phrase, a place
+        # bought from, a hotel, a model house
         ("家在鼓楼的一个老小区，五楼。", {("user", "lives in", "鼓楼")}),
         ("在滨江租了个一室户的房子。", {("user", "lives in", "滨江")}),
         ("在苏州安顿下来了。", {("user", "lives in", "苏州")}),
+        ("家在外地的同学都回去了。", set()),
+        ("我在网上租了个房子。", set()),
+        ("我们在酒店安顿下来了。", set()),
         ("我在网上买了个房子模型。", set()),
         # Mixed: English names and words in Chinese, Chinese places in English
         ("我哥哥Mark在Google工作。", {("user", "brother", "Mark"), ("Mark", "works at", "Google")}),
