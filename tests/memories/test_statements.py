@@ -14,6 +14,7 @@ from memories.statements import (
     answers_focus,
     asks_about_the_past,
     asks_about_the_present,
+    asks_what_held_before,
     attribute_key,
     message_read,
     names_in,
@@ -960,6 +961,26 @@ def test_held_out_questions(question, subject, attribute):
 )
 def test_a_question_about_the_past_or_about_what_holds_now(question, past, present):
     assert (asks_about_the_past(question), asks_about_the_present(question)) == (past, present)
+
+
+@pytest.mark.parametrize(
+    ("question", "held_before"),
+    [
+        ("Where did the user live before?", True),
+        ("Where did the user use to live?", True),
+        ("Where did the user work before that?", True),
+        ("What car did the user previously drive?", True),
+        ("用户以前住在哪里？", True),
+        ("用户之前住在哪里？", True),
+        ("What did the user study?", False),  # the tense alone
+        ("What does the user eat before a run?", False),
+        ("Does the user want to change jobs?", False),
+        ("What app does the user use to track runs?", False),
+        ("用户跑步之前吃什么？", False),
+    ],
+)
+def test_a_question_asking_in_so_many_words_what_held_before(question, held_before):
+    assert asks_what_held_before(question) is held_before
 
 
 @pytest.mark.parametrize(
