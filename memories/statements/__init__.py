@@ -13,9 +13,10 @@ language", "favorite language" → "favorite language"; "home city", "lives in" 
 - `message_read(text)`: the subjects, one fact a subject, and the values a user message
   states (memories/statements/message.py, english*.py, chinese*.py).
 - `question_read(text)`: whose value a recall query asks for, which attribute, the words
-  naming what is asked (questions.py); `asks_about_the_past(text)`: whether it asks what
-  held before, or how something changed (`asks_what_held_before(text)`: in so many words, not
-  by its tense alone); `asks_about_the_present(text)`: whether it says it asks what holds now.
+  naming what is asked (questions.py); `asks_about_the_past(text)`: whether it asks what held
+  before, or how something changed (`asks_what_held_before(text)`: in so many words, not by
+  its tense alone); `asks_about_the_present(text)`: whether it says it asks what holds now
+  (tense.py).
 - `names_in(text, names)` and `answers_focus(question, text)`: for recall, which entities a
   memory names and whether it says anything about what is asked (focus.py).
 """
@@ -32,12 +33,11 @@ from memories.statements.model import (
     Subject,
     SubjectFact,
 )
-from memories.statements.questions import (
+from memories.statements.questions import names_in, question_read
+from memories.statements.tense import (
     asks_about_the_past,
     asks_about_the_present,
     asks_what_held_before,
-    names_in,
-    question_read,
 )
 
 __all__ = [
