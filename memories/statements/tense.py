@@ -13,19 +13,19 @@ HELD_BEFORE = (
     r"|以前|原来|原先|曾经|过去|当初|从前|换过|(?:^|用户|他|她|它)之前"
 )
 HELD_BEFORE_QUESTION = re.compile(HELD_BEFORE, I)
+
+
+def asks_what_held_before(text: str) -> bool:
+    """Whether a recall query asks, in so many words, what held before."""
+    return HELD_BEFORE_QUESTION.search(text) is not None
+
+
 # A question about what held before, or about how something changed, asks for the old values
 # too: recall must not rank them below the newer ones. Past tense counts ("What did the user
 # study?"): it may ask about a value that has since changed.
 PAST_QUESTION = re.compile(
     rf"{HELD_BEFORE}|\b(?:before|first|earlier|past|until|history|chang(?:e|es|ed|ing)"
     r"|switch(?:ed|ing)?|did|was|were|had)\b|之前|最初|起初|先前|第一|变化|历史",
-    I,
-)
-# A question that says it asks what holds now ("What car does the user drive now?", "Does the
-# user still smoke?", "用户现在住在哪里？").
-PRESENT_QUESTION = re.compile(
-    r"\b(?:now|nowadays|currently|current|presently|these\s+days|at\s+the\s+moment|"
-    r"at\s+present|still|any\s*more|lately)\b|现在|目前|如今|眼下|当前|这阵子|最近|还在|仍然|依然",
     I,
 )
 
@@ -35,9 +35,13 @@ def asks_about_the_past(text: str) -> bool:
     return PAST_QUESTION.search(text) is not None
 
 
-def asks_what_held_before(text: str) -> bool:
-    """Whether a recall query asks, in so many words, what held before."""
-    return HELD_BEFORE_QUESTION.search(text) is not None
+# A question that says it asks what holds now ("What car does the user drive now?", "Does the
+# user still smoke?", "用户现在住在哪里？").
+PRESENT_QUESTION = re.compile(
+    r"\b(?:now|nowadays|currently|current|presently|these\s+days|at\s+the\s+moment|"
+    r"at\s+present|still|any\s*more|lately)\b|现在|目前|如今|眼下|当前|这阵子|最近|还在|仍然|依然",
+    I,
+)
 
 
 def asks_about_the_present(text: str) -> bool:
