@@ -70,9 +70,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         (r"在(?P<v>[^，,。；在]+?)(?:住|生活|定居|安家)(?!过)", lives),
         # Settled in a place, not for a night ("在酒店安顿下来了")
         (r"在(?P<v>[^，,。；在]+?)(?<!酒店)(?<!宾馆)(?<!民宿)(?<!旅馆)(?:安顿|落脚)", lives),
-        # A home: "家在鼓楼的老小区", "在滨江租了个房子".
-        # Not a noun phrase ("家在外地的同学"), a home sold ("家在汉口的那套房子卖了"), a place
-        # to buy from ("在网上租了个房子").
+        # A home: "家在鼓楼的老小区", "在滨江租了个房子"; not a noun phrase ("家在外地的同学"),
+        # a home sold ("家在城南的那套房子卖了"), a place to buy from ("在网上租了个房子").
         (
             rf"(?:^|[，,。；;\s])(?:我|我们)?家在(?!哪|什么)(?P<v>{PLACE_V})"
             r"(?=的(?:一个|一栋)?[^，,。；那这]{0,3}?(?:小区|楼|村|院)|[，,。；;！!]|$)",
