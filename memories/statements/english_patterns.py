@@ -199,10 +199,11 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             ("work", "employ", "teach"),
         ),
         (rf"\b(?:work(?:s|ing)?)\s+with\s+(?P<org>{CAP}){END}", works, ("work",)),
-        # An employer named with what it is: "I write software for Brightline, a startup".
+        # An employer named with what it is: "I write software for Brightline, a startup" (where
+        # it is says nothing of where the user lives).
         (
-            rf"\bfor\s+(?P<org>{CAP}),\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?{EMPLOYER}{IN_PLACE}"
-            r"(?=\s*(?:[,.;!?]|$))",
+            rf"\bfor\s+(?P<org>{CAP}),\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?{EMPLOYER}"
+            rf"(?:\s+(?:in|based\s+in)\s+{CAP})?(?=\s*(?:[,.;!?]|$))",
             works,
             ("for ",),
         ),

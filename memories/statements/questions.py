@@ -56,9 +56,9 @@ LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "lives in",
         ),
         (
-            r"\bwhere\s+(?:does|do|did)\s+.+?\s+work\b|\bwho\s+(?:does|do)\s+.+?\s+work\s+for\b|\bwhat"
-            r"\s+(?:company|firm|organi[sz]ation|employer)\b|\bemployer\b|\bwhere\s+(?:is|are)\s+.+?\s+"
-            r"(?:working|employed)\b",
+            r"\bwhere\s+(?:does|do|did)\s+.+?\s+work\b|\bwho\s+(?:does|do|did)\s+.+?\s+work\s+for\b"
+            r"|\b(?:what|which)\s+(?:company|firm|organi[sz]ation|employer)\b|\bemployer\b"
+            r"|\bwhere\s+(?:is|are)\s+.+?\s+(?:working|employed)\b",
             "works at",
         ),
         (

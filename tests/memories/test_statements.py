@@ -317,6 +317,10 @@ def test_chinese_fact_is_retold_about_the_user():
         ("I rent a studio in Hackney for my pottery.", set()),
         # An employer named with what it is; a year of study; a GP is a job
         ("I write software for Brightline, a startup.", {("user", "works at", "Brightline")}),
+        (
+            "I design kitchens for Holm & Vane, a studio in Leeds.",  # where it is, not the user
+            {("user", "works at", "Holm & Vane")},
+        ),
         ("I made a cake for Anna, the school nurse.", set()),
         (
             "My daughter is in her final year of medicine at Durham.",
@@ -583,6 +587,15 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
         ("用户的工资是多少？", ("", ""), "salary", ("工资",), True, ()),
         # Not the examples
         ("Where does Tom work?", ("Tom", ""), "works at", (), False, ("Tom",)),
+        (
+            "Which company did the user work for?",
+            ("", ""),
+            "works at",
+            ("company",),
+            False,
+            (),
+        ),
+        ("Who did Tom work for?", ("Tom", ""), "works at", (), False, ("Tom",)),
         ("What's the user's email?", ("", ""), "email", ("email",), False, ()),
         ("How many pets does the user have?", ("", ""), None, ("pets",), True, ()),
         ("What is Emma's job?", ("Emma", ""), "job", ("job",), False, ("Emma",)),
