@@ -36,6 +36,11 @@ from memories.statements.reading import Handler, pending, stating
 from memories.statements.words import HAN, ZH_JOBS, ZH_NUMBER
 
 LANGUAGE = rf"(?:[{HAN}]{{1,4}}?(?:语|文)|普通话|粤语|[A-Z][a-z]+)"
+JOB_FIELDS = (
+    r"research|design|marketing|engineering|sales|product|pm|ux|ui|hr|it|ops|operations|data"
+    r"|finance|consulting|analytics|analyst|engineer|manager|developer|designer|lead|qa|support"
+    r"|strategy|legal|pr|growth|recruiting|accounting|audit"
+)
 
 PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
     (re.compile(p), h)
@@ -84,6 +89,14 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         ),
         (
             rf"在(?P<v>[^，,。；在]+?)(?:做|当|担任|任)(?P<job>[^，,。；\s]*?(?:{ZH_JOBS}|师|员))",
+            works,
+        ),
+        # A job named in English by a mixed speaker, by its field: "在深圳大疆做UX research"
+        # (not "在咖啡店做latte art")
+        (
+            r"在(?!家|宿舍|学校|网上)(?P<v>[^，,。；在]{2,10}?)(?:做|当|负责)"
+            rf"(?P<job>(?=(?:[A-Za-z&/-]+\s+){{0,2}}(?i:{JOB_FIELDS})\b)"
+            r"[A-Za-z][A-Za-z&/-]*(?:\s+[A-Za-z&/-]+){0,2})(?=[，,。；;！!]|$)",
             works,
         ),
         (
