@@ -195,7 +195,7 @@ def _asks_what_held_before(request: RecallQuery) -> bool:
     )
 
 
-def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
+def _recall_rows(request: RecallQuery, *, history: bool, explain: bool = False) -> list[tuple]:
     with RECALL_STAGE_DURATION.labels("query_embedding").time():
         vector = query_vector(meaning_query(user_id=request.user_id, query=request.query))
     floors = None if vector is None else similarity_floors(vector)
@@ -212,7 +212,7 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
             activity=request.activity,
             turn_before=settings.RECALL_EPISODE_CONTEXT_SECONDS > 0,
             answered=settings.RECALL_EPISODE_ANSWERED_MESSAGE,
-            history=_asks_what_held_before(request),
+            history=history,
         )
         params = {
             "user_id": request.user_id,
@@ -245,7 +245,8 @@ def _recall_rows(request: RecallQuery, *, explain: bool = False) -> list[tuple]:
 
 def recall_plan(*, request: RecallQuery) -> str:
     """The plan PostgreSQL chooses for this recall (EXPLAIN ANALYZE), for tests and benchmarks."""
-    plan = "\n".join(row[0] for row in _recall_rows(request, explain=True))
+    rows = _recall_rows(request, history=_asks_what_held_before(request), explain=True)
+    plan = "\n".join(row[0] for row in rows)
     return VECTOR_LITERAL.sub("'[…]'::halfvec", plan)  # 1,024 numbers say nothing here
 
 
@@ -282,6 +283,7 @@ def _recalled(request: RecallQuery) -> list[RecallHit]:
     load = memory_loader()
     # The rules may set hits aside: recall looks further than the limit for them.
     fetched = replace(request, limit=request.limit * 2 + 10) if request.answer_rules else request
+    history = _asks_what_held_before(request)  # searched and ruled alike
     hits = [
         RecallHit(
             memory=load(memory),
@@ -304,21 +306,24 @@ def _recalled(request: RecallQuery) -> list[RecallHit]:
             trait_stage,
             score,
             *memory,
-        ) in _recall_rows(fetched)
+        ) in _recall_rows(fetched, history=history)
     ]
     if request.answer_rules:
         with RECALL_STAGE_DURATION.labels("question_rules").time():
-            hits = _question_ruled(request, hits)
+            hits = _question_ruled(request, hits, history=history)
     return hits[: request.limit]
 
 
 NO_BOOSTS = Boosts(recency=0.0, importance=0.0, trait_stage=0.0)
 
 
-def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallHit]:
+def _question_ruled(
+    request: RecallQuery, hits: list[RecallHit], *, history: bool
+) -> list[RecallHit]:
     """The hits the question rules keep, after the facts stating the asked value that recall
     did not find (scored as the best hit: they are the answer). Requests to the assistant
-    found by meaning alone are left out before the others apply (docs/graph.md, rule 5)."""
+    found by meaning alone are left out before the others apply (docs/graph.md, rule 5);
+    `history`: the question asks what held before (`_asks_what_held_before`)."""
     question = asked(user_id=request.user_id, query=request.query, as_of=request.as_of)
     looked_at = len(hits)
     if settings.RECALL_REQUEST_RULE and not ASKS_WHAT_WAS_ASKED.search(request.query):
@@ -328,7 +333,7 @@ def _question_ruled(request: RecallQuery, hits: list[RecallHit]) -> list[RecallH
         memories=[hit.memory for hit in hits],
         as_of=request.as_of,
         said_by_meaning=partial(_said_by_meaning, looked_at=looked_at),
-        history=_asks_what_held_before(request),
+        history=history,
     )
     best = hits[0].score if hits else 0.0
     answers = [

@@ -152,15 +152,16 @@ def only_asks(content: str) -> bool:
     episode = EPISODE.match(content)
     if episode is None:
         return False
-    words = episode["words"].strip()
-    first = SENTENCE_END.split(words, 1)[0].strip()
+    sentences = SENTENCE_END.split(episode["words"].strip())
+    first = sentences[0].strip()
+    instruction = EN_INSTRUCTION.match(first) is not None
     # "How do I descale a kettle?" asks; "Is it weird that I hate cilantro?" tells.
-    sentences = [s for s in SENTENCE_END.split(words) if not ASIDE.fullmatch(s.strip())]
-    said = ASKING_I.sub(" ", QUOTED.sub(" ", " ".join(sentences)), count=1)
-    if EN_INSTRUCTION.match(first):
+    told = " ".join(s for s in sentences if not ASIDE.fullmatch(s.strip()))
+    said = ASKING_I.sub(" ", QUOTED.sub(" ", told), count=1)
+    if instruction:
         said = ANSWER_REGISTER.sub(" ", said)
     if not first or OWN.search(said):
         return False
     if HAN.search(first):
         return ZH_QUESTION.search(first) is not None or ZH_REQUEST.match(first) is not None
-    return EN_QUESTION.match(first) is not None or EN_INSTRUCTION.match(first) is not None
+    return instruction or EN_QUESTION.match(first) is not None

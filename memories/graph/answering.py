@@ -530,17 +530,16 @@ def ruling(
                 or _writes_name(memory.content, question.subject.name)
             ]
     answer_ids = set(asked.answer_memory_ids)
+
+    def names_past_value(memory: Memory) -> bool:
+        return any(mentions(memory.content, value) for value in asked.past_values)
+
     if history:
         answers = []
-        kept.sort(
-            key=lambda memory: not any(mentions(memory.content, v) for v in asked.past_values)
-        )
+        kept.sort(key=lambda memory: not names_past_value(memory))
     elif settings.RECALL_CURRENT_RULE:
         kept = [
-            memory
-            for memory in kept
-            if memory.id in answer_ids
-            or not any(mentions(memory.content, value) for value in asked.past_values)
+            memory for memory in kept if memory.id in answer_ids or not names_past_value(memory)
         ]
         found = {memory.id for memory in kept}
         missing = [memory_id for memory_id in asked.answer_memory_ids if memory_id not in found]

@@ -445,25 +445,26 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "trip|travel|vacation|holiday|visit|visited|旅行|旅游|度假",
     )
 )
-# How an attribute of someone else is commonly said, beyond the table's words for its key: what
-# tells it ("What does Tomas do?": "he runs the sales team"), read one way only (a memory
-# about a team does not answer "Does the user play for a team?").
+# How an attribute of someone else is commonly said, beyond the table's words for its key and
+# the forms of its first word ("lives", "lived", "live"): what tells it ("What does Tomas
+# do?": "he runs the sales team"), read one way only (a memory about a team does not answer
+# "Does the user play for a team?").
 ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
     "job": (
         *("team", "shift", "runs a", "runs the", "running a", "running the", "leads", "manages"),
         *("owns", "开了一家", "开了个", "当"),
     ),
     "works at": (
-        *("work", "office", "station", "hospital", "clinic", "firm", "factory", "store", "shop"),
+        *("office", "station", "hospital", "clinic", "firm", "factory", "store", "shop"),
         *("agency", "bank", "company", "joined", "hired", "starts at", "started at"),
         *("上班", "单位", "医院", "工厂", "银行", "公司", "店"),
     ),
     "learning": (
-        *("learn", "lesson", "class", "course", "studies", "studying"),
+        *("lesson", "class", "course", "studying"),
         *("在学", "学习", "学了", "课", "培训"),
     ),
     "lives in": (
-        *("live", "lives", "rent", "rents", "flat", "house", "apartment", "home", "moved"),
+        *("rent", "flat", "house", "apartment", "home", "moved"),
         *("settled", "家在", "租", "安顿", "搬", "住"),
     ),
     "hometown": ("grew up", "born", "from", "老家", "长大", "出生"),
