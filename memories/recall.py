@@ -62,6 +62,7 @@ from memories.similarity_floors import (
     similarity_floors,
     topic_similarity,
 )
+from memories.statements.ends import names_value, values_said_ended
 from memories.statements.model import QuestionReading
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
@@ -490,11 +491,19 @@ def _followed_last(
         def speaks(memory_id: uuid.UUID) -> bool:
             return statements.answers_focus(reading, content[memory_id])
 
+        # The later one says the thing the older names has ended ("I bailed on Severance" after
+        # "went straight into the second season of Severance"), however near either is.
+        def ends(newer: uuid.UUID, older: uuid.UUID) -> bool:
+            return any(
+                names_value(thing, content[older]) for thing in values_said_ended(content[newer])
+            )
+
         replaced = {
             older
             for older, newer, alike in follows
             if (same is not None and alike >= same)
             or (nearer(newer, older) and (speaks(newer) or not speaks(older)))
+            or ends(newer, older)
         }
         hits = [hit for hit in hits if hit.memory.id not in replaced]
     return sorted(hits, key=lambda hit: hit.memory.id in followed)  # stable

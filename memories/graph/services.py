@@ -43,6 +43,9 @@ class GraphChange:
     stale_memory_ids: set[uuid.UUID] = field(default_factory=set)
 
 
+GIVEN_NAME = re.compile(r"[A-Z][a-z]+")
+
+
 def user_node(*, user_id: str, at: datetime | None = None) -> GraphNode:
     made = {"created_at": at} if at is not None else {}
     node, _ = GraphNode.objects.get_or_create(user_id=user_id, kind=EntityKind.USER, defaults=made)
@@ -68,6 +71,13 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
             if subject.role and not named.role:
                 GraphNode.objects.filter(pk=named.pk).update(role=subject.role)
             return named
+        if subject.kind == EntityKind.PERSON and GIVEN_NAME.fullmatch(subject.name):
+            # "Rachel" after "Rachel Lim": the one person of that first name
+            full = list(
+                nodes.filter(kind=EntityKind.PERSON, name__istartswith=f"{subject.name} ")[:2]
+            )
+            if len(full) == 1:
+                return full[0]
         if subject.role:
             unnamed = nodes.filter(name="", role=subject.role).first()
             if unnamed is not None:

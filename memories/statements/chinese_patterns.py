@@ -32,10 +32,12 @@ from memories.statements.chinese import (
     speaks,
     works,
 )
-from memories.statements.reading import Handler, pending, stating
+from memories.statements.reading import Handler, names_the, pending, stating
 from memories.statements.words import HAN, ZH_JOBS, ZH_NUMBER
 
 LANGUAGE = rf"(?:[{HAN}]{{1,4}}?(?:语|文)|普通话|粤语|[A-Z][a-z]+)"
+# A person one reports to, by name: not a role ("向老板汇报") nor "谁".
+REPORTS_TO = rf"(?:[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|(?!{ZH_ROLE}|谁)[{HAN}]{{2,3}}?)"
 JOB_FIELDS = (
     r"research|design|marketing|engineering|sales|product|pm|ux|ui|hr|it|ops|operations|data"
     r"|finance|consulting|analytics|analyst|engineer|manager|developer|designer|lead|qa|support"
@@ -119,6 +121,9 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
             job,
         ),
         (r"(?:从事|做)(?P<job>[^，,。；]+?)(?:工作|行业)", job),
+        # Whom the user reports to: "我现在向李娜汇报", "我现在report给Rachel Lim"
+        (rf"(?:向|给)(?P<name>{REPORTS_TO})(?:直接)?汇报", names_the("manager")),
+        (rf"report\s*(?:给|to)\s*(?P<name>{REPORTS_TO})(?=[，,。；;！!]|$)", names_the("manager")),
         # Age
         (rf"(?:今年|已经|快|才|刚满|满)?(?P<n>{ZH_NUMBER})(?:周)?岁", age),
         # "今年七十了": this year's number, 岁 left unsaid

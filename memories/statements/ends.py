@@ -1,9 +1,11 @@
 """What a user message says no longer holds, by naming it, whatever its attribute
 (docs/graph.md):
 
-- an end: "The Miata is gone", "I sold my Vespa", "Tess and I broke up", "思域卖了",
-  "跟小周分手了", "pilates停了" — a change is often said as the end of the old value, in words
-  no attribute rule reads; the memory graph closes a value it holds that such a message names.
+- an end: "The Miata is gone", "I sold my Vespa", "Tess and I broke up", "I moved from
+  Austin", "思域卖了", "跟小周分手了", "pilates停了", "我从大疆离职了" — a change is often
+  said as the end of the old value, in words no attribute rule reads; the memory graph closes
+  a value it holds that such a message names, and recall lets a later memory saying so replace
+  an earlier one naming it (memories/recall.py, rule 4).
   Only a plain statement counts: not a question, nor an end denied, planned or imagined ("I'd
   never sell the Miata", "打算把思域卖了"), nor someone else's ("my sister's Miata is gone");
 - a correction: "Sorry, I got that wrong: …, not the 12th", "不是十月八号" — the earlier
@@ -27,15 +29,19 @@ THING = (
 EN_GONE = re.compile(
     rf"^{DETERMINER}{THING}\s+(?:is|was|'s|are|were|has\s+been|have\s+been|got)\s+"
     r"(?:now\s+|finally\s+|officially\s+|all\s+|long\s+)?(?:gone|sold(?!\s+out)|cancell?ed|over"
-    r"|history|dead|stolen|scrapped|totall?ed|written\s+off)\b",
+    r"|history|dead|stolen|scrapped|totall?ed|written\s+off|abandoned|switched\s+off)\b",
     re.I,
 )
+# Left behind ("moved from Austin to Denver", "transferred out of law"), given up ("bailed on
+# Severance halfway").
 EN_ENDED = re.compile(
     r"^(?:(?:i|we)\s+(?:(?:just|finally|recently|have|'ve|had|officially)\s+)*)?"
     r"(?:sold|traded\s+in|traded|got\s+rid\s+of|gave\s+away|gave\s+up(?:\s+on)?|quit"
-    r"|cancell?ed|ditched|dropped|broke\s+up\s+with|split\s+(?:up\s+)?with|moved\s+out\s+of"
+    r"|cancell?ed|ditched|dropped|bailed\s+on|broke\s+up\s+with|split\s+(?:up\s+)?with"
+    r"|(?:moved|transferred|relocated)\s+(?:from|out\s+of)"
     rf"|handed\s+in\s+my\s+notice\s+at)\s+{DETERMINER}{THING}(?=$|\s+(?:for|to|in|at|on|after"
-    r"|because|since|last|this|now|today|yesterday|already|and|but|so)\b)",
+    r"|because|since|last|this|now|today|yesterday|already|and|but|so|halfway|partway|midway"
+    r"|through)\b)",
     re.I,
 )
 EN_BROKE_UP = re.compile(
@@ -61,7 +67,7 @@ PRONOUNS = frozenset(
 # --- Chinese -----------------------------------------------------------------------------------
 
 ZH_END = (
-    r"(?:卖了|卖掉了|送人了|送走了|退了|退掉了|停了|停掉了|停机了|没了|丢了|扔了|报废了|注销了|取消了"
+    r"(?:卖了|卖掉了|送人了|送走了|退了|退掉了|停了|停掉了|停用了|停机了|没了|丢了|扔了|报废了|注销了|取消了"
     r"|分了|分手了|不当了|不干了|不做了|不开了|不学了|不住了|不去了|不练了|不上了|不用了|不玩了|不追了"
     r"|不看了|戒了|辞了|黄了)"
 )
@@ -69,6 +75,11 @@ ZH_OPENER = r"(?:对了|其实|然后|后来|最后|结果|终于|哎|唉|嗯)?"
 ZH_GONE = re.compile(
     rf"^{ZH_OPENER}(?:(?:我们|我)?(?:跟|和|与))?(?:我的|我们的|我家的|我那辆|我那个|那辆|那个|那台|那份|我)?"
     rf"(?P<thing>[{HAN}A-Za-z0-9]{{2,10}}?)(?:也|都|已经|早就|终于|刚|刚刚|总算)*(?:被)?{ZH_END}"
+)
+# Left by the user: "我从大疆离职了", "从静安搬到了徐汇" (not "他从腾讯离职了": someone else's).
+ZH_LEFT = re.compile(
+    rf"^{ZH_OPENER}(?:我们|我)?(?:已经|刚|刚刚|终于|也)?从(?P<thing>[{HAN}A-Za-z0-9]{{2,10}}?)"
+    r"(?:离职|辞职|退学|退出|搬走|搬出|(?:搬|转|调)(?:到|去|回|走|出))"
 )
 ZH_ENDED = re.compile(
     rf"^{ZH_OPENER}(?:我|我们)?(?:已经|刚|刚刚|终于)?(?:卖了|卖掉了|送走了|退掉了|辞掉了|辞了|戒了"
@@ -96,6 +107,7 @@ def values_said_ended(text: str) -> tuple[str, ...]:
                 (EN_BROKE_UP, EN_NOT_SO),
                 (ZH_GONE, ZH_NOT_SO),
                 (ZH_ENDED, ZH_NOT_SO),
+                (ZH_LEFT, ZH_NOT_SO),
             ):
                 said = pattern.match(clause)
                 if (

@@ -46,7 +46,6 @@ from memories.statements.english_values import (
     likes,
     lives,
     lost,
-    names_the,
     origin,
     pet,
     quit_job,
@@ -58,7 +57,7 @@ from memories.statements.english_values import (
     unless_negated,
     works,
 )
-from memories.statements.reading import Handler, pending, stating
+from memories.statements.reading import Handler, names_the, pending, stating
 from memories.statements.words import (
     BREEDS,
     CAR_MAKES,

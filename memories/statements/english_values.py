@@ -376,21 +376,6 @@ def lost(ctx: Context, m, rest: str) -> bool:
     return True
 
 
-def names_the(role: str) -> Handler:
-    """A handler for the person a match names as the user's `role`: "married to Ana" (the
-    partner), "I report to Sarah Lee" (the manager)."""
-
-    def handler(ctx: Context, m: re.Match[str], rest: str) -> bool:
-        name = m["name"]
-        subject = ctx.subjects.known(name) or ctx.subjects.person(name, role, "person")
-        ctx.subjects.add(subject)
-        ctx.say(role, name, entity=subject)
-        ctx.subjects.related.add(subject)
-        return True
-
-    return handler
-
-
 def broke_up(ctx: Context, m, rest: str) -> bool:
     who = m["who"]
     subject = ctx.subjects.known(who)

@@ -473,4 +473,6 @@ def _zh_description(subject: Subject, subjects: Subjects) -> str:
     ):
         return subject.name
     role = subjects.said_role.get(subject) or subject.role or "宠物"
-    return f"用户的{role}{subject.name}"
+    # Two Latin words apart ("用户的manager Rachel Lim")
+    between = " " if role[-1:].isascii() and subject.name[:1].isascii() and subject.name else ""
+    return f"用户的{role}{between}{subject.name}"

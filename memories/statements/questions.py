@@ -56,9 +56,10 @@ LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "lives in",
         ),
         (
-            r"\bwhere\s+(?:does|do|did)\s+.+?\s+work\b|\bwho\s+(?:does|do|did)\s+.+?\s+work\s+for\b"
-            r"|\b(?:what|which)\s+(?:company|firm|organi[sz]ation|employer)\b|\bemployer\b"
-            r"|\bwhere\s+(?:is|are)\s+.+?\s+(?:working|employed)\b",
+            # Not "work out" (exercise)
+            r"\bwhere\s+(?:does|do|did)\s+.+?\s+work\b(?!\s+out)|\bwho\s+(?:does|do|did)\s+.+?"
+            r"\s+work\s+for\b|\b(?:what|which)\s+(?:company|firm|organi[sz]ation|employer)\b"
+            r"|\bemployer\b|\bwhere\s+(?:is|are)\s+.+?\s+(?:working(?!\s+out)|employed)\b",
             "works at",
         ),
         (
@@ -352,7 +353,7 @@ ZH_LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"在读什么|在看什么书|读什么书|在读哪", "reading"),
         (r"在追什么|在看什么剧", "watching"),
         (r"吃素|素食|饮食", "diet"),
-        (r"(?:老板|上司|领导|主管)是谁", "manager"),
+        (r"(?:老板|上司|领导|主管|boss|manager)是谁|向谁汇报|汇报给谁|report给谁", "manager"),
         (r"哪个大学|什么学校|哪所|哪个学校", "school"),
         (r"叫什么|名字", "name"),
         (ZH_SURNAME.pattern, "surname"),

@@ -277,6 +277,21 @@ def stating(
     return handler
 
 
+def names_the(role: str) -> Handler:
+    """A handler for the person a match names as the user's `role`: "married to Ana" (the
+    partner), "I report to Sarah Lee", "我现在向李娜汇报" (the manager)."""
+
+    def handler(ctx: Context, m: re.Match[str], rest: str) -> bool:
+        name = m["name"]
+        subject = ctx.subjects.known(name) or ctx.subjects.person(name, role, "person")
+        ctx.subjects.add(subject)
+        ctx.say(role, name, entity=subject)
+        ctx.subjects.related.add(subject)
+        return True
+
+    return handler
+
+
 def pending(ctx: Context, m: re.Match[str], rest: str) -> bool:
     """A new number, email or address: its value when said with it ("got a new number:
     555-0101"), else awaited in the next clause ("…, it's 555-0101", "…，是138…")."""

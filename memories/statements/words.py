@@ -127,7 +127,10 @@ ZH_PERSON_ROLES: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("侄女", "外甥女"), ("niece", "f")),
     **dict.fromkeys(("好朋友", "朋友", "好友", "闺蜜", "哥们", "发小"), ("friend", "")),
     **dict.fromkeys(("同事",), ("colleague", "")),
-    **dict.fromkeys(("老板", "上司", "领导", "主管", "上级", "组长", "经理"), ("manager", "")),
+    # "boss": as a speaker who mixes in English says it ("我boss叫Jason Wu")
+    **dict.fromkeys(
+        ("老板", "上司", "领导", "主管", "上级", "组长", "经理", "boss"), ("manager", "")
+    ),
     **dict.fromkeys(("导师", "副导师"), ("mentor", "")),
     **dict.fromkeys(("孙子", "外孙"), ("grandson", "m")),
     **dict.fromkeys(("孙女", "外孙女"), ("granddaughter", "f")),

@@ -21,6 +21,14 @@ from memories.statements.ends import names_value, values_said_ended, values_said
         ("钢琴课也不上了，太贵。", ("钢琴课",)),
         ("pilates停了，改成游泳。", ("pilates",)),
         ("卖掉了那辆雅阁，换了特斯拉。", ("雅阁",)),
+        # Left, given up halfway, abandoned
+        ("We moved from Austin to Denver last spring.", ("Austin",)),
+        ("I transferred from the ICU to the pediatric ward.", ("ICU",)),
+        ("I bailed on Severance halfway through season two.", ("Severance",)),
+        ("Stardew has been abandoned, Baldur's Gate 3 has eaten my life.", ("Stardew",)),
+        ("我从大疆离职了！", ("大疆",)),
+        ("从静安搬到了徐汇滨江。", ("静安",)),
+        ("学校邮箱停用了。", ("学校邮箱",)),
     ],
 )
 def test_an_end_said_by_naming_the_thing(text, things):
@@ -43,6 +51,8 @@ def test_an_end_said_by_naming_the_thing(text, things):
         "我们分手了。",
         "My sister's Miata is gone.",
         "我姐的思域卖了。",
+        "他从腾讯离职了。",
+        "I'm not moving from Leeds.",
     ],
 )
 def test_no_end_when_it_is_asked_planned_denied_or_unnamed(text):

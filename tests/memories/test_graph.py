@@ -169,6 +169,20 @@ def test_entities_are_found_by_name_in_any_case_or_named_after_their_role():
     assert other.pk != wife.pk
 
 
+def test_a_first_name_alone_is_the_one_person_of_that_first_name():
+    def node(name: str) -> GraphNode:
+        return entity_node(user_id=USER_ID, subject=Subject(name=name, kind="person"))
+
+    dana = node("Dana Koh")
+    assert node("Dana").pk == dana.pk
+    node("Ray Park")
+    node("Ray Sato")
+    # Two of that first name: neither is taken for the other
+    assert node("Ray").name == "Ray"
+    # Nor a look-alike
+    assert node("Dan").name == "Dan"
+
+
 def test_an_edge_is_history_its_value_cannot_be_rewritten_nor_the_row_deleted():
     say(Statement(MARK, "job", "lawyer", single=True), T0, memory("Mark is a lawyer", T0))
     edge = GraphEdge.objects.get(relation="job")

@@ -384,6 +384,37 @@ def test_a_later_memory_silent_on_what_is_asked_does_not_replace_one_speaking_to
     assert kept("Where does the user live now?") == [newer]
 
 
+@override_settings(RECALL_TOPIC_QUANTILE=0.5, RECALL_REPLACED_QUANTILE=1.0)
+def test_a_later_memory_saying_the_thing_the_older_names_has_ended_replaces_it(agent):
+    # The later memory is less near the question: it replaces the older one only because it
+    # says that what the older one names has ended.
+    converse(
+        agent,
+        ["I lift weights at the Ironworks gym three mornings a week."],
+        ["The Ironworks membership is cancelled; bouldering at the wall by the station instead."],
+    )
+    older, newer = Memory.objects.filter(memory_type="episodic").order_by("valid_at")
+
+    def hit(memory: Memory, similarity: float) -> RecallHit:
+        return RecallHit(memory, 1.0, 0.0, None, None, similarity, 0.0, NO_BOOSTS)
+
+    def kept(hits: list[RecallHit]) -> list[Memory]:
+        followed = _followed_last(
+            hits,
+            nodes=[],
+            held=set(),
+            present=True,
+            reading=question_read("Where does the user work out now?"),
+        )
+        return [h.memory for h in followed]
+
+    assert kept([hit(older, 0.6), hit(newer, 0.4)]) == [newer]
+    # A later memory that ends something else only puts it after itself
+    other = Memory.objects.get(pk=newer.pk)
+    other.content = "User: The book club membership is cancelled; bouldering at the wall instead."
+    assert kept([hit(older, 0.6), hit(other, 0.4)]) == [other, older]
+
+
 def test_a_question_about_the_past_keeps_the_earlier_memory_where_it_ranks(agent):
     converse(agent, *CAFE)
     question = "What did the user order at the café before?"

@@ -295,6 +295,10 @@ def test_chinese_fact_is_retold_about_the_user():
     assert facts("我哥哥马克是纽约的律师。") == {"马克": "用户的哥哥马克是纽约的律师"}
 
 
+def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
+    assert facts("我现在report给Dana Koh，她在首尔。")["Dana Koh"] == "用户的manager Dana Koh在首尔"
+
+
 # --- Changes in other words (not the rules' examples) -----------------------------------------
 
 
@@ -484,6 +488,12 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("跑车累，晚上回来都要喝二两白酒解乏。", {("user", "drinking", "喝酒")}),
         ("我不抽烟也不喝酒。", set()),
         ("我老公抽烟很凶。", {("husband", "smoking", "抽烟")}),
+        # Whom the user reports to, by name: in Chinese, or in English words ("boss",
+        # "report给"); not a role ("向老板汇报")
+        ("我现在向王磊汇报。", {("user", "manager", "王磊")}),
+        ("我现在report给Dana Koh，她在首尔。", {("user", "manager", "Dana Koh")}),
+        ("我boss叫Priyanka，人很好。", {("user", "manager", "Priyanka")}),
+        ("每周要向老板汇报一次。", set()),
     ],
 )
 def test_chinese_and_mixed_in_other_words(text, expected):
@@ -602,6 +612,9 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
             (),
         ),
         ("Who did Tom work for?", ("Tom", ""), "works at", (), False, ("Tom",)),
+        # Working out is exercise, not work
+        ("Where does the user work out now?", ("", ""), None, (), False, ()),
+        ("用户现在向谁汇报？", ("", ""), "manager", (), False, ()),
         ("What's the user's email?", ("", ""), "email", ("email",), False, ()),
         ("How many pets does the user have?", ("", ""), None, ("pets",), True, ()),
         ("What is Emma's job?", ("Emma", ""), "job", ("job",), False, ("Emma",)),
