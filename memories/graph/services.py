@@ -225,10 +225,16 @@ def _stale_memories_closed(
 ) -> set[uuid.UUID]:
     """Take out of current recall the memories stating a closed value: the edge's own, and the
     user's memories written while the value held that name it. `keep`: the memories stating
-    this message's values, which may name the old one ("I moved from Austin to Denver")."""
+    this message's values, which may name the old one ("I moved from Austin to Denver").
+    Facts about a person or pet whose relation to the user ended stay: after "Ewan and I split
+    up", "Ewan studies at Strathclyde" still holds."""
     stale: set[uuid.UUID] = set()
     if not closed:
         return stale
+    related = {edge.object_node_id for edge in closed if edge.object_node_id}
+    still_about = GraphNode.objects.filter(
+        id__in=related, kind__in=[EntityKind.PERSON, EntityKind.PET]
+    ).values_list("id", flat=True)
     named = Q()
     for edge in closed:
         stale.update(edge.memory_ids)
@@ -241,7 +247,11 @@ def _stale_memories_closed(
             )
     candidates = Memory.objects.filter(current_q(), user_id=user_id)
     found = set(candidates.filter(named).values_list("id", flat=True)) if named else set()
-    return _invalidated(user_id=user_id, memory_ids=(stale | found) - keep, at=at)
+    theirs = set(
+        Memory.objects.filter(id__in=stale | found, subject_entity_id__in=list(still_about))
+        .values_list("id", flat=True)
+    )
+    return _invalidated(user_id=user_id, memory_ids=(stale | found) - keep - theirs, at=at)
 
 
 def memories_said_wrong(

@@ -10,7 +10,7 @@ from django.db import IntegrityError, ProgrammingError, transaction
 from core.access import SYSTEM
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.graph.selectors import current_attributes, edges_valid_q
-from memories.graph.services import entity_node, graph_statements_record
+from memories.graph.services import entity_node, graph_statements_record, memories_subject_set
 from memories.models import Memory
 from memories.sentences import mentions
 from memories.services import MemoryInput, memory_add
@@ -123,6 +123,24 @@ def test_many_valued_relations_stay_many_and_an_end_closes_only_its_value():
     assert values(None, "dog") == ["Luna"]
     assert values(T0 + DAY, "dog") == ["Luna", "Max"]
     assert GraphNode.objects.filter(user_id=USER_ID, kind=EntityKind.PET).count() == 2
+
+
+def test_what_is_said_of_a_former_partner_stays_current_when_the_relation_ends():
+    ewan = Subject(name="Ewan", role="boyfriend", kind="person")
+
+    def partner(*, ended: bool = False) -> Statement:
+        return Statement(USER, "partner", "Ewan", single=True, ended=ended, value_entity=ewan)
+
+    episode = memory("User: Ewan, my boyfriend, studies at Strathclyde.", T0, "episodic")
+    about_him = memory("Ewan, the user's boyfriend, studies at Strathclyde", T0)
+    change = say(partner(), T0, episode, about_him)
+    memories_subject_set(subjects={about_him.id: change.entities[ewan].id})
+    split = memory("User: Ewan and I split up.", T0 + DAY, "episodic")
+    say(partner(ended=True), T0 + DAY, split)
+
+    assert values(None, "partner") == []
+    assert not is_current(episode)  # the user's words stating the relation
+    assert is_current(about_him)  # where he studies still holds
 
 
 def test_an_end_without_a_successor_closes_a_single_value():
