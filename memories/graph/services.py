@@ -248,8 +248,9 @@ def _stale_memories_closed(
     candidates = Memory.objects.filter(current_q(), user_id=user_id)
     found = set(candidates.filter(named).values_list("id", flat=True)) if named else set()
     theirs = set(
-        Memory.objects.filter(id__in=stale | found, subject_entity_id__in=list(still_about))
-        .values_list("id", flat=True)
+        Memory.objects.filter(
+            id__in=stale | found, subject_entity_id__in=list(still_about)
+        ).values_list("id", flat=True)
     )
     return _invalidated(user_id=user_id, memory_ids=(stale | found) - keep - theirs, at=at)
 
