@@ -146,13 +146,15 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             ("moved", "relocated", "emigrated", "immigrated"),
         ),
         (rf"\bcalls?\s+(?P<v>{CAP})\s+home\b", lives, ("home",)),
-        # A home rented or bought somewhere: "We rent a little flat in Leith" (not a holiday
-        # home, a place for the trip: "for" ends it).
+        # A home rented or bought somewhere: "We rent a little flat in Leith", "exchanged on a
+        # cottage on the river at Dartmouth" (contracts exchanged: bought); not a holiday home,
+        # a place for the trip: "for" ends it.
         (
-            rf"\b(?:rent|rents|renting|bought|closed\s+on|moved\s+into)\s+(?:an?|the|our|my)\s+"
-            rf"(?:(?!{NOT_HOME}\b)[\w-]+\s+){{0,2}}?{HOME}\s+in\s+(?P<v>{CAP})(?!\s+for\b)",
+            rf"\b(?:rent|rents|renting|bought|closed\s+on|exchanged\s+on|moved\s+into)\s+"
+            rf"(?:an?|the|our|my)\s+(?:(?!{NOT_HOME}\b)[\w-]+\s+){{0,2}}?{HOME}"
+            rf"(?:\s+(?:on|by)\s+the\s+[\w-]+)?\s+(?:in|at)\s+(?P<v>{CAP})(?!\s+for\b)",
             lives,
-            ("rent", "bought", "closed on", "moved into"),
+            ("rent", "bought", "closed on", "exchanged on", "moved into"),
         ),
         (rf"\bleft\s+{CAP}\s+for\s+(?P<v>{CAP})", lives, ("left",)),
         (

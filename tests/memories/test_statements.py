@@ -316,6 +316,11 @@ def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
         # A home rented, owned or bought somewhere is where one lives
         ("We rent a little flat in Leith with two cats.", {("user", "lives in", "Leith")}),
         ("We just closed on a house in Asheville!", {("user", "lives in", "Asheville")}),
+        (
+            "We've exchanged on a cottage on the river at Dartmouth.",
+            {("user", "lives in", "Dartmouth")},
+        ),
+        ("We bought a house at auction.", set()),
         ("We bought a new car on Friday.", set()),
         ("We bought a holiday home in Portugal.", set()),
         ("I rent a studio in Hackney for my pottery.", set()),
