@@ -47,6 +47,7 @@ from memories.statements.english_values import (
     lives,
     lost,
     origin,
+    own_email,
     pet,
     quit_job,
     relative,
@@ -150,11 +151,12 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
         # cottage on the river at Dartmouth" (contracts exchanged: bought); not a holiday home,
         # a place for the trip: "for" ends it.
         (
-            rf"\b(?:rent|rents|renting|bought|closed\s+on|exchanged\s+on|moved\s+into)\s+"
+            rf"\b(?:rent|rents|renting|bought|closed\s+on|exchanged\s+on|signed\s+for"
+            rf"|moved\s+into)\s+"
             rf"(?:an?|the|our|my)\s+(?:(?!{NOT_HOME}\b)[\w-]+\s+){{0,2}}?{HOME}"
             rf"(?:\s+(?:on|by)\s+the\s+[\w-]+)?\s+(?:in|at)\s+(?P<v>{CAP})(?!\s+for\b)",
             lives,
-            ("rent", "bought", "closed on", "exchanged on", "moved into"),
+            ("rent", "bought", "closed on", "exchanged on", "signed for", "moved into"),
         ),
         (rf"\bleft\s+{CAP}\s+for\s+(?P<v>{CAP})", lives, ("left",)),
         (
@@ -281,6 +283,20 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
         ),
         (rf"\b(?:reach|call|text)\s+me\s+(?:at|on)\s+(?P<v>{PHONE})", stating("phone"), ("me ",)),
         (rf"\b(?:email|mail|reach)\s+me\s+at\s+(?P<v>{EMAIL})", stating("email"), ("me ",)),
+        # The address mail is to go to: "my work address changes to …", "send anything
+        # work-related to …"
+        (
+            rf"\bmy\s+(?:work\s+|new\s+)?(?:e-?mail\s+)?address\s+(?:is\s+now|is|changes\s+to"
+            rf"|changed\s+to|will\s+be)\s+(?P<v>{EMAIL})",
+            own_email,
+            ("address",),
+        ),
+        (
+            rf"\bsend\s+(?:anything|everything|stuff|things|mail|emails?)(?:\s+[\w-]+)?\s+to\s+"
+            rf"(?P<v>{EMAIL})",
+            own_email,
+            ("send",),
+        ),
         # Car
         (
             rf"\b(?:sold|got\s+rid\s+of|totaled|totalled|wrecked)\s+(?P<v>(?:my|our|the)\s+"

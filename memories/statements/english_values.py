@@ -368,6 +368,13 @@ def _relation_key(role: str) -> str:
     return relation_attribute(role) if role else "knows"
 
 
+def own_email(ctx: Context, m, rest: str) -> bool:
+    """The user's address, whoever the clause is about: "my work address changes to …", "send
+    anything work-related to …" (after "Brightwell is rebranding, so …")."""
+    ctx.say("email", m["v"], subject=USER)
+    return True
+
+
 def lost(ctx: Context, m, rest: str) -> bool:
     subject = ctx.subjects.known(m["name"])
     if subject is None or subject.kind not in ("pet", "person"):

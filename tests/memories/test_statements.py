@@ -321,6 +321,17 @@ def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
             {("user", "lives in", "Dartmouth")},
         ),
         ("We bought a house at auction.", set()),
+        ("I've signed for a flat in Morningside.", {("user", "lives in", "Morningside")}),
+        # The address mail is to go to, whoever the sentence opened with
+        (
+            "Quillon is merging with Arbor, so my work address changes to jo@arbor.example.",
+            {("user", "email", "jo@arbor.example")},
+        ),
+        (
+            "Send anything work-related to jo@quillon.example please.",
+            {("user", "email", "jo@quillon.example")},
+        ),
+        ("Can you send it to my sister at ann@example.com?", set()),
         ("We bought a new car on Friday.", set()),
         ("We bought a holiday home in Portugal.", set()),
         ("I rent a studio in Hackney for my pottery.", set()),
