@@ -25,7 +25,7 @@ from memories.predicates import current_q
 from memories.sentences import HAN, latin_bounded
 from memories.services.writes import SCORE_FLAGS_CLEARED
 from memories.statements import Statement, Subject
-from memories.statements.ends import names_value
+from memories.statements.ends import names_value, values_said_ended
 
 # A closed value this short ("3", "NY") names too much to find memories by: only the memories it
 # came from leave recall.
@@ -196,11 +196,57 @@ def graph_values_ended(
         current_q(), user_id=user_id, subject__kind=EntityKind.USER, valid_at__lt=at
     ).select_related("object_node")
     ending = [edge for edge in current if any(names_value(thing, edge.value) for thing in things)]
+    unheld = [t for t in things if not any(names_value(t, edge.value) for edge in current)]
     change.closed = _closed(ending, at=at)
     change.stale_memory_ids = _stale_memories_closed(
         user_id=user_id, closed=change.closed, at=at, keep=keep
-    )
+    ) | _stale_memories_naming(user_id=user_id, things=unheld, at=at, keep=keep)
     return change
+
+
+def _proper_words(thing: str) -> list[str]:
+    """The words of an ended thing that name it and nothing else: a name or an acronym
+    ("PureGym" of "PureGym membership", "ICU"), or a Han thing of three characters and more
+    ("学校邮箱"); not a common noun ("the café", "钥匙"), which earlier memories use of other
+    things too."""
+    if HAN.search(thing):
+        return [thing] if len(thing) >= 3 else []
+    return [
+        word
+        for word in re.findall(r"[\w'&-]+", thing)
+        if len(word) >= MENTION_MIN_CHARS and not word.islower()
+    ]
+
+
+def _stale_memories_naming(
+    *, user_id: str, things: Sequence[str], at: datetime, keep: set[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Take out of current recall the user's earlier memories naming, by its proper name, a thing
+    a message says has ended though no rule read it as a value ("The PureGym membership is
+    cancelled": "I lift weights at the PureGym"). Not facts about someone else."""
+    # In the case it was said: "Yoga is over" opening a sentence names no "yoga"
+    words = [word for thing in things for word in _proper_words(thing)]
+    named = Q()
+    for word in words:
+        named |= Q(content__regex=value_mentioned(word))
+    if not named:
+        return set()
+    users = GraphNode.objects.filter(user_id=user_id, kind=EntityKind.USER).values("id")
+    found = (
+        Memory.objects.filter(current_q(), named, user_id=user_id, created_at__lt=at)
+        .filter(Q(subject_entity_id__isnull=True) | Q(subject_entity_id__in=users))
+        .values_list("id", "content")
+    )
+    # A memory saying it ended itself stays: it says what came after ("I handed in my notice at
+    # Halden & Price … for Network Rail", before "The Halden phone is switched off").
+    stale = {
+        memory_id
+        for memory_id, content in found
+        if not any(
+            names_value(ended, word) for ended in values_said_ended(content) for word in words
+        )
+    }
+    return _invalidated(user_id=user_id, memory_ids=stale - keep, at=at)
 
 
 def _closed(edges: Iterable[GraphEdge], *, at: datetime) -> list[GraphEdge]:

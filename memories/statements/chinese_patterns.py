@@ -142,6 +142,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
             say("work phone"),
         ),
         (rf"邮箱(?:地址)?(?:是|为|换成了?|改成了?)(?P<v>{ZH_EMAIL})", say("email")),
+        # The address to write to: "以后用工作邮箱 …", "发邮件就用学校邮箱 …"
+        (rf"(?<![不没别])用[{HAN}]{{0,4}}?邮箱(?:地址)?[：:\s]*(?P<v>{ZH_EMAIL})", say("email")),
         # Car
         (rf"(?:卖了|卖掉了)(?:我的)?(?P<v>{ZV}车)", stating("car", ended=True)),
         (rf"把(?:[^，,。]+?)换成了?(?:一辆|一台|辆|台)?(?P<v>{ZV}){ZE}", car),

@@ -29,6 +29,7 @@ from memories.statements.ends import names_value, values_said_ended, values_said
         ("我从大疆离职了！", ("大疆",)),
         ("从静安搬到了徐汇滨江。", ("静安",)),
         ("学校邮箱停用了。", ("学校邮箱",)),
+        ("学校邮箱毕业就停用了。", ("学校邮箱",)),
     ],
 )
 def test_an_end_said_by_naming_the_thing(text, things):

@@ -240,6 +240,31 @@ def test_a_chinese_end_said_by_naming_the_value_closes_it(agent):
     assert said(hits[:1], "电动车") and not said(hits, "开了五年")
 
 
+def test_an_end_of_a_thing_no_rule_read_takes_the_memories_naming_it_out_of_current_recall(agent):
+    # No rule reads the gym as a value: the end names it, and the memories naming it by its
+    # name leave current recall; the one saying it ended too stays, and a common noun ("the
+    # café") takes nothing out. Time travel still finds them.
+    converse(
+        agent,
+        ["I lift weights at the Ironworks gym before work.", "At the café I get a flat white."],
+        [
+            "I handed in my notice at Ironworks, no more desk job for me.",
+            "The Ironworks membership is cancelled, bouldering at the wall instead.",
+            "Quit the café, too pricey.",
+        ],
+    )
+    lift, café = (
+        Memory.objects.get(memory_type="episodic", content__contains=text)
+        for text in ("lift weights", "flat white")
+    )
+    notice = Memory.objects.get(memory_type="episodic", content__contains="handed in")
+    current = Memory.objects.current()
+    assert not current.filter(pk=lift.pk).exists()
+    assert current.filter(pk=café.pk).exists() and current.filter(pk=notice.pk).exists()
+    before = (T0 + timedelta(days=1)).isoformat()
+    assert said(recall(agent, "Where does the user lift weights?", as_of=before), "Ironworks gym")
+
+
 def test_a_value_that_ended_is_known_so_the_question_is_answered_not_emptied(agent):
     # No rule reads "约会" as a new partner: the message that ended the old one answers.
     converse(

@@ -510,6 +510,12 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("我现在report给Dana Koh，她在首尔。", {("user", "manager", "Dana Koh")}),
         ("我boss叫Priyanka，人很好。", {("user", "manager", "Priyanka")}),
         ("每周要向老板汇报一次。", set()),
+        # The address to write to from now on
+        (
+            "以后帮我发邮件就用工作邮箱 wei@huaxin.example。",
+            {("user", "email", "wei@huaxin.example")},
+        ),
+        ("我不用邮箱 wei@huaxin.example 了。", set()),
     ],
 )
 def test_chinese_and_mixed_in_other_words(text, expected):
