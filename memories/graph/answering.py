@@ -49,6 +49,8 @@ from memories.statements.words import (
     SINGLE_RELATIONS,
     TITLES,
     ZH_PERSON_ROLES,
+    ZH_SURNAMES,
+    ZH_TITLES,
     alternation,
     is_relation,
     role_words,
@@ -57,6 +59,7 @@ from memories.statements.words import (
 # Capitalised words (names) in Latin script, and Chinese names, for the look-alike rule.
 NAME_WORD = re.compile(latin_bounded("[A-Z][a-z]+"))
 HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
+SURNAME_TITLED = re.compile(f"([{ZH_SURNAMES}]){ZH_TITLES}")
 PERSON_NAME = re.compile(r"(?P<given>[A-Z][a-z]+) (?P<family>[A-Z][a-z]+)")
 HAN_RUN = re.compile(rf"[{HAN}]+")
 RANKS = "大|小|二|三|四"
@@ -102,7 +105,11 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
         return result
     by_name = {name: node for node in nodes for name in (node.name, *node.aliases) if name}
     named = statements.names_in(query, list(by_name))
-    result.unresolved_names = [name for name in question.names if name not in named]
+    surnamed = {name: _by_surname(nodes, name) for name in question.names if name not in named}
+    named |= {node.name for node in surnamed.values() if node is not None}
+    result.unresolved_names = [
+        name for name in question.names if name not in named and surnamed.get(name) is None
+    ]
     if result.unresolved_names:  # only a name the graph does not hold is checked against them
         result.user_names = _user_names(result.user)
     subject = question.subject
@@ -123,6 +130,18 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
         # "the user's dog's name": the values are the user's dogs
         _role_read(result, role=subject.role, user_id=user_id, as_of=as_of)
     return result
+
+
+def _by_surname(nodes: list[GraphNode], name: str) -> GraphNode | None:
+    """The one person of a Chinese surname asked with a title ("汪老师": 汪健), if one."""
+    if not (m := SURNAME_TITLED.fullmatch(name)):
+        return None
+    people = [
+        node
+        for node in nodes
+        if node.kind == EntityKind.PERSON and len(node.name) > 1 and node.name[0] == m[1]
+    ]
+    return people[0] if len(people) == 1 else None
 
 
 def _user_names(user: GraphNode | None) -> list[str]:

@@ -24,6 +24,7 @@ from memories.statements.words import (
     ZH_PERSON_ROLES,
     ZH_SPECIES,
     ZH_SURNAMES,
+    ZH_TITLES,
     alternation,
 )
 
@@ -95,6 +96,9 @@ INTRODUCTIONS = tuple(
         rf"(?P<name>{CALLED}){ZE}",
         rf"(?P<name>{CALLED})是我(?:的)?(?:{ZH_MODS})(?P<role>{ZH_ROLE}|{ZH_PET}){ZE}",
         rf"我(?:的)?(?P<role>{ZH_ROLE})(?:是|叫)(?P<name>[A-Z][a-zA-Z]+|[{HAN}]{{2,3}}){ZE}",
+        # With a title: "我导师是王建华老师", "副导师是汪健老师"
+        rf"(?:^|(?<=[，,。；;\s])|我的?)(?P<role>{ZH_ROLE})(?:是|叫)"
+        rf"(?P<name>(?=[{ZH_SURNAMES}])[{HAN}]{{2,3}}?){ZH_TITLES}{ZE}",
     )
 )
 JOB_RE = re.compile(rf"(?:{ZH_JOBS})")
@@ -227,6 +231,9 @@ def job(ctx: Context, m, rest: str) -> bool:
     before = rest[max(0, m.start() - 3) : m.start()]
     if before.endswith("不") and not before.endswith("不再"):
         return True
+    names = [name for name in ctx.subjects.named if len(name) > 1]
+    if names and re.fullmatch(rf"(?:{alternation(names)}){ZH_TITLES}", m["job"]):
+        return True  # "王建华老师": a name with its title, read as one (INTRODUCTIONS)
     ended = before.endswith("不再") or PAST.search(rest[: m.start()]) is not None
     ctx.say("job", m["job"], ended=ended)
     if m.groupdict().get("place") and not ended:

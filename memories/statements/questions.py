@@ -16,6 +16,8 @@ from memories.statements.words import (
     ZH_CONCEPT_WORDS,
     ZH_PERSON_ROLES,
     ZH_SPECIES,
+    ZH_SURNAMES,
+    ZH_TITLES,
     alternation,
     word_set,
 )
@@ -321,8 +323,11 @@ ZH_ROLE_SUBJECT = re.compile(
     rf"用户的?(?:双胞胎|龙凤胎)?(?P<role>{alternation([*ZH_PERSON_ROLES, *ZH_SPECIES])})"
 )
 ZH_NAME_SUBJECT = re.compile(
-    rf"^(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|[{HAN}]{{1,4}}?)(?=是|在|住|做|的|今年|多大|几"
-    r"|开|有|叫|姓|喜欢|会|去|现在|目前|最|养|平时|一般|还|都|为什么|怎么|从事|干|负责|工作|上班|学|读)"
+    # A name with its title: "王建华老师" is 王建华 ("汪老师", a surname with it, is one name)
+    rf"^(?:(?P<titled>(?=[{ZH_SURNAMES}])[{HAN}]{{2,3}}?){ZH_TITLES}"
+    rf"|(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|[{HAN}]{{1,4}}?))(?=是|在|住|做|的|今年|多大|几"
+    r"|开|有|叫|姓|喜欢|会|去|现在|目前|最|养|平时|一般|还|都|为什么|怎么|从事|干|主要|负责|工作|上班"
+    r"|学|读)"
 )
 ZH_NOT_NAMES = frozenset(
     (
@@ -390,12 +395,12 @@ def _chinese(text: str) -> QuestionReading:
     names: list[str] = []
     if (
         (m := ZH_NAME_SUBJECT.match(text))
-        and m["name"] not in ZH_NOT_NAMES
-        and not ZH_NOT_NAME_START.match(m["name"])
-        and not m["name"].startswith("用户")
+        and (name := m["titled"] or m["name"]) not in ZH_NOT_NAMES
+        and not ZH_NOT_NAME_START.match(name)
+        and not name.startswith("用户")
     ):
-        subject = Subject(m["name"], "", "person")
-        names.append(m["name"])
+        subject = Subject(name, "", "person")
+        names.append(name)
     names += [n for n in re.findall(r"[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*", text) if n not in names]
     if m := ZH_ROLE_SUBJECT.search(text):
         word = m["role"]

@@ -343,6 +343,8 @@ TITLES = frozenset(
         *("Aunt", "Auntie", "Uncle", "Coach", "Sir", "Dame", "Lady", "Lord", "Judge", "Officer"),
     }
 )
+# Said after a Chinese name ("王建华老师", "李医生"): the name is the part before.
+ZH_TITLES = r"(?:老师|教授|医生|大夫|先生|女士)"
 
 # Common Chinese surnames: a clause starting with one and a given name is about that person
 # ("张婷跳槽去了腾讯"); also 小/老/阿 + a character ("老王", "小李").

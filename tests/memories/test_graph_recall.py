@@ -265,6 +265,19 @@ def test_an_end_of_a_thing_no_rule_read_takes_the_memories_naming_it_out_of_curr
     assert said(recall(agent, "Where does the user lift weights?", as_of=before), "Ironworks gym")
 
 
+def test_a_person_asked_by_surname_and_title_is_the_one_of_that_surname(agent):
+    # 汪 and 王 sound alike: by sound alone, "汪老师" could be either
+    converse(agent, ["我导师是王志远老师，要求很严。", "副导师是汪敏老师，主要管实验室的服务器。"])
+    hits = recall(agent, "汪老师主要负责什么？")
+    assert said(hits[:1], "服务器") and not said(hits, "要求很严")
+    hits = recall(agent, "王志远老师是用户的什么人？")
+    assert said(hits[:1], "要求很严") and not said(hits, "服务器")
+    assert asked(user_id=USER, query="汪老师主要负责什么？", as_of=None).entity.name == "汪敏"
+    # Two of that surname: neither
+    converse(agent, ["我同学汪涛在杭州工作。"])
+    assert asked(user_id=USER, query="汪老师主要负责什么？", as_of=None).entity is None
+
+
 def test_a_value_that_ended_is_known_so_the_question_is_answered_not_emptied(agent):
     # No rule reads "约会" as a new partner: the message that ended the old one answers.
     converse(

@@ -510,6 +510,10 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("我现在report给Dana Koh，她在首尔。", {("user", "manager", "Dana Koh")}),
         ("我boss叫Priyanka，人很好。", {("user", "manager", "Priyanka")}),
         ("每周要向老板汇报一次。", set()),
+        # A name said with its title is the name; a title alone is a job
+        ("我导师是韩志远老师，要求很严。", {("user", "mentor", "韩志远")}),
+        ("副导师是郭敏老师，主要管服务器。", {("user", "mentor", "郭敏")}),
+        ("我哥是老师。", {("brother", "job", "老师")}),
         # The address to write to from now on
         (
             "以后帮我发邮件就用工作邮箱 wei@huaxin.example。",
@@ -637,6 +641,9 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
         # Working out is exercise, not work
         ("Where does the user work out now?", ("", ""), None, (), False, ()),
         ("用户现在向谁汇报？", ("", ""), "manager", (), False, ()),
+        # A name with its title; a surname with one stays whole (the graph finds whose it is)
+        ("韩志远老师是用户的什么人？", ("韩志远", ""), None, ("人",), False, ("韩志远",)),
+        ("郭老师主要负责什么？", ("郭老师", ""), None, (), False, ("郭老师",)),
         ("What's the user's email?", ("", ""), "email", ("email",), False, ()),
         ("How many pets does the user have?", ("", ""), None, ("pets",), True, ()),
         ("What is Emma's job?", ("Emma", ""), "job", ("job",), False, ("Emma",)),
