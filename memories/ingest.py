@@ -52,7 +52,7 @@ from memories.services import (
 from memories.services.forgetting import ForgetOutcome, conversation_forget, topic_vectors
 from memories.services.writes import lock_memory_writes
 from memories.signals import session_ended
-from memories.statements.ends import values_said_ended, values_said_wrong
+from memories.statements.ends import things_given_up, values_said_ended, values_said_wrong
 
 
 def session_open(
@@ -226,7 +226,13 @@ def _ends_recorded(
     it names as ended ("思域卖了"), earlier memories stating what it corrects ("not the 14th")."""
     own = {result.memory.id for result in results}
     if ended := values_said_ended(message.content):
-        graph_values_ended(user_id=user_id, things=ended, at=message.created_at, keep=own)
+        graph_values_ended(
+            user_id=user_id,
+            things=ended,
+            given_up=things_given_up(message.content),
+            at=message.created_at,
+            keep=own,
+        )
     if wrong := values_said_wrong(message.content):
         memories_said_wrong(user_id=user_id, wrong=wrong, at=message.created_at, keep=own)
 

@@ -62,7 +62,7 @@ from memories.similarity_floors import (
     similarity_floors,
     topic_similarity,
 )
-from memories.statements.ends import names_value, values_said_ended
+from memories.statements.ends import names_proper, things_given_up
 from memories.statements.model import QuestionReading
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
@@ -429,7 +429,8 @@ def _followed_last(
     question names what it says: "violin lessons" asks about them, not the piano lessons
     since) unless the question asks what holds now. `held`: the facts stating a value the
     graph holds, never set back; `reading`: the question: a later memory no more than as near
-    it replaces an older one that speaks to what is asked only if it speaks to it too."""
+    it replaces an older one that speaks to what is asked only if it speaks to it too, unless
+    it says it gave up what the older names."""
     threshold = topic_similarity()
     changing = [hit.memory for hit in hits if hit.memory.memory_type in CHANGING_TYPES]
     if threshold is None or len(changing) < 2:
@@ -491,12 +492,13 @@ def _followed_last(
         def speaks(memory_id: uuid.UUID) -> bool:
             return statements.answers_focus(reading, content[memory_id])
 
-        # The later one says the thing the older names has ended ("I bailed on Severance" after
-        # "went straight into the second season of Severance"), however near either is.
+        # The later one says it gave up for good what the older names by its proper name ("I
+        # bailed on Severance" after "went straight into the second season of Severance"),
+        # however near either is.
+        given_up = {newer: things_given_up(content[newer]) for _, newer, _ in follows}
+
         def ends(newer: uuid.UUID, older: uuid.UUID) -> bool:
-            return any(
-                names_value(thing, content[older]) for thing in values_said_ended(content[newer])
-            )
+            return any(names_proper(content[older], word) for word in given_up[newer])
 
         replaced = {
             older

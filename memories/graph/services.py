@@ -25,7 +25,8 @@ from memories.predicates import current_q
 from memories.sentences import HAN, latin_bounded
 from memories.services.writes import SCORE_FLAGS_CLEARED
 from memories.statements import Statement, Subject
-from memories.statements.ends import names_value, values_said_ended
+from memories.statements.ends import names_value, things_given_up
+from memories.statements.words import PERSON_ROLES, alternation
 
 # A closed value this short ("3", "NY") names too much to find memories by: only the memories it
 # came from leave recall.
@@ -71,19 +72,20 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
             if subject.role and not named.role:
                 GraphNode.objects.filter(pk=named.pk).update(role=subject.role)
             return named
-        if subject.kind == EntityKind.PERSON and GIVEN_NAME.fullmatch(subject.name):
-            # "Rachel" after "Rachel Lim": the one person of that first name
-            full = list(
-                nodes.filter(kind=EntityKind.PERSON, name__istartswith=f"{subject.name} ")[:2]
-            )
-            if len(full) == 1:
-                return full[0]
         if subject.role:
             unnamed = nodes.filter(name="", role=subject.role).first()
             if unnamed is not None:
                 unnamed.name = subject.name
                 unnamed.save(update_fields=["name"])
                 return unnamed
+        if subject.kind == EntityKind.PERSON and GIVEN_NAME.fullmatch(subject.name):
+            # "Rachel" after "Rachel Lim": the one person of that first name (and of the role
+            # said: "my sister Rachel" is not the manager Rachel Lim)
+            full = nodes.filter(kind=EntityKind.PERSON, name__istartswith=f"{subject.name} ")
+            if subject.role:
+                full = full.filter(role=subject.role)
+            if len(found := list(full[:2])) == 1:
+                return found[0]
         return GraphNode.objects.create(
             user_id=user_id, kind=subject.kind, name=subject.name, role=subject.role, **made
         )
@@ -185,66 +187,67 @@ def graph_statements_record(
 
 
 def graph_values_ended(
-    *, user_id: str, things: Sequence[str], at: datetime, keep: set[uuid.UUID]
+    *,
+    user_id: str,
+    things: Sequence[str],
+    given_up: Sequence[str],
+    at: datetime,
+    keep: set[uuid.UUID],
 ) -> GraphChange:
     """Close the user's current values that a message said at `at` names as ended ("思域卖了"
     ends car = "本田思域", "The Miata is gone" ends car = "2016 Mazda Miata"), whatever their
     attribute; then the memories stating them leave current recall, as for any closed value.
-    `keep`: the message's own memories."""
+    `given_up`: the proper words of what it gave up for good (`things_given_up`): of those no
+    held value has, the earlier memories naming them leave too. `keep`: the message's own
+    memories."""
     change = GraphChange()
     current = GraphEdge.objects.filter(
         current_q(), user_id=user_id, subject__kind=EntityKind.USER, valid_at__lt=at
     ).select_related("object_node")
     ending = [edge for edge in current if any(names_value(thing, edge.value) for thing in things)]
-    unheld = [t for t in things if not any(names_value(t, edge.value) for edge in current)]
+    unheld = [word for word in given_up if not any(names_value(word, e.value) for e in current)]
     change.closed = _closed(ending, at=at)
     change.stale_memory_ids = _stale_memories_closed(
         user_id=user_id, closed=change.closed, at=at, keep=keep
-    ) | _stale_memories_naming(user_id=user_id, things=unheld, at=at, keep=keep)
+    ) | _stale_memories_naming(user_id=user_id, words=unheld, at=at, keep=keep)
     return change
 
 
-def _proper_words(thing: str) -> list[str]:
-    """The words of an ended thing that name it and nothing else: a name or an acronym
-    ("PureGym" of "PureGym membership", "ICU"), or a Han thing of three characters and more
-    ("学校邮箱"); not a common noun ("the café", "钥匙"), which earlier memories use of other
-    things too."""
-    if HAN.search(thing):
-        return [thing] if len(thing) >= 3 else []
-    return [
-        word
-        for word in re.findall(r"[\w'&-]+", thing)
-        if len(word) >= MENTION_MIN_CHARS and not word.islower()
-    ]
+# Words for a relative ("my dad was in the ICU"): a memory saying one speaks of someone else.
+RELATIVE = re.compile(latin_bounded(f"(?:{alternation(PERSON_ROLES)})"), re.I)
 
 
 def _stale_memories_naming(
-    *, user_id: str, things: Sequence[str], at: datetime, keep: set[uuid.UUID]
+    *, user_id: str, words: Sequence[str], at: datetime, keep: set[uuid.UUID]
 ) -> set[uuid.UUID]:
-    """Take out of current recall the user's earlier memories naming, by its proper name, a thing
-    a message says has ended though no rule read it as a value ("The PureGym membership is
-    cancelled": "I lift weights at the PureGym"). Not facts about someone else."""
-    # In the case it was said: "Yoga is over" opening a sentence names no "yoga"
-    words = [word for thing in things for word in _proper_words(thing)]
+    """Take out of current recall the user's earlier facts and episodes naming, as written (its
+    case: "Yoga is over" opening a sentence names no "yoga"), a thing given up that no rule read
+    as a value ("The PureGym membership is cancelled": "I lift weights at the PureGym"). Not
+    facts about someone else, nor a memory naming a relative (it may be theirs: "My dad was in
+    the ICU"), nor one saying it gave the thing up itself: it says what came after ("I handed in
+    my notice at Halden & Price … for Network Rail", before "The Halden phone is switched
+    off")."""
     named = Q()
     for word in words:
-        named |= Q(content__regex=value_mentioned(word))
+        named |= Q(content__regex=latin_bounded(re.escape(word)))
     if not named:
         return set()
     users = GraphNode.objects.filter(user_id=user_id, kind=EntityKind.USER).values("id")
     found = (
-        Memory.objects.filter(current_q(), named, user_id=user_id, created_at__lt=at)
+        Memory.objects.filter(
+            current_q(),
+            named,
+            user_id=user_id,
+            created_at__lt=at,
+            memory_type__in=[MemoryType.FACT, MemoryType.EPISODIC],
+        )
         .filter(Q(subject_entity_id__isnull=True) | Q(subject_entity_id__in=users))
         .values_list("id", "content")
     )
-    # A memory saying it ended itself stays: it says what came after ("I handed in my notice at
-    # Halden & Price … for Network Rail", before "The Halden phone is switched off").
     stale = {
         memory_id
         for memory_id, content in found
-        if not any(
-            names_value(ended, word) for ended in values_said_ended(content) for word in words
-        )
+        if not RELATIVE.search(content) and not set(things_given_up(content)) & set(words)
     }
     return _invalidated(user_id=user_id, memory_ids=stale - keep, at=at)
 
@@ -272,15 +275,15 @@ def _stale_memories_closed(
     """Take out of current recall the memories stating a closed value: the edge's own, and the
     user's memories written while the value held that name it. `keep`: the memories stating
     this message's values, which may name the old one ("I moved from Austin to Denver").
-    Facts about a person or pet whose relation to the user ended stay: after "Ewan and I split
-    up", "Ewan studies at Strathclyde" still holds."""
+    What still holds of a person or pet whose relation to the user ended stays: after "Ewan and
+    I split up", "Ewan studies at Strathclyde"."""
     stale: set[uuid.UUID] = set()
     if not closed:
         return stale
-    related = {edge.object_node_id for edge in closed if edge.object_node_id}
-    still_about = GraphNode.objects.filter(
-        id__in=related, kind__in=[EntityKind.PERSON, EntityKind.PET]
-    ).values_list("id", flat=True)
+    former = GraphNode.objects.filter(
+        id__in={edge.object_node_id for edge in closed if edge.object_node_id},
+        kind__in=[EntityKind.PERSON, EntityKind.PET],
+    )
     named = Q()
     for edge in closed:
         stale.update(edge.memory_ids)
@@ -293,11 +296,15 @@ def _stale_memories_closed(
             )
     candidates = Memory.objects.filter(current_q(), user_id=user_id)
     found = set(candidates.filter(named).values_list("id", flat=True)) if named else set()
-    theirs = set(
-        Memory.objects.filter(
-            id__in=stale | found, subject_entity_id__in=list(still_about)
-        ).values_list("id", flat=True)
-    )
+    # What the current edges of someone no longer related stand on ("Ewan studies at
+    # Strathclyde"), not the relation alone ("The user's boyfriend is Ewan")
+    theirs = {
+        memory_id
+        for memory_ids in GraphEdge.objects.filter(current_q(), subject__in=former).values_list(
+            "memory_ids", flat=True
+        )
+        for memory_id in memory_ids
+    }
     return _invalidated(user_id=user_id, memory_ids=(stale | found) - keep - theirs, at=at)
 
 

@@ -96,9 +96,10 @@ INTRODUCTIONS = tuple(
         rf"(?P<name>{CALLED}){ZE}",
         rf"(?P<name>{CALLED})是我(?:的)?(?:{ZH_MODS})(?P<role>{ZH_ROLE}|{ZH_PET}){ZE}",
         rf"我(?:的)?(?P<role>{ZH_ROLE})(?:是|叫)(?P<name>[A-Z][a-zA-Z]+|[{HAN}]{{2,3}}){ZE}",
-        # With a title: "我导师是王建华老师", "副导师是汪健老师"
-        rf"(?:^|(?<=[，,。；;\s])|我的?)(?P<role>{ZH_ROLE})(?:是|叫)"
-        rf"(?P<name>(?=[{ZH_SURNAMES}])[{HAN}]{{2,3}}?){ZH_TITLES}{ZE}",
+        # With a title: "我导师是王建华老师"; of two characters only after a supervisor, whom one
+        # names so ("副导师是汪健老师"; "我哥是高中老师" is a job)
+        rf"(?:^|(?<=[，,。；;\s])|我的?)(?P<role>{ZH_ROLE})(?:是|叫)(?P<name>(?=[{ZH_SURNAMES}])"
+        rf"(?:[{HAN}]{{3}}|(?<=导师[是叫])[{HAN}]{{2}}))(?<![学系科]){ZH_TITLES}{ZE}",
     )
 )
 JOB_RE = re.compile(rf"(?:{ZH_JOBS})")

@@ -33,11 +33,18 @@ from memories.statements.chinese import (
     works,
 )
 from memories.statements.reading import Handler, names_the, pending, stating
-from memories.statements.words import HAN, ZH_JOBS, ZH_NUMBER
+from memories.statements.words import HAN, ZH_JOBS, ZH_NUMBER, ZH_SURNAMES
 
 LANGUAGE = rf"(?:[{HAN}]{{1,4}}?(?:语|文)|普通话|粤语|[A-Z][a-z]+)"
-# A person one reports to, by name: not a role ("向老板汇报") nor "谁".
-REPORTS_TO = rf"(?:[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|(?!{ZH_ROLE}|谁)[{HAN}]{{2,3}}?)"
+# A person one reports to, by name ("李娜", "刘总", "副总裁孙丽", "Rachel Lim"): not a role
+# ("向老板汇报"), a body ("向董事会汇报") or others ("给客户汇报方案", "向大家汇报").
+REPORTS_TO = (
+    rf"(?:[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|(?!{ZH_ROLE}|董事)(?=[{ZH_SURNAMES}])[{HAN}]{{2,3}}?)"
+)
+# Not an end or a plan ("我不再向王磊汇报了", "不用给…"), nor one report ("汇报过这个问题",
+# "汇报了进度"); "汇报工作" is the work itself.
+NOT_REPORTING = r"(?<!不)(?<!没)(?<!再)(?<!要)(?<!会)"
+ONE_REPORT = rf"(?!过|了?(?!工作)[{HAN}])"
 JOB_FIELDS = (
     r"research|design|marketing|engineering|sales|product|pm|ux|ui|hr|it|ops|operations|data"
     r"|finance|consulting|analytics|analyst|engineer|manager|developer|designer|lead|qa|support"
@@ -122,8 +129,15 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         ),
         (r"(?:从事|做)(?P<job>[^，,。；]+?)(?:工作|行业)", job),
         # Whom the user reports to: "我现在向李娜汇报", "我现在report给Rachel Lim"
-        (rf"(?:向|给)(?P<name>{REPORTS_TO})(?:直接)?汇报", names_the("manager")),
-        (rf"report\s*(?:给|to)\s*(?P<name>{REPORTS_TO})(?=[，,。；;！!]|$)", names_the("manager")),
+        (
+            rf"{NOT_REPORTING}(?:向|给)(?:副?总裁|总监|总经理|经理|主管)?(?P<name>{REPORTS_TO})(?:直接)?"
+            rf"汇报{ONE_REPORT}",
+            names_the("manager"),
+        ),
+        (
+            rf"{NOT_REPORTING}report\s*(?:给|to)\s*(?P<name>{REPORTS_TO})(?=[，,。；;！!]|$)",
+            names_the("manager"),
+        ),
         # Age
         (rf"(?:今年|已经|快|才|刚满|满)?(?P<n>{ZH_NUMBER})(?:周)?岁", age),
         # "今年七十了": this year's number, 岁 left unsaid
@@ -143,7 +157,11 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         ),
         (rf"邮箱(?:地址)?(?:是|为|换成了?|改成了?)(?P<v>{ZH_EMAIL})", say("email")),
         # The address to write to: "以后用工作邮箱 …", "发邮件就用学校邮箱 …"
-        (rf"(?<![不没别])用[{HAN}]{{0,4}}?邮箱(?:地址)?[：:\s]*(?P<v>{ZH_EMAIL})", say("email")),
+        (
+            rf"(?<![不没别])(?<!不再)(?<!不要)(?<!不用)(?<!别再)用[{HAN}]{{0,4}}?邮箱(?:地址)?[：:\s]*"
+            rf"(?P<v>{ZH_EMAIL})",
+            say("email"),
+        ),
         # Car
         (rf"(?:卖了|卖掉了)(?:我的)?(?P<v>{ZV}车)", stating("car", ended=True)),
         (rf"把(?:[^，,。]+?)换成了?(?:一辆|一台|辆|台)?(?P<v>{ZV}){ZE}", car),

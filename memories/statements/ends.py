@@ -13,7 +13,7 @@
 
 import re
 
-from memories.sentences import sentence_spans, sentences
+from memories.sentences import latin_bounded, sentence_spans, sentences
 from memories.statements.words import HAN
 
 CLAUSE_BREAK = re.compile(r"[，,、；;：:]\s*|\s+(?:but|so)\s+|\s*(?:然后|但是|不过|所以)")
@@ -72,27 +72,69 @@ ZH_END = (
     r"|不看了|戒了|辞了|黄了)"
 )
 ZH_OPENER = r"(?:对了|其实|然后|后来|最后|结果|终于|哎|唉|嗯)?"
+ZH_LATER = r"下周|下个|明天|明年|后天|马上|今晚|待会|月底|年底"
 ZH_GONE = re.compile(
-    rf"^{ZH_OPENER}(?:(?:我们|我)?(?:跟|和|与))?(?:我的|我们的|我家的|我那辆|我那个|那辆|那个|那台|那份|我)?"
-    rf"(?P<thing>[{HAN}A-Za-z0-9]{{2,10}}?)(?:[{HAN}]{{2}}就)?(?:也|都|已经|早就|终于|刚|刚刚|总算)*"
-    rf"(?:被)?{ZH_END}"
+    rf"^{ZH_OPENER}(?:(?:我们|我)?(?:跟|和|与))?(?:我的|我们的|我家的|我那辆|我那个|那辆|那个|那台|那份"
+    rf"|这个|这台|这份|我)?(?P<thing>[{HAN}A-Za-z0-9]{{2,10}}?)"
+    # An event before 就 ("毕业就停用了"), not a time to come ("下周就取消了")
+    rf"(?:(?!{ZH_LATER})[{HAN}]{{2}}就)?(?:也|都|已经|早就|终于|刚|刚刚|总算)*(?:被)?{ZH_END}"
 )
-# Left by the user: "我从大疆离职了", "从静安搬到了徐汇" (not "他从腾讯离职了": someone else's).
+# Left by the user, who says so: "我从大疆离职了" (not "他从腾讯离职了", nor "…，后来从腾讯离职了"
+# after someone else's clause); a place or a body, not a time ("从上个月开始", "从小到大").
 ZH_LEFT = re.compile(
-    rf"^{ZH_OPENER}(?:我们|我)?(?:已经|刚|刚刚|终于|也)?从(?P<thing>[{HAN}A-Za-z0-9]{{2,10}}?)"
+    rf"^{ZH_OPENER}(?:我们|我)(?:已经|刚|刚刚|终于|也)?从(?!上|下|小|去年|今年|明年|那时|当时)"
+    rf"(?P<thing>[{HAN}A-Za-z0-9]{{2,10}}?)(?<!开始)(?<!以来)"
     r"(?:离职|辞职|退学|退出|搬走|搬出|(?:搬|转|调)(?:到|去|回|走|出))"
 )
 ZH_ENDED = re.compile(
     rf"^{ZH_OPENER}(?:我|我们)?(?:已经|刚|刚刚|终于)?(?:卖了|卖掉了|送走了|退掉了|辞掉了|辞了|戒了"
     rf"|取消了|换掉了)(?:我的|那辆|那个|那份|那台)?(?P<thing>[{HAN}A-Za-z0-9]{{2,10}})"
 )
-ZH_NOT_SO = re.compile(r"没|不会|别|不要|要是|如果|打算|准备|想|快要|可能")
+ZH_NOT_SO = re.compile(rf"没|不会|别|不要|要是|如果|打算|准备|想|快要|可能|{ZH_LATER}")
 QUESTION = re.compile(r"[?？吗呢]\W*$")
 
 
 def values_said_ended(text: str) -> tuple[str, ...]:
     """The things the message says have ended, as named ("Miata", "思域", "小周"), in order."""
-    things: list[str] = []
+    return tuple(thing for thing, _ in _ends(text))
+
+
+# An end for now, not given up: "Christmas is over", "My phone is dead", "dropped Mark at the
+# airport".
+FOR_NOW = re.compile(r"\b(?:over|dead|dropped)\b", re.I)
+
+
+def things_given_up(text: str) -> tuple[str, ...]:
+    """Of the ends the message says, those of something given up for good (sold, quit,
+    cancelled, left, "停了"), by its proper words (`proper_words`): what an earlier memory
+    names by them is no more. "The PureGym membership is cancelled": "PureGym"."""
+    return tuple(
+        word
+        for thing, clause in _ends(text)
+        if not FOR_NOW.search(clause)
+        for word in proper_words(thing)
+    )
+
+
+def proper_words(thing: str) -> list[str]:
+    """The words of a thing that name it and nothing else: a name or an acronym, written with a
+    capital ("PureGym" of "PureGym membership", "ICU"); not a common noun ("the café") nor a
+    number, nor a Han word, which no capital tells from a common one ("演唱会")."""
+    return [
+        word
+        for word in LATIN_WORD.findall(thing)
+        if len(word) >= 3 and any(c.isupper() for c in word) and not HAN_CHARACTER.search(word)
+    ]
+
+
+def names_proper(text: str, word: str) -> bool:
+    """Whether `text` names `word` as written (its case), as a whole word."""
+    return re.search(latin_bounded(re.escape(word)), text) is not None
+
+
+def _ends(text: str) -> list[tuple[str, str]]:
+    """Each end the message says: the thing, and the clause saying it."""
+    things: list[tuple[str, str]] = []
     said_plainly = (
         sentence
         for start, end in sentence_spans(text)
@@ -117,12 +159,13 @@ def values_said_ended(text: str) -> tuple[str, ...]:
                     and said["thing"].casefold() not in PRONOUNS
                     and not SOMEONE_ELSES.search(said["thing"])
                 ):
-                    things.append(said["thing"])
+                    things.append((said["thing"], clause))
                     break
-    return tuple(things)
+    return things
 
 
 LATIN_WORD = re.compile(r"[\w'&-]+")
+HAN_CHARACTER = re.compile(f"[{HAN}]")
 # Words that name nothing on their own: "the" of "the Overlook" is not the Overlook.
 FUNCTION_WORDS = frozenset(("the", "a", "an", "my", "our", "his", "her", "their", "of", "and"))
 

@@ -37,6 +37,7 @@ from memories.statements.english_values import (
     car_gone,
     diet,
     doing,
+    email_address,
     finished,
     gone,
     household_after,
@@ -46,8 +47,8 @@ from memories.statements.english_values import (
     likes,
     lives,
     lost,
+    mail_to,
     origin,
-    own_email,
     pet,
     quit_job,
     relative,
@@ -286,15 +287,15 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
         # The address mail is to go to: "my work address changes to …", "send anything
         # work-related to …"
         (
-            rf"\bmy\s+(?:work\s+|new\s+)?(?:e-?mail\s+)?address\s+(?:is\s+now|is|changes\s+to"
-            rf"|changed\s+to|will\s+be)\s+(?P<v>{EMAIL})",
-            own_email,
+            rf"(?:\b(?P<my>my)\s+|^\s*)(?:work\s+|new\s+)?(?:e-?mail\s+)?address\s+(?:changes|changed"
+            rf"|has\s+changed)\s+to\s+(?P<v>{EMAIL})",
+            email_address,
             ("address",),
         ),
         (
-            rf"\bsend\s+(?:anything|everything|stuff|things|mail|emails?)(?:\s+[\w-]+)?\s+to\s+"
-            rf"(?P<v>{EMAIL})",
-            own_email,
+            rf"\bsend\s+(?:anything|everything|stuff|things|mail|emails?)"
+            rf"(?:\s+[\w-]+)?\s+to\s+(?P<v>{EMAIL})",
+            mail_to,
             ("send",),
         ),
         # Car

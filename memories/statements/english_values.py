@@ -39,6 +39,10 @@ NEG_BEFORE = re.compile(r"(?:\b(?:not|never|no longer)|n't)\s+(?:\w+\s+){0,2}$",
 ANYMORE = re.compile(r"^[^,;.]*?\b(?:anymore|any more|no more)\b", I)
 
 
+# What may open a request of the assistant before its verb
+ASKING = frozenset(("", "please", "just", "please just", "so", "and", "oh and"))
+
+
 def negated(rest: str, m: re.Match[str]) -> str:
     """How a match is negated: "ended" ("no longer …", "not … anymore"), "not", or ""."""
     before = NEG_BEFORE.search(rest[max(0, m.start() - 40) : m.start()])
@@ -368,9 +372,19 @@ def _relation_key(role: str) -> str:
     return relation_attribute(role) if role else "knows"
 
 
-def own_email(ctx: Context, m, rest: str) -> bool:
-    """The user's address, whoever the clause is about: "my work address changes to …", "send
-    anything work-related to …" (after "Brightwell is rebranding, so …")."""
+def email_address(ctx: Context, m, rest: str) -> bool:
+    """An address changing: "(my) work address changes to …" — the user's when they say "my",
+    though the sentence opened with someone else ("Brightwell is rebranding, so my …")."""
+    ctx.say("email", m["v"], subject=USER if m["my"] else None)
+    return True
+
+
+def mail_to(ctx: Context, m, rest: str) -> bool:
+    """Asked to send mail somewhere, no one else named as saying so ("Send anything
+    work-related to …"): the user's address; not "Don't send …", "Mark says send …", "I send
+    everything to …"."""
+    if ctx.clause.mention != (0, 0) or rest[: m.start()].strip(" ,").lower() not in ASKING:
+        return True
     ctx.say("email", m["v"], subject=USER)
     return True
 

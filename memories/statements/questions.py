@@ -59,9 +59,9 @@ LOOKUPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             # Not "work out" (exercise)
-            r"\bwhere\s+(?:does|do|did)\s+.+?\s+work\b(?!\s+out)|\bwho\s+(?:does|do|did)\s+.+?"
+            r"\bwhere\s+(?:does|do|did)\s+.+?\s+work\b(?!\s+out\b(?!\s+of))|\bwho\s+(?:does|do|did)\s+.+?"
             r"\s+work\s+for\b|\b(?:what|which)\s+(?:company|firm|organi[sz]ation|employer)\b"
-            r"|\bemployer\b|\bwhere\s+(?:is|are)\s+.+?\s+(?:working(?!\s+out)|employed)\b",
+            r"|\bemployer\b|\bwhere\s+(?:is|are)\s+.+?\s+(?:working(?!\s+out\b(?!\s+of))|employed)\b",
             "works at",
         ),
         (
@@ -323,8 +323,9 @@ ZH_ROLE_SUBJECT = re.compile(
     rf"用户的?(?:双胞胎|龙凤胎)?(?P<role>{alternation([*ZH_PERSON_ROLES, *ZH_SPECIES])})"
 )
 ZH_NAME_SUBJECT = re.compile(
-    # A name with its title: "王建华老师" is 王建华 ("汪老师", a surname with it, is one name)
-    rf"^(?:(?P<titled>(?=[{ZH_SURNAMES}])[{HAN}]{{2,3}}?){ZH_TITLES}"
+    # A full name with its title: "王建华老师" is 王建华 (shorter, "汪健老师", "汪老师", "高中老师",
+    # it is read whole, and the graph finds whom it names)
+    rf"^(?:(?P<titled>(?=[{ZH_SURNAMES}])[{HAN}]{{3}}){ZH_TITLES}"
     rf"|(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|[{HAN}]{{1,4}}?))(?=是|在|住|做|的|今年|多大|几"
     r"|开|有|叫|姓|喜欢|会|去|现在|目前|最|养|平时|一般|还|都|为什么|怎么|从事|干|主要|负责|工作|上班"
     r"|学|读)"

@@ -3,7 +3,12 @@ whether the thing named is a value the graph holds."""
 
 import pytest
 
-from memories.statements.ends import names_value, values_said_ended, values_said_wrong
+from memories.statements.ends import (
+    names_value,
+    things_given_up,
+    values_said_ended,
+    values_said_wrong,
+)
 
 
 @pytest.mark.parametrize(
@@ -27,7 +32,7 @@ from memories.statements.ends import names_value, values_said_ended, values_said
         ("I bailed on Severance halfway through season two.", ("Severance",)),
         ("Stardew has been abandoned, Baldur's Gate 3 has eaten my life.", ("Stardew",)),
         ("我从大疆离职了！", ("大疆",)),
-        ("从静安搬到了徐汇滨江。", ("静安",)),
+        ("我从静安搬到了徐汇滨江。", ("静安",)),
         ("学校邮箱停用了。", ("学校邮箱",)),
         ("学校邮箱毕业就停用了。", ("学校邮箱",)),
     ],
@@ -53,11 +58,33 @@ def test_an_end_said_by_naming_the_thing(text, things):
         "My sister's Miata is gone.",
         "我姐的思域卖了。",
         "他从腾讯离职了。",
-        "I'm not moving from Leeds.",
+        "我从上个月开始调到了新部门。",
+        "我老公去年升职了，后来从腾讯离职了。",
+        "健身卡下周就取消了。",
     ],
 )
 def test_no_end_when_it_is_asked_planned_denied_or_unnamed(text):
     assert values_said_ended(text) == ()
+
+
+@pytest.mark.parametrize(
+    "text, given_up",
+    [
+        ("The PureGym membership is cancelled.", ("PureGym",)),
+        ("I transferred from the ICU to the pediatric ward.", ("ICU",)),
+        ("I sold my 2016 Civic.", ("Civic",)),
+        # A common noun, a Han word, a number: no proper name to find it by
+        ("Quit the café, too pricey.", ()),
+        ("演唱会取消了。", ()),
+        ("I sold my 2016 one.", ()),
+        # Over for now, not given up
+        ("Christmas is over, back to work.", ()),
+        ("My Pixel is dead, texting from the laptop.", ()),
+        ("I dropped Mark at the airport.", ()),
+    ],
+)
+def test_what_is_given_up_for_good_by_its_proper_name(text, given_up):
+    assert things_given_up(text) == given_up
 
 
 @pytest.mark.parametrize(

@@ -125,22 +125,23 @@ def test_many_valued_relations_stay_many_and_an_end_closes_only_its_value():
     assert GraphNode.objects.filter(user_id=USER_ID, kind=EntityKind.PET).count() == 2
 
 
-def test_what_is_said_of_a_former_partner_stays_current_when_the_relation_ends():
+def test_what_still_holds_of_a_former_partner_stays_current_when_the_relation_ends():
     ewan = Subject(name="Ewan", role="boyfriend", kind="person")
 
     def partner(*, ended: bool = False) -> Statement:
         return Statement(USER, "partner", "Ewan", single=True, ended=ended, value_entity=ewan)
 
-    episode = memory("User: Ewan, my boyfriend, studies at Strathclyde.", T0, "episodic")
-    about_him = memory("Ewan, the user's boyfriend, studies at Strathclyde", T0)
-    change = say(partner(), T0, episode, about_him)
-    memories_subject_set(subjects={about_him.id: change.entities[ewan].id})
-    split = memory("User: Ewan and I split up.", T0 + DAY, "episodic")
-    say(partner(ended=True), T0 + DAY, split)
+    episode = memory("User: My boyfriend is Ewan.", T0, "episodic")
+    relation = memory("The user's boyfriend is Ewan", T0)
+    school = memory("Ewan, the user's boyfriend, studies at Strathclyde", T0)
+    change = say(partner(), T0, episode, relation, school)
+    say(Statement(ewan, "school", "Strathclyde", single=True), T0, school)
+    memories_subject_set(subjects={m.id: change.entities[ewan].id for m in (relation, school)})
+    say(partner(ended=True), T0 + DAY, memory("User: Ewan and I split up.", T0 + DAY, "episodic"))
 
     assert values(None, "partner") == []
-    assert not is_current(episode)  # the user's words stating the relation
-    assert is_current(about_him)  # where he studies still holds
+    assert not is_current(episode) and not is_current(relation)  # they state the relation
+    assert is_current(school)  # where he studies still holds
 
 
 def test_an_end_without_a_successor_closes_a_single_value():
@@ -191,10 +192,15 @@ def test_a_first_name_alone_is_the_one_person_of_that_first_name():
     def node(name: str) -> GraphNode:
         return entity_node(user_id=USER_ID, subject=Subject(name=name, kind="person"))
 
-    dana = node("Dana Koh")
+    def node_as(name: str, role: str) -> GraphNode:
+        return entity_node(user_id=USER_ID, subject=Subject(name=name, role=role, kind="person"))
+
+    dana = node_as("Dana Koh", "manager")
     assert node("Dana").pk == dana.pk
     node("Ray Park")
     node("Ray Sato")
+    # Of another role: someone else
+    assert node_as("Dana", "sister").pk != dana.pk
     # Two of that first name: neither is taken for the other
     assert node("Ray").name == "Ray"
     # Nor a look-alike

@@ -240,27 +240,30 @@ def test_a_chinese_end_said_by_naming_the_value_closes_it(agent):
     assert said(hits[:1], "电动车") and not said(hits, "开了五年")
 
 
-def test_an_end_of_a_thing_no_rule_read_takes_the_memories_naming_it_out_of_current_recall(agent):
+def test_a_thing_given_up_that_no_rule_read_takes_the_memories_naming_it_out_of_recall(agent):
     # No rule reads the gym as a value: the end names it, and the memories naming it by its
-    # name leave current recall; the one saying it ended too stays, and a common noun ("the
-    # café") takes nothing out. Time travel still finds them.
+    # name leave current recall; not one about a relative, and time travel still finds them.
+    def episode(text: str) -> Memory:
+        return Memory.objects.get(memory_type="episodic", content__contains=text)
+
+    def current(memory: Memory) -> bool:
+        return Memory.objects.current().filter(pk=memory.pk).exists()
+
     converse(
         agent,
-        ["I lift weights at the Ironworks gym before work.", "At the café I get a flat white."],
         [
-            "I handed in my notice at Ironworks, no more desk job for me.",
-            "The Ironworks membership is cancelled, bouldering at the wall instead.",
-            "Quit the café, too pricey.",
+            "I lift weights at the Ironworks gym before work.",
+            "At the café I get a flat white.",
+            "My dad came to Ironworks with me on Sunday.",
         ],
     )
-    lift, café = (
-        Memory.objects.get(memory_type="episodic", content__contains=text)
-        for text in ("lift weights", "flat white")
-    )
-    notice = Memory.objects.get(memory_type="episodic", content__contains="handed in")
-    current = Memory.objects.current()
-    assert not current.filter(pk=lift.pk).exists()
-    assert current.filter(pk=café.pk).exists() and current.filter(pk=notice.pk).exists()
+    lift, cafe, dad = (episode(t) for t in ("lift weights", "flat white", "My dad"))
+    week = T0 + timedelta(weeks=1)
+    converse(agent, ["The Ironworks membership is cancelled, bouldering instead."], start=week)
+    assert not current(lift) and current(dad) and current(cafe)
+    # A common noun names nothing in particular
+    converse(agent, ["Quit the café, too pricey."], start=T0 + timedelta(weeks=2))
+    assert current(cafe)
     before = (T0 + timedelta(days=1)).isoformat()
     assert said(recall(agent, "Where does the user lift weights?", as_of=before), "Ironworks gym")
 

@@ -332,6 +332,10 @@ def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
             {("user", "email", "jo@quillon.example")},
         ),
         ("Can you send it to my sister at ann@example.com?", set()),
+        ("My work address changes to jo@arbor.example.", {("user", "email", "jo@arbor.example")}),
+        ("Don't send anything to jo@old.example anymore.", set()),
+        ("I send everything to jo@client.example before the deadline.", set()),
+        ("Mark says send anything to mark@client.example.", set()),
         ("We bought a new car on Friday.", set()),
         ("We bought a holiday home in Portugal.", set()),
         ("I rent a studio in Hackney for my pottery.", set()),
@@ -510,16 +514,24 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("我现在report给Dana Koh，她在首尔。", {("user", "manager", "Dana Koh")}),
         ("我boss叫Priyanka，人很好。", {("user", "manager", "Priyanka")}),
         ("每周要向老板汇报一次。", set()),
+        ("我不再向王磊汇报了。", set()),
+        ("我下午要给客户汇报方案。", set()),
+        ("我每周向董事会汇报。", set()),
+        ("我向王磊汇报过这个问题。", set()),
+        ("我每周向刘总汇报工作。", {("user", "manager", "刘总")}),
         # A name said with its title is the name; a title alone is a job
         ("我导师是韩志远老师，要求很严。", {("user", "mentor", "韩志远")}),
         ("副导师是郭敏老师，主要管服务器。", {("user", "mentor", "郭敏")}),
         ("我哥是老师。", {("brother", "job", "老师")}),
+        ("我哥是高中老师。", {("brother", "job", "高中老师")}),
+        ("我姐是马术老师。", {("sister", "job", "马术老师")}),
         # The address to write to from now on
         (
             "以后帮我发邮件就用工作邮箱 wei@huaxin.example。",
             {("user", "email", "wei@huaxin.example")},
         ),
         ("我不用邮箱 wei@huaxin.example 了。", set()),
+        ("我不再用学校邮箱 wei@pku.example 了。", set()),
     ],
 )
 def test_chinese_and_mixed_in_other_words(text, expected):
@@ -640,6 +652,7 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
         ("Who did Tom work for?", ("Tom", ""), "works at", (), False, ("Tom",)),
         # Working out is exercise, not work
         ("Where does the user work out now?", ("", ""), None, (), False, ()),
+        ("Where does the user work out of?", ("", ""), "works at", (), False, ()),
         ("用户现在向谁汇报？", ("", ""), "manager", (), False, ()),
         # A name with its title; a surname with one stays whole (the graph finds whose it is)
         ("韩志远老师是用户的什么人？", ("韩志远", ""), None, ("人",), False, ("韩志远",)),
