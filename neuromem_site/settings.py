@@ -344,7 +344,8 @@ RECALL_EMPTY_RULE = env.bool("RECALL_EMPTY_RULE", default=True)
 # Newer first: of two memories on one topic (more alike than RECALL_TOPIC_QUANTILE of pairs of
 # unrelated background memories), the older goes after the others, unless the question asks
 # about the past; when it asks what holds now, the older leaves if the later one is as near the
-# question or more alike to the older than RECALL_REPLACED_QUANTILE of those pairs.
+# question, says it gave up what the older names, or is more alike to the older than
+# RECALL_REPLACED_QUANTILE of those pairs.
 RECALL_NEWER_RULE = env.bool("RECALL_NEWER_RULE", default=True)
 RECALL_TOPIC_QUANTILE = env.float("RECALL_TOPIC_QUANTILE", default=0.95)
 RECALL_REPLACED_QUANTILE = env.float("RECALL_REPLACED_QUANTILE", default=0.99)

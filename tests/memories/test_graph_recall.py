@@ -62,6 +62,11 @@ def said(hits: list[str], word: str) -> bool:
     return any(word.lower() in hit.lower() for hit in hits)
 
 
+def hit(memory: Memory, similarity: float) -> RecallHit:
+    """A hit of `memory` as near the question as `similarity`, for the rules alone."""
+    return RecallHit(memory, 1.0, 0.0, None, None, similarity, 0.0, NO_BOOSTS)
+
+
 def test_a_change_of_address_is_answered_with_the_new_city_and_as_of_before_with_the_old(agent):
     converse(
         agent,
@@ -411,9 +416,6 @@ def test_a_later_memory_silent_on_what_is_asked_does_not_replace_one_speaking_to
     )
     older, newer = Memory.objects.filter(memory_type="episodic").order_by("valid_at")
 
-    def hit(memory: Memory, similarity: float) -> RecallHit:
-        return RecallHit(memory, 1.0, 0.0, None, None, similarity, 0.0, NO_BOOSTS)
-
     def kept(query: str) -> list[Memory]:
         hits = [hit(newer, 0.5), hit(older, 0.3)]
         followed = _followed_last(
@@ -435,9 +437,6 @@ def test_a_later_memory_saying_the_thing_the_older_names_has_ended_replaces_it(a
         ["The Ironworks membership is cancelled; bouldering at the wall by the station instead."],
     )
     older, newer = Memory.objects.filter(memory_type="episodic").order_by("valid_at")
-
-    def hit(memory: Memory, similarity: float) -> RecallHit:
-        return RecallHit(memory, 1.0, 0.0, None, None, similarity, 0.0, NO_BOOSTS)
 
     def kept(hits: list[RecallHit]) -> list[Memory]:
         followed = _followed_last(
