@@ -56,13 +56,14 @@ from memories.predicates import (
     score_params,
 )
 from memories.recall_statement import RECALLED_FIELDS, recall_sql
+from memories.sentences import mentions
 from memories.similarity_floors import (
     CJK_CHARACTERS,
     SimilarityFloors,
     similarity_floors,
     topic_similarity,
 )
-from memories.statements.ends import names_proper, things_given_up
+from memories.statements.ends import things_given_up
 from memories.statements.model import QuestionReading
 from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
@@ -498,7 +499,7 @@ def _followed_last(
         given_up = {newer: things_given_up(content[newer]) for _, newer, _ in follows}
 
         def ends(newer: uuid.UUID, older: uuid.UUID) -> bool:
-            return any(names_proper(content[older], word) for word in given_up[newer])
+            return any(mentions(content[older], word, any_case=False) for word in given_up[newer])
 
         replaced = {
             older

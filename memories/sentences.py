@@ -57,12 +57,14 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def mentions(text: str, value: str) -> bool:
+def mentions(text: str, value: str, *, any_case: bool = True) -> bool:
     r"""Whether `text` names `value`: bounded by Latin letters and digits (not by Han, which
-    \w would count), any case, in Latin script; anywhere in Han
-    (memories.graph.services.value_mentioned is its SQL twin). An empty value names nothing."""
+    \w would count), in any case unless `any_case` is False (then as written), in Latin
+    script; anywhere in Han (memories.graph.services.value_mentioned is its SQL twin). An
+    empty value names nothing."""
     if not value.strip():
         return False
     if HAN.search(value):
-        return value.casefold() in text.casefold()
-    return re.search(latin_bounded(re.escape(value)), text, flags=re.IGNORECASE) is not None
+        return value.casefold() in text.casefold() if any_case else value in text
+    flags = re.IGNORECASE if any_case else 0
+    return re.search(latin_bounded(re.escape(value)), text, flags=flags) is not None

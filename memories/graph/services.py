@@ -229,7 +229,7 @@ def _stale_memories_naming(
     off")."""
     named = Q()
     for word in words:
-        named |= Q(content__regex=latin_bounded(re.escape(word)))
+        named |= Q(content__regex=value_mentioned(word))
     if not named:
         return set()
     users = GraphNode.objects.filter(user_id=user_id, kind=EntityKind.USER).values("id")
@@ -264,7 +264,8 @@ def _closed(edges: Iterable[GraphEdge], *, at: datetime) -> list[GraphEdge]:
 
 def value_mentioned(value: str) -> str:
     """A PostgreSQL regular expression finding `value` in a memory's text: bounded by Latin
-    letters and digits (case-insensitive) in Latin script, anywhere in Han."""
+    letters and digits in Latin script, anywhere in Han; in any case under `~*` (`iregex`), as
+    written under `~` (`regex`)."""
     escaped = re.sub(r"([\\.^$|?*+()\[\]{}-])", r"\\\1", value)
     return escaped if HAN.search(value) else latin_bounded(escaped)
 

@@ -13,7 +13,7 @@
 
 import re
 
-from memories.sentences import latin_bounded, sentence_spans, sentences
+from memories.sentences import sentence_spans, sentences
 from memories.statements.words import HAN
 
 CLAUSE_BREAK = re.compile(r"[，,、；;：:]\s*|\s+(?:but|so)\s+|\s*(?:然后|但是|不过|所以)")
@@ -125,11 +125,6 @@ def proper_words(thing: str) -> list[str]:
         for word in LATIN_WORD.findall(thing)
         if len(word) >= 3 and any(c.isupper() for c in word) and not HAN_CHARACTER.search(word)
     ]
-
-
-def names_proper(text: str, word: str) -> bool:
-    """Whether `text` names `word` as written (its case), as a whole word."""
-    return re.search(latin_bounded(re.escape(word)), text) is not None
 
 
 def _ends(text: str) -> list[tuple[str, str]]:
