@@ -430,8 +430,9 @@ def _followed_last(
     question names what it says: "violin lessons" asks about them, not the piano lessons
     since) unless the question asks what holds now. `held`: the facts stating a value the
     graph holds, never set back; `reading`: the question: a later memory no more than as near
-    it replaces an older one that speaks to what is asked only if it speaks to it too, unless
-    it says it gave up what the older names."""
+    it replaces an older one that speaks to what is asked only if it speaks to it too (however
+    alike the two: two memories naming one boy are), unless it says it gave up what the older
+    names."""
     threshold = topic_similarity()
     changing = [hit.memory for hit in hits if hit.memory.memory_type in CHANGING_TYPES]
     if threshold is None or len(changing) < 2:
@@ -485,13 +486,17 @@ def _followed_last(
             new, old = similarity[newer], similarity[older]
             return new is not None and old is not None and new >= old
 
-        # Being as near the question is not enough when the later memory is silent on what is
-        # asked and the older speaks to it: for "Does the user have a boyfriend now?", "All
-        # settled in Bristol" does not replace "Theo and I broke up".
+        # Being as near the question, or as alike, is not enough when the later memory is silent
+        # on what is asked and the older speaks to it: for "Does the user have a boyfriend
+        # now?", "All settled in Bristol" does not replace "Theo and I broke up". Of an asked
+        # attribute, the user's own included, in its own words ("怎么去上班": a commute).
         content = {hit.memory.id: hit.memory.content for hit in hits}
 
         def speaks(memory_id: uuid.UUID) -> bool:
-            return statements.answers_focus(reading, content[memory_id])
+            text = content[memory_id]
+            return statements.answers_focus(reading, text) and statements.speaks_to_attribute(
+                reading, text
+            )
 
         # The later one says it gave up for good what the older names by its proper name ("I
         # bailed on Severance" after "went straight into the second season of Severance"),
@@ -504,8 +509,10 @@ def _followed_last(
         replaced = {
             older
             for older, newer, alike in follows
-            if (same is not None and alike >= same)
-            or (nearer(newer, older) and (speaks(newer) or not speaks(older)))
+            if (
+                ((same is not None and alike >= same) or nearer(newer, older))
+                and (speaks(newer) or not speaks(older))
+            )
             or ends(newer, older)
         }
         hits = [hit for hit in hits if hit.memory.id not in replaced]

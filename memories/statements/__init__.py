@@ -17,11 +17,13 @@ language", "favorite language" → "favorite language"; "home city", "lives in" 
   before, or how something changed (`asks_what_held_before(text)`: in so many words, not by
   its tense alone); `asks_about_the_present(text)`: whether it says it asks what holds now
   (tense.py).
-- `names_in(text, names)` and `answers_focus(question, text)`: for recall, which entities a
-  memory names and whether it says anything about what is asked (focus.py).
+- `names_in(text, names)`, `answers_focus(question, text)` and
+  `speaks_to_attribute(question, text)`: for recall, which entities a memory names, whether
+  it says anything about what is asked, and whether it speaks to the asked attribute in that
+  attribute's words (focus.py).
 """
 
-from memories.statements.focus import answers_focus, attributes_of_another
+from memories.statements.focus import answers_focus, attributes_of_another, speaks_to_attribute
 from memories.statements.keys import attribute_key, relation_attribute, single_valued
 from memories.statements.message import message_read
 from memories.statements.model import (
@@ -59,4 +61,5 @@ __all__ = [
     "question_read",
     "relation_attribute",
     "single_valued",
+    "speaks_to_attribute",
 ]

@@ -157,6 +157,22 @@ def attributes_of_another(question: QuestionReading) -> tuple[str, ...]:
     return tuple(key for key in question.attributes if key != "name")
 
 
+def _says_one_of(attributes: tuple[str, ...], said: _Text) -> bool:
+    return any(
+        _says(key.split()[0], said)  # "lives in": "lives"
+        or any(said.has_term(word) for word in ATTRIBUTE_WORDS.get(key, ()))
+        for key in attributes
+    )
+
+
+def speaks_to_attribute(question: QuestionReading, text: str) -> bool:
+    """Whether a memory's text speaks to one of the attributes the question asks, the user's
+    own included ("怎么去上班": a commute), in the attribute's words or those of its meaning;
+    True when it asks none. Stricter than `answers_focus`, which lets any memory tell the
+    user's own values: for choosing between two memories, not for answering nothing."""
+    return not question.attributes or _says_one_of(question.attributes, _Text(text))
+
+
 def answers_focus(question: QuestionReading, text: str) -> bool:
     """Whether a memory's text says something about every focus word of the question (of an
     either-or question, about one of its choices), and, when the question counts, states a
@@ -171,12 +187,7 @@ def answers_focus(question: QuestionReading, text: str) -> bool:
     salary, pay, earns, 工资, 收入; children, kids, 孩子), a proper name for "name", a quoted
     title for "title" or "book"."""
     if keys := attributes_of_another(question):
-        said = _Text(text)
-        return any(
-            _says(key.split()[0], said)  # "lives in": "lives"
-            or any(said.has_term(word) for word in ATTRIBUTE_WORDS.get(key, ()))
-            for key in keys
-        )
+        return _says_one_of(keys, _Text(text))
     if not question.focus and not question.count and not question.choices:
         return True
     said = _Text(text)

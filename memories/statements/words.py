@@ -427,7 +427,8 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "phone|phone number|number|mobile|cell|telephone|电话|手机|号码|手机号|手机号码|电话号码",
         "email|e-mail|mail|email address|e-mail address|@|邮箱|邮件|邮箱地址|电子邮箱|邮件地址",
         "manager|boss|supervisor|report to|老板|上司|领导|经理|主管",
-        "commute|commuting|drive|bike|cycle|train|bus|subway|metro|通勤|地铁|公交",
+        "commute|commuting|drive|bike|cycle|train|bus|subway|metro|通勤|地铁|港铁|公交|打车|开车"
+        "|骑车|步行|上班",
         "hobby|pastime|enjoy|free time|spare time|爱好|兴趣|业余",
         "pet|dog|cat|puppy|kitten|宠物|狗|猫",
         "dog|puppy|pup|"
@@ -466,7 +467,8 @@ ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
     ),
     "learning": (
         *("lesson", "class", "course", "studying"),
-        *("在学", "学习", "学了", "课", "培训"),
+        # Not "学了" alone: "转到一所小学了" tells no lesson.
+        *("在学", "学习", "改学", "开始学", "去学", "课", "培训"),
     ),
     "lives in": (
         *("rent", "flat", "house", "apartment", "home", "moved"),

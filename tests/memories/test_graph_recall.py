@@ -427,6 +427,32 @@ def test_a_later_memory_silent_on_what_is_asked_does_not_replace_one_speaking_to
     assert kept("Where does the user live now?") == [newer]
 
 
+@override_settings(RECALL_TOPIC_QUANTILE=0.0, RECALL_REPLACED_QUANTILE=0.0)
+def test_a_later_memory_alike_but_silent_on_the_asked_attribute_does_not_replace_the_older(agent):
+    # Every pair counts as saying nearly the same (both name the boy); still the later one
+    # replaces the older only if it speaks to what is asked when the older does.
+    converse(
+        agent,
+        ["思远不下象棋了，改学游泳，每周六上午上课。"],
+        ["思远也转到一所新的小学了。"],
+        ["思远又改学围棋了，还是周六上课。"],
+    )
+    swimming, school, go = Memory.objects.filter(memory_type="episodic").order_by("valid_at")
+
+    def kept(hits: list[RecallHit]) -> list[Memory]:
+        followed = _followed_last(
+            hits,
+            nodes=[],
+            held=set(),
+            present=True,
+            reading=question_read("思远现在周末学什么？"),
+        )
+        return [h.memory for h in followed]
+
+    assert kept([hit(school, 0.5), hit(swimming, 0.3)]) == [school, swimming]
+    assert kept([hit(go, 0.5), hit(swimming, 0.3)]) == [go]
+
+
 @override_settings(RECALL_TOPIC_QUANTILE=0.5, RECALL_REPLACED_QUANTILE=1.0)
 def test_a_later_memory_saying_the_thing_the_older_names_has_ended_replaces_it(agent):
     # The later memory is less near the question: it replaces the older one only because it

@@ -20,6 +20,7 @@ from memories.statements import (
     names_in,
     question_read,
     single_valued,
+    speaks_to_attribute,
 )
 
 MAX_AND_LUNA = (
@@ -742,6 +743,10 @@ def test_attribute_phrases_normalise_by_meaning(phrases, key):
         ("Does the user still drink?", ("", ""), "drinking", ("drink",), False, ()),
         ("What does the user drink?", ("", ""), None, (), False, ()),  # any drink, no habit
         ("用户晚上还喝酒吗？", ("", ""), "drinking", ("酒",), False, ()),
+        # How one gets to work, what one learns at a time of the week
+        ("用户现在怎么去上班？", ("", ""), "commute", (), False, ()),
+        ("用户老公每天怎么通勤？", ("", "husband"), "commute", (), False, ()),
+        ("思远现在周末学什么？", ("思远", ""), "learning", (), False, ("思远",)),
         (
             "What is the user's opinion on working remotely?",
             ("", ""),
@@ -866,10 +871,32 @@ def test_names_in(text, names, found):
         ("用户在学什么外语？", "我在自学日语。", True),
         ("Is the user lactose intolerant?", "不过我乳糖不耐受，喝牛奶会拉肚子。", True),
         ("用户的双胞胎儿子叫什么？", "I've got twin boys, Tobi and Tomi.", True),
+        # "小学了" is a school, not a lesson
+        ("思远现在周末学什么？", "思远也转到一所新的小学了。", False),
+        ("思远现在周末学什么？", "思远改学游泳了，每周六上课。", True),
     ],
 )
 def test_answers_focus(question, text, answers):
     assert answers_focus(question_read(question), text) is answers
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "speaks"),
+    [
+        # The user's own attribute, which any memory may tell for answering at all, is spoken
+        # to only in its words or those of its meaning
+        ("用户现在怎么去上班？", "每天坐地铁去公司，半小时。", True),
+        ("用户现在怎么去上班？", "瑜伽停了，改去上拳击课。", False),
+        ("How does the user get to work now?", "I take the train in these days.", True),
+        ("How does the user get to work now?", "I switched to the evening yoga class.", False),
+        ("Where does the user live now?", "All settled in Bristol now.", True),
+        # No attribute asked: nothing to be silent on
+        ("What is new with the user?", "I switched to the evening yoga class.", True),
+    ],
+)
+def test_a_memory_speaks_to_the_asked_attribute(question, text, speaks):
+    assert answers_focus(question_read(question), text)
+    assert speaks_to_attribute(question_read(question), text) is speaks
 
 
 # --- Held out: written after the rules were done, never tuned for --------------------------
