@@ -323,12 +323,52 @@ def mention(clause: Clause, subjects: Subjects) -> str:
     return " " + t
 
 
+# The present perfect of a state that still holds, read as the present: "I've been living in
+# Leeds", "I've been an architect for 12 years", "We've lived in Porto since 2019". Without a
+# duration a perfect is what once happened ("I've been a waiter", "I've lived abroad").
+HAVE = r"^\s+(?:have|has)\s+(?P<adv>(?:(?:just|already|always|also|now|both|all)\s+)*)"
+PERFECT_ONGOING = re.compile(
+    rf"{HAVE}been\s+(?=(?:living|working|studying|teaching|learning|renting|commuting|dating"
+    r"|seeing|reading|watching|playing|training|volunteering)\b)",
+    I,
+)
+PERFECT_STATE = re.compile(
+    rf"{HAVE}been\s+(?!(?:to|through|there|here|in\s+touch|\w+ing)\b)",
+    I,
+)
+PERFECT_ACTION = re.compile(rf"{HAVE}(?P<verb>lived|worked|studied|taught|stayed)\b", I)
+PRESENT_OF = {
+    "lived": "live",
+    "worked": "work",
+    "studied": "study",
+    "taught": "teach",
+    "stayed": "stay",
+}
+DURATION = re.compile(
+    r"\bfor\s+(?:[\w-]+\s+){0,3}?(?:years?|months?|weeks?|decades?|ages)\b|\bsince\s+\w", I
+)
+
+
+def _present(rest: str) -> str:
+    """`rest` with a present perfect of what still holds said in the present."""
+    if m := PERFECT_ONGOING.match(rest):
+        return f" is {m['adv']}{rest[m.end() :]}"
+    if not DURATION.search(rest):
+        return rest
+    if m := PERFECT_STATE.match(rest):
+        return f" is {m['adv']}{rest[m.end() :]}"
+    if m := PERFECT_ACTION.match(rest):
+        return f" {m['adv']}{PRESENT_OF[m['verb'].lower()]}{rest[m.end() :]}"
+    return rest
+
+
 def _said(clause: Clause, subject, start: int, end: int, subjects: Subjects) -> str:
     rest = mentioned(clause, subject, start, end, subjects)
     if rest.startswith("'"):
         for pattern, replacement in CONTRACTIONS:
             rest = pattern.sub(replacement, rest, count=1)
-    return rest if rest.startswith(" ") else " " + rest
+    rest = rest if rest.startswith(" ") else " " + rest
+    return _present(rest)
 
 
 # --- Generic forms: the attribute named by the words -------------------------------------------
