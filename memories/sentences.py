@@ -16,9 +16,10 @@ def latin_bounded(pattern: str) -> str:
     return rf"(?<![{LATIN_WORD_CHARACTERS}]){pattern}(?![{LATIN_WORD_CHARACTERS}])"
 
 
-# English sentences end at . ! ? ; before a space (so "alice@example.com" stays whole);
-# Chinese ones at 。！？； whatever follows.
-SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+# English sentences end at . ! ? ; before a space (so "alice@example.com" stays whole), not
+# after a lone capital's full stop, an initial ("Ursula K. Le Guin"); Chinese ones at 。！？；
+# whatever follows.
+SENTENCE_BREAK = re.compile(r"(?<=[.!?;])(?<!\b[A-Z]\.)\s+|(?<=[。！？；])\s*|\n+")
 SENTENCE_END = ".!?;。！？； "
 
 # Openers of a correction or a request, skipped before a sentence is read: "Oh wait, sorry, I

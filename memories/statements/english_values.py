@@ -102,14 +102,32 @@ def lives(ctx: Context, m, rest: str) -> bool:
     return True
 
 
+# Said after "left X", where one lives since: X was a place ("We left Seattle — we live in
+# Tacoma now"), not an employer ("I left Acme, I still live in Leeds").
+LIVING_SINCE = re.compile(
+    r"\b(?:(?<!still\s)(?:live|lives|living)\s+in|settled\s+in|moved\s+to|relocated\s+to)\b", I
+)
+
+
 def left_place(ctx: Context, m, rest: str) -> bool:
     value = clean_value(m["v"])
     verb = m["verb"].lower()
-    if verb == "left" and value not in ctx.subjects.places and value.split(",")[0] not in REGIONS:
+    place = (
+        value in ctx.subjects.places
+        or value.split(",")[0] in REGIONS
+        or LIVING_SINCE.search(_after(ctx.clause.sentence, value)) is not None
+    )
+    if verb == "left" and not place:
         ctx.say("works at", value, ended=True, entity=_entity(ctx, value, "organisation"))
         return True
     ctx.say("lives in", value, ended=True, entity=_entity(ctx, value, "place"))
     return True
+
+
+def _after(sentence: str, value: str) -> str:
+    """What the sentence says after `value` (all of it when it does not hold it as said)."""
+    at = sentence.find(value)
+    return sentence if at < 0 else sentence[at + len(value) :]
 
 
 def clean_value(value: str) -> str:
@@ -154,11 +172,29 @@ def works(ctx: Context, m, rest: str) -> bool:
     ended = neg == "ended"
     if m.groupdict().get("job"):
         ctx.say("job", m["job"], ended=ended)
-    if org:
+    if (
+        org
+        and ctx.subject.role in CHILDREN
+        and SCHOOL_NAME.search(org)
+        and not re.search(r"\bwork", m.group(0), I)
+    ):
+        # "My daughter Chloe started at Westfield Elementary": a child's school, not a job
+        # ("My son works at Westfield High" is his job)
+        ctx.say("school", org, ended=ended, entity=_entity(ctx, org, "organisation"))
+    elif org:
         ctx.say("works at", org, ended=ended, entity=_entity(ctx, org, "organisation"))
     if not ended:
         _place(ctx, m.groupdict().get("place"))
     return True
+
+
+CHILDREN = frozenset(
+    {"son", "daughter", "child", "kid", "grandson", "granddaughter", "stepson", "stepdaughter"}
+)
+SCHOOL_NAME = re.compile(
+    r"\b(?:Elementary|Primary|School|Academy|High|Middle|Kindergarten|Nursery|Preschool"
+    r"|Montessori|Prep|College|University)\b"
+)
 
 
 def student(ctx: Context, m, rest: str) -> bool:
