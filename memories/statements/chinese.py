@@ -17,11 +17,13 @@ from memories.statements.reading import (
 )
 from memories.statements.words import (
     HAN,
+    PERSON_ROLES,
     ZH_CAR_MAKES,
     ZH_JOBS,
     ZH_NAME_STOP,
     ZH_NOT_NAMES,
     ZH_PERSON_ROLES,
+    ZH_ROLE_PREDICATES,
     ZH_SPECIES,
     ZH_SURNAMES,
     ZH_TITLES,
@@ -29,6 +31,7 @@ from memories.statements.words import (
 )
 
 ZH_ROLE = alternation(ZH_PERSON_ROLES)
+EN_ROLE = alternation(PERSON_ROLES)
 ZH_PET = alternation(ZH_SPECIES)
 ZH_MODS = r"(?:另一个|另外一个|另一位|另外一位|一个|一位|最好的|好|新|亲|两个)?"
 STOP = re.escape(ZH_NAME_STOP)
@@ -36,7 +39,7 @@ STOP = re.escape(ZH_NAME_STOP)
 # particle, or a Latin name; not a state said of them ("我哥哥身体好", "我老伴血压高") unless it
 # opens with a surname ("张强").
 ZH_STATE_END = "好高低大多少忙累差胖瘦快慢强弱坏棒"
-ZH_HAN_NAME = rf"(?:(?![{STOP}])[{HAN}]){{2,3}}?(?=[{STOP}]|$)"
+ZH_HAN_NAME = rf"(?!(?:{ZH_ROLE_PREDICATES}))(?:(?![{STOP}])[{HAN}]){{2,3}}?(?=[{STOP}]|$)"
 ZH_NAME = (
     rf"(?:[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|(?=[{ZH_SURNAMES}]){ZH_HAN_NAME}"
     rf"|{ZH_HAN_NAME}(?<![{ZH_STATE_END}]))"
@@ -68,6 +71,8 @@ LEAD = re.compile(
 ROLE_START = re.compile(
     rf"^(?:(?:我们家|我家|咱家|我们|我|用户)(?:的)?)?{ZH_MODS}(?P<role>(?>{ZH_ROLE}|{ZH_PET}))"
     rf"(?P<name>{ZH_NAME})?(?P<poss>的)?"
+    # Code-switched: "My wife 在北京工作"
+    rf"|^(?:[Mm]y|[Oo]ur)\s+(?P<role_en>{EN_ROLE})(?:\s+(?P<name_en>[A-Z][a-z]+))?\s*(?=[{HAN}])"
 )
 USER_START = re.compile(r"^(?:我们|咱们|我|用户)(?P<poss>的)?")
 # A name opening a clause: a surname and a given name ("张婷跳槽去了腾讯"), 小/老/阿 and one
@@ -110,6 +115,8 @@ OTHERS_OWN = re.compile(rf"(?:{ZH_ROLE}|他|她|他们|她们)家?的$")
 def role_of(word: str) -> tuple[str, str, str]:
     if word in ZH_PERSON_ROLES:
         return (*ZH_PERSON_ROLES[word], "person")
+    if word.lower() in PERSON_ROLES:
+        return (*PERSON_ROLES[word.lower()], "person")
     return ZH_SPECIES.get(word, word), "", "pet"
 
 
@@ -134,6 +141,11 @@ def introduce(sentence: str, subjects: Subjects) -> None:
 def mention(clause: Clause, subjects: Subjects) -> str:
     start, t = after_lead(clause.text, LEAD)
     if m := ROLE_START.match(t):
+        if m["role_en"]:
+            role, gender, kind = role_of(m["role_en"])
+            name = m["name_en"] or ""
+            subject = subjects.person(name, role, kind, gender=gender, said=m["role_en"])
+            return mentioned(clause, subject, start, start + m.end(), subjects)
         role, gender, kind = role_of(m["role"])
         name = m["name"] or ""
         if name and subjects.known(name) is None and not _may_name(name):
@@ -401,7 +413,8 @@ def possessed(ctx: Context, m, rest: str) -> bool:
 
 
 POSSESSED = re.compile(
-    rf"^(?P<attr>[^，,。是为叫]{{1,10}}?)(?:现在|目前)?(?:是|为|叫|换成了?|改成了?|变成了?)(?P<v>{ZV}){ZE}"
+    rf"^(?P<attr>[^，,。是为叫]{{1,10}}?|[A-Za-z][A-Za-z ]{{1,24}}?)(?:现在|目前)?"
+    rf"(?:是|为|叫|换成了?|改成了?|变成了?)(?P<v>{ZV}){ZE}"
 )
 CHANGED = re.compile(
     rf"^(?P<attr>[{HAN}]{{1,6}}?)(?:换成了?|改成了?|变成了?|改为|换为)(?P<v>{ZV}){ZE}"

@@ -71,7 +71,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         (r"(?:去世了?|过世了?|死了|离世了?|不在了|走丢了|丢了)", gone),
         (rf"(?:从|在)(?P<v>{ZV})(?:辞职|离职)", quit_job),
         (r"辞职|离职|辞工|被裁(?:员)?|被辞退|被开除|失业了|不干了|裸辞", quit_job),
-        (r"退休了?", stating("job", value="退休")),
+        # Retired, not "退休教师" (a retired teacher: the job)
+        (rf"退休(?:了|(?=[后在])|(?![{HAN}]))", stating("job", value="退休")),
         (r"离婚了?", stating("relationship status", value="离婚")),
         (r"结婚了|成家了", stating("relationship status", value="已婚")),
         (rf"离开了?(?P<v>{ZV}){ZE}", left),

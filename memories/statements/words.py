@@ -359,6 +359,12 @@ ZH_NOT_NAMES = (
     "|程序|许多|付款|龙虾|史上|向来|汤圆|武汉|江苏|黄山|高中|高考|孙子|孙女|王者|李子|张家|何时"
 )
 
+# What is said of someone right after their role, never a name ("我爸退休了", "我妈生病了").
+ZH_ROLE_PREDICATES = (
+    "退休|生病|病了|结婚|离婚|出差|加班|毕业|失业|怀孕|感冒|发烧|过世|去世|回国|出国|升职|辞职|离职"
+    "|跳槽|搬家|出院|手术|住院|旅游|旅行|退学|考上|考研|恋爱|分手|订婚|出生|长大|瘦了|胖了"
+)
+
 # Chinese characters that end a name said after a role ("我哥哥马克是…": 马克): verbs,
 # particles and adverbs that follow a subject.
 ZH_NAME_STOP = (
