@@ -492,10 +492,17 @@ def _followed_last(
         # attribute, the user's own included, in its own words ("怎么去上班": a commute).
         content = {hit.memory.id: hit.memory.content for hit in hits}
 
-        def speaks(memory_id: uuid.UUID) -> bool:
+        def speaks(memory_id: uuid.UUID) -> tuple[bool, bool]:
             text = content[memory_id]
-            return statements.answers_focus(reading, text) and statements.speaks_to_attribute(
-                reading, text
+            return (
+                statements.answers_focus(reading, text),
+                statements.speaks_to_attribute(reading, text),
+            )
+
+        def says_no_less(newer: uuid.UUID, older: uuid.UUID) -> bool:
+            # Of the focus and of the attribute each: the later one speaks to it if the older does
+            return all(
+                new or not old for new, old in zip(speaks(newer), speaks(older), strict=True)
             )
 
         # The later one says it gave up for good what the older names by its proper name ("I
@@ -511,7 +518,7 @@ def _followed_last(
             for older, newer, alike in follows
             if (
                 ((same is not None and alike >= same) or nearer(newer, older))
-                and (speaks(newer) or not speaks(older))
+                and says_no_less(newer, older)
             )
             or ends(newer, older)
         }

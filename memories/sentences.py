@@ -16,10 +16,38 @@ def latin_bounded(pattern: str) -> str:
     return rf"(?<![{LATIN_WORD_CHARACTERS}]){pattern}(?![{LATIN_WORD_CHARACTERS}])"
 
 
-# English sentences end at . ! ? ; before a space (so "alice@example.com" stays whole), not
-# after a lone capital's full stop, an initial ("Ursula K. Le Guin"); Chinese ones at 。！？；
-# whatever follows.
-SENTENCE_BREAK = re.compile(r"(?<=[.!?;])(?<!\b[A-Z]\.)\s+|(?<=[。！？；])\s*|\n+")
+# English sentences end at . ! ? ; before a space (so "alice@example.com" stays whole), but
+# not inside a name after an initial (`_inside_a_name`); Chinese ones at 。！？； whatever follows.
+SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+# An initial, after a name or another initial ("Ursula K.", "J. R."), and what may follow it in
+# the name: another initial, or a capitalised word that does not open a sentence ("Le Guin",
+# not "My wife…", "I live…").
+AFTER_A_NAME = re.compile(r"(?:^|\s)(?:[A-Z][a-z]+|[A-Z]\.)\s[A-Z]\.$")
+AN_INITIAL = re.compile(r"(?:^|\s)[A-Z]\.$")
+NEXT_INITIAL = re.compile(r"^[A-Z]\.(?:\s|$)")
+NAME_GOES_ON = re.compile(
+    r"^(?!(?:I|My|We|Our|The|He|She|They|It|This|That|And|But|So|Then|Also|His|Her|Their"
+    r"|Your|A|An|In|On|At|If|When)\b)[A-Z][a-z]"
+)
+
+
+def _inside_a_name(before: str, after: str) -> bool:
+    """Whether a full stop that ends `before` is an initial's inside a name that `after` goes
+    on with ("Ursula K. | Le Guin", "J. | R. R. Tolkien"), not a sentence's end ("a Model S. |
+    My wife…", "blood type O. | …")."""
+    if not AN_INITIAL.search(before):
+        return False
+    return NEXT_INITIAL.match(after) is not None or (
+        AFTER_A_NAME.search(before) is not None and NAME_GOES_ON.match(after) is not None
+    )
+
+
+def _breaks(text: str) -> Iterator[re.Match[str]]:
+    for match in SENTENCE_BREAK.finditer(text):
+        if not _inside_a_name(text[: match.start()], text[match.end() :]):
+            yield match
+
+
 SENTENCE_END = ".!?;。！？； "
 
 # Openers of a correction or a request, skipped before a sentence is read: "Oh wait, sorry, I
@@ -39,8 +67,10 @@ ZH_PREAMBLE = re.compile(
 
 def sentences(text: str) -> Iterator[str]:
     """The message's sentences, openers and final punctuation removed."""
-    for sentence in SENTENCE_BREAK.split(text.replace("’", "'")):
-        sentence = ZH_PREAMBLE.sub("", PREAMBLE.sub("", sentence.strip())).strip(SENTENCE_END)
+    text = text.replace("’", "'")
+    for start, end in sentence_spans(text):
+        sentence = text[start:end].strip()
+        sentence = ZH_PREAMBLE.sub("", PREAMBLE.sub("", sentence)).strip(SENTENCE_END)
         if sentence:
             yield sentence
 
@@ -49,7 +79,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Where each sentence of `text` stands in it (start, end), its final punctuation
     included, the breaks between them not."""
     spans, start = [], 0
-    for match in SENTENCE_BREAK.finditer(text):
+    for match in _breaks(text):
         if text[start : match.start()].strip():
             spans.append((start, match.start()))
         start = match.end()

@@ -72,7 +72,7 @@ ROLE_START = re.compile(
     rf"^(?:(?:我们家|我家|咱家|我们|我|用户)(?:的)?)?{ZH_MODS}(?P<role>(?>{ZH_ROLE}|{ZH_PET}))"
     rf"(?P<name>{ZH_NAME})?(?P<poss>的)?"
     # Code-switched: "My wife 在北京工作"
-    rf"|^(?:[Mm]y|[Oo]ur)\s+(?P<role_en>{EN_ROLE})(?:\s+(?P<name_en>[A-Z][a-z]+))?\s*(?=[{HAN}])"
+    rf"|^(?:[Mm]y|[Oo]ur)\s+(?:(?:older|younger|elder|big|little|baby|twin)\s+)?(?P<role_en>{EN_ROLE})(?:\s+(?P<name_en>[A-Z][a-z]+))?\s*(?=[{HAN}])"
 )
 USER_START = re.compile(r"^(?:我们|咱们|我|用户)(?P<poss>的)?")
 # A name opening a clause: a surname and a given name ("张婷跳槽去了腾讯"), 小/老/阿 and one
@@ -413,7 +413,7 @@ def possessed(ctx: Context, m, rest: str) -> bool:
 
 
 POSSESSED = re.compile(
-    rf"^(?P<attr>[^，,。是为叫]{{1,10}}?|[A-Za-z][A-Za-z ]{{1,24}}?)(?:现在|目前)?"
+    rf"^\s*(?P<attr>[^，,。是为叫]{{1,10}}?|[A-Za-z][A-Za-z ]{{1,24}}?)\s*(?:现在|目前)?"
     rf"(?:是|为|叫|换成了?|改成了?|变成了?)(?P<v>{ZV}){ZE}"
 )
 CHANGED = re.compile(

@@ -72,7 +72,10 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         (rf"(?:从|在)(?P<v>{ZV})(?:辞职|离职)", quit_job),
         (r"辞职|离职|辞工|被裁(?:员)?|被辞退|被开除|失业了|不干了|裸辞", quit_job),
         # Retired, not "退休教师" (a retired teacher: the job)
-        (rf"退休(?:了|(?=[后在])|(?![{HAN}]))", stating("job", value="退休")),
+        (
+            r"退休(?!(?:教师|老师|工人|干部|职工|医生|护士|警察|军人|工程师|会计|员工|人员))",
+            stating("job", value="退休"),
+        ),
         (r"离婚了?", stating("relationship status", value="离婚")),
         (r"结婚了|成家了", stating("relationship status", value="已婚")),
         (rf"离开了?(?P<v>{ZV}){ZE}", left),

@@ -325,15 +325,16 @@ def mention(clause: Clause, subjects: Subjects) -> str:
 
 # The present perfect of a state that still holds, read as the present: "I've been living in
 # Leeds", "I've been an architect for 12 years", "We've lived in Porto since 2019". Without a
-# duration a perfect is what once happened ("I've been a waiter", "I've lived abroad").
+# duration a perfect is what once happened ("I've been a waiter", "I've lived in Lyon"); a
+# passive is an event ("I've been laid off", "been promoted"), not a state.
 HAVE = r"^\s+(?:have|has)\s+(?P<adv>(?:(?:just|already|always|also|now|both|all)\s+)*)"
 PERFECT_ONGOING = re.compile(
-    rf"{HAVE}been\s+(?=(?:living|working|studying|teaching|learning|renting|commuting|dating"
-    r"|seeing|reading|watching|playing|training|volunteering)\b)",
-    I,
+    rf"{HAVE}been\s+(?=(?:living|working|studying|teaching|renting|commuting)\b)", I
 )
+STATES_IN_ED = "married|engaged|divorced|separated|retired|employed|unemployed|based"
 PERFECT_STATE = re.compile(
-    rf"{HAVE}been\s+(?!(?:to|through|there|here|in\s+touch|\w+ing)\b)",
+    rf"{HAVE}been\s+(?!(?:to|through|there|here|in\s+touch|laid|fired|let|made|told|given|taken"
+    rf"|done|gone|known|shown|seen|\w+ing)\b)(?!(?!(?:{STATES_IN_ED})\b)[a-z]+ed\b)",
     I,
 )
 PERFECT_ACTION = re.compile(rf"{HAVE}(?P<verb>lived|worked|studied|taught|stayed)\b", I)
@@ -344,17 +345,28 @@ PRESENT_OF = {
     "taught": "teach",
     "stayed": "stay",
 }
+# How long it has held: "for 12 years", "for a couple of months", "since 2019", "since the
+# divorce"; not a reason ("since it was the only job in town").
 DURATION = re.compile(
-    r"\bfor\s+(?:[\w-]+\s+){0,3}?(?:years?|months?|weeks?|decades?|ages)\b|\bsince\s+\w", I
+    r"\s*,?\s*\b(?:for\s+(?:[\w-]+\s+){0,3}?(?:years?|months?|weeks?|decades?|ages)\b"
+    r"|since\s+(?!(?:it|that|this|there|you)\b|(?:it|that|they)'(?:s|re)\b)[^,;:.!?]*)",
+    I,
 )
 
 
 def _present(rest: str) -> str:
-    """`rest` with a present perfect of what still holds said in the present."""
+    """`rest` with a present perfect of what still holds said in the present, how long it has
+    held left out (it names no employer: "a nurse for a few months")."""
     if m := PERFECT_ONGOING.match(rest):
-        return f" is {m['adv']}{rest[m.end() :]}"
+        return f" is {m['adv']}{DURATION.sub('', rest[m.end() :])}"
     if not DURATION.search(rest):
         return rest
+    if m := PERFECT_STATE.match(rest):
+        return f" is {m['adv']}{DURATION.sub('', rest[m.end() :])}"
+    if m := PERFECT_ACTION.match(rest):
+        verb = PRESENT_OF[m["verb"].lower()]
+        return f" {m['adv']}{verb}{DURATION.sub('', rest[m.end() :])}"
+    return rest
     if m := PERFECT_STATE.match(rest):
         return f" is {m['adv']}{rest[m.end() :]}"
     if m := PERFECT_ACTION.match(rest):

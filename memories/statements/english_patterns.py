@@ -327,7 +327,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             DIET_WORDS,
         ),
         (
-            rf"\b(?:went|gone|turned|became|become|switched\s+to|decided\s+to\s+(?:go|become))\s+"
+            rf"\b(?:went|gone|turned|became|become|switched\s+to"
+            rf"|(?<!almost\s)(?<!nearly\s)decided\s+to\s+(?:go|become))\s+"
             rf"(?:a\s+)?(?:fully\s+|full\s+|strictly\s+|completely\s+)?(?P<v>{DIETS})\b",
             diet,
             DIET_WORDS,

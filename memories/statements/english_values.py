@@ -8,7 +8,7 @@ from memories.statements.english import LANG, role_of
 from memories.statements.keys import relation_attribute
 from memories.statements.model import USER
 from memories.statements.reading import Context, Handler
-from memories.statements.words import NUMBER_WORDS, REGIONS, VEHICLES, word_set
+from memories.statements.words import LANGUAGES, NUMBER_WORDS, REGIONS, VEHICLES, word_set
 
 I = re.I  # noqa: E741
 
@@ -102,11 +102,9 @@ def lives(ctx: Context, m, rest: str) -> bool:
     return True
 
 
-# Said after "left X", where one lives since: X was a place ("We left Seattle — we live in
-# Tacoma now"), not an employer ("I left Acme, I still live in Leeds").
-LIVING_SINCE = re.compile(
-    r"\b(?:(?<!still\s)(?:live|lives|living)\s+in|settled\s+in|moved\s+to|relocated\s+to)\b", I
-)
+# Said after "left X", where one lives now: X was a place ("We left Seattle — we live in
+# Tacoma now"), not an employer ("I left Acme but I live in Leeds", "… and moved to Microsoft").
+LIVING_NOW = re.compile(r"\b(?:now\s+(?:live|living)\s+in\b|(?:live|living)\s+in\s+.+?\s+now\b)", I)
 
 
 def left_place(ctx: Context, m, rest: str) -> bool:
@@ -115,7 +113,7 @@ def left_place(ctx: Context, m, rest: str) -> bool:
     place = (
         value in ctx.subjects.places
         or value.split(",")[0] in REGIONS
-        or LIVING_SINCE.search(_after(ctx.clause.sentence, value)) is not None
+        or LIVING_NOW.search(_after(ctx.clause.sentence, value)) is not None
     )
     if verb == "left" and not place:
         ctx.say("works at", value, ended=True, entity=_entity(ctx, value, "organisation"))
@@ -176,10 +174,10 @@ def works(ctx: Context, m, rest: str) -> bool:
         org
         and ctx.subject.role in CHILDREN
         and SCHOOL_NAME.search(org)
-        and not re.search(r"\bwork", m.group(0), I)
+        and STARTED_AT.search(m.group(0))
     ):
         # "My daughter Chloe started at Westfield Elementary": a child's school, not a job
-        # ("My son works at Westfield High" is his job)
+        # ("My son works at / got a job at / teaches at Westfield High" is his job)
         ctx.say("school", org, ended=ended, entity=_entity(ctx, org, "organisation"))
     elif org:
         ctx.say("works at", org, ended=ended, entity=_entity(ctx, org, "organisation"))
@@ -191,10 +189,12 @@ def works(ctx: Context, m, rest: str) -> bool:
 CHILDREN = frozenset(
     {"son", "daughter", "child", "kid", "grandson", "granddaughter", "stepson", "stepdaughter"}
 )
+# A school by the last word of its name ("Westfield Elementary", "Marsh Lane Primary"; not
+# "Academy Sports", "Prep Kitchen").
 SCHOOL_NAME = re.compile(
-    r"\b(?:Elementary|Primary|School|Academy|High|Middle|Kindergarten|Nursery|Preschool"
-    r"|Montessori|Prep|College|University)\b"
+    r"\b(?:Elementary|Primary|School|Academy|High|Kindergarten|Nursery|Preschool|Montessori)$"
 )
+STARTED_AT = re.compile(r"\bstart(?:ed|s|ing)?\s+at\b", I)
 
 
 def student(ctx: Context, m, rest: str) -> bool:
@@ -215,7 +215,11 @@ def quit_job(ctx: Context, m, rest: str) -> bool:
 
 
 def study(ctx: Context, m, rest: str) -> bool:
-    key = "graduated from" if m["verb"].lower().startswith("graduat") else "school"
+    verb = m["verb"].lower()
+    if verb.startswith("stud") and m["org"] in LANGUAGES:
+        ctx.say("learning", m["org"])  # "I study French": a language, not a school
+        return True
+    key = "graduated from" if verb.startswith("graduat") else "school"
     ctx.say(key, m["org"], entity=_entity(ctx, m["org"], "organisation"))
     return True
 

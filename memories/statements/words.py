@@ -434,7 +434,7 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "email|e-mail|mail|email address|e-mail address|@|邮箱|邮件|邮箱地址|电子邮箱|邮件地址",
         "manager|boss|supervisor|report to|老板|上司|领导|经理|主管",
         "commute|commuting|drive|bike|cycle|train|bus|subway|metro|通勤|地铁|港铁|公交|打车|开车"
-        "|骑车|步行|上班",
+        "|骑车|步行",
         "hobby|pastime|enjoy|free time|spare time|爱好|兴趣|业余",
         "pet|dog|cat|puppy|kitten|宠物|狗|猫",
         "dog|puppy|pup|"

@@ -453,6 +453,22 @@ def test_a_later_memory_alike_but_silent_on_the_asked_attribute_does_not_replace
     assert kept([hit(go, 0.5), hit(swimming, 0.3)]) == [go]
 
 
+@override_settings(RECALL_TOPIC_QUANTILE=0.0, RECALL_REPLACED_QUANTILE=0.0)
+def test_a_later_memory_must_speak_to_the_focus_and_the_attribute_the_older_speaks_to(agent):
+    # The older names an instrument (the focus) but no lesson (the attribute); the later one
+    # names neither: it does not replace the older, however near the question.
+    converse(agent, ["我女儿在练钢琴。"], ["我女儿最近迷上了足球。"])
+    piano, football = Memory.objects.filter(memory_type="episodic").order_by("valid_at")
+    followed = _followed_last(
+        [hit(football, 0.5), hit(piano, 0.3)],
+        nodes=[],
+        held=set(),
+        present=True,
+        reading=question_read("用户的女儿现在学什么乐器？"),
+    )
+    assert [h.memory for h in followed] == [football, piano]
+
+
 @override_settings(RECALL_TOPIC_QUANTILE=0.5, RECALL_REPLACED_QUANTILE=1.0)
 def test_a_later_memory_saying_the_thing_the_older_names_has_ended_replaces_it(agent):
     # The later memory is less near the question: it replaces the older one only because it

@@ -411,8 +411,10 @@ def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
         ("We've been married for eleven years.", {("user", "relationship status", "married")}),
         ("I've been pescatarian since college.", {("user", "diet", "pescatarian")}),
         ("I've been a waiter.", set()),
-        ("I've lived abroad.", set()),
-        ("I've been to Lisbon for two weeks.", set()),
+        ("I've lived in Lyon.", set()),
+        # How long it has held names no employer; a reason is no duration; a passive is an event
+        ("I've been a nurse for a few months.", {("user", "job", "a nurse")}),
+        ("I've worked at Brightline, since it was the only job in town.", set()),
         # A decision to change the diet, from now; not one for later
         ("I've decided to go fully vegan. Starting today.", {("user", "diet", "vegan")}),
         ("I've decided to go vegan next month.", set()),
@@ -432,7 +434,19 @@ def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
         ("我爸退休了。", {("father", "job", "退休")}),
         ("我妈生病了。", set()),
         ("我姑姑是退休护士。", {("aunt", "job", "退休护士")}),
-        # Initials end no sentence
+        # A language studied is learnt, not a school
+        ("I study Portuguese.", {("user", "learning", "Portuguese")}),
+        ("I've studied Korean for two years.", {("user", "learning", "Korean")}),
+        # Initials end no sentence; a lone capital's full stop may
+        (
+            "I drive a Model S. My wife drives a Prius.",
+            {("user", "car", "Model S"), ("wife", "car", "Prius")},
+        ),
+        (
+            "I left Brightline but I live in Leeds.",
+            {("user", "works at", "Brightline", "ended"), ("user", "lives in", "Leeds")},
+        ),
+        ("我爸退休三年了。", {("father", "job", "退休")}),
         (
             "My favourite writer is J. R. R. Tolkien.",
             {("user", "favorite author", "J. R. R. Tolkien")},
@@ -458,6 +472,7 @@ def test_the_users_values_in_other_words(text, expected):
         # A child who starts at a school is its pupil; one who works there works there
         ("My son started at Marsh Lane Primary.", {("son", "school", "Marsh Lane Primary")}),
         ("My son works at Marsh Lane Primary.", {("son", "works at", "Marsh Lane Primary")}),
+        ("My son got a job at Marsh Lane Primary.", {("son", "works at", "Marsh Lane Primary")}),
         ("My wife's birthday is March 3.", {("wife", "birthday", "March 3")}),
         (
             "My older sister Emma is an architect in Boston.",
