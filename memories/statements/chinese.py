@@ -72,7 +72,8 @@ ROLE_START = re.compile(
     rf"^(?:(?:我们家|我家|咱家|我们|我|用户)(?:的)?)?{ZH_MODS}(?P<role>(?>{ZH_ROLE}|{ZH_PET}))"
     rf"(?P<name>{ZH_NAME})?(?P<poss>的)?"
     # Code-switched: "My wife 在北京工作"
-    rf"|^(?:[Mm]y|[Oo]ur)\s+(?:(?:older|younger|elder|big|little|baby|twin)\s+)?(?P<role_en>{EN_ROLE})(?:\s+(?P<name_en>[A-Z][a-z]+))?\s*(?=[{HAN}])"
+    rf"|^(?:[Mm]y|[Oo]ur)\s+(?:(?:older|younger|elder|big|little|baby|twin)\s+)?"
+    rf"(?P<role_en>{EN_ROLE})(?:\s+(?P<name_en>[A-Z][a-z]+))?\s*(?=[{HAN}])"
 )
 USER_START = re.compile(r"^(?:我们|咱们|我|用户)(?P<poss>的)?")
 # A name opening a clause: a surname and a given name ("张婷跳槽去了腾讯"), 小/老/阿 and one

@@ -367,11 +367,6 @@ def _present(rest: str) -> str:
         verb = PRESENT_OF[m["verb"].lower()]
         return f" {m['adv']}{verb}{DURATION.sub('', rest[m.end() :])}"
     return rest
-    if m := PERFECT_STATE.match(rest):
-        return f" is {m['adv']}{rest[m.end() :]}"
-    if m := PERFECT_ACTION.match(rest):
-        return f" {m['adv']}{PRESENT_OF[m['verb'].lower()]}{rest[m.end() :]}"
-    return rest
 
 
 def _said(clause: Clause, subject, start: int, end: int, subjects: Subjects) -> str:

@@ -67,6 +67,14 @@ def hit(memory: Memory, similarity: float) -> RecallHit:
     return RecallHit(memory, 1.0, 0.0, None, None, similarity, 0.0, NO_BOOSTS)
 
 
+def followed_now(hits: list[RecallHit], question: str) -> list[Memory]:
+    """The hits' memories as the newer-first rule leaves them for `question`, about now."""
+    followed = _followed_last(
+        hits, nodes=[], held=set(), present=True, reading=question_read(question)
+    )
+    return [h.memory for h in followed]
+
+
 def test_a_change_of_address_is_answered_with_the_new_city_and_as_of_before_with_the_old(agent):
     converse(
         agent,
@@ -417,11 +425,7 @@ def test_a_later_memory_silent_on_what_is_asked_does_not_replace_one_speaking_to
     older, newer = Memory.objects.filter(memory_type="episodic").order_by("valid_at")
 
     def kept(query: str) -> list[Memory]:
-        hits = [hit(newer, 0.5), hit(older, 0.3)]
-        followed = _followed_last(
-            hits, nodes=[], held=set(), present=True, reading=question_read(query)
-        )
-        return [h.memory for h in followed]
+        return followed_now([hit(newer, 0.5), hit(older, 0.3)], query)
 
     assert kept("Does the user have a boyfriend now?") == [newer, older]
     assert kept("Where does the user live now?") == [newer]
@@ -440,14 +444,7 @@ def test_a_later_memory_alike_but_silent_on_the_asked_attribute_does_not_replace
     swimming, school, go = Memory.objects.filter(memory_type="episodic").order_by("valid_at")
 
     def kept(hits: list[RecallHit]) -> list[Memory]:
-        followed = _followed_last(
-            hits,
-            nodes=[],
-            held=set(),
-            present=True,
-            reading=question_read("思远现在周末学什么？"),
-        )
-        return [h.memory for h in followed]
+        return followed_now(hits, "思远现在周末学什么？")
 
     assert kept([hit(school, 0.5), hit(swimming, 0.3)]) == [school, swimming]
     assert kept([hit(go, 0.5), hit(swimming, 0.3)]) == [go]
@@ -459,14 +456,8 @@ def test_a_later_memory_must_speak_to_the_focus_and_the_attribute_the_older_spea
     # names neither: it does not replace the older, however near the question.
     converse(agent, ["我女儿在练钢琴。"], ["我女儿最近迷上了足球。"])
     piano, football = Memory.objects.filter(memory_type="episodic").order_by("valid_at")
-    followed = _followed_last(
-        [hit(football, 0.5), hit(piano, 0.3)],
-        nodes=[],
-        held=set(),
-        present=True,
-        reading=question_read("用户的女儿现在学什么乐器？"),
-    )
-    assert [h.memory for h in followed] == [football, piano]
+    followed = followed_now([hit(football, 0.5), hit(piano, 0.3)], "用户的女儿现在学什么乐器？")
+    assert followed == [football, piano]
 
 
 @override_settings(RECALL_TOPIC_QUANTILE=0.5, RECALL_REPLACED_QUANTILE=1.0)
@@ -481,14 +472,7 @@ def test_a_later_memory_saying_the_thing_the_older_names_has_ended_replaces_it(a
     older, newer = Memory.objects.filter(memory_type="episodic").order_by("valid_at")
 
     def kept(hits: list[RecallHit]) -> list[Memory]:
-        followed = _followed_last(
-            hits,
-            nodes=[],
-            held=set(),
-            present=True,
-            reading=question_read("Where does the user work out now?"),
-        )
-        return [h.memory for h in followed]
+        return followed_now(hits, "Where does the user work out now?")
 
     assert kept([hit(older, 0.6), hit(newer, 0.4)]) == [newer]
     # A later memory that ends something else only puts it after itself
