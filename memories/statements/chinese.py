@@ -413,10 +413,10 @@ def possessed(ctx: Context, m, rest: str) -> bool:
     return True
 
 
-POSSESSED = re.compile(
-    rf"^\s*(?P<attr>[^，,。是为叫]{{1,10}}?|[A-Za-z][A-Za-z ]{{1,24}}?)\s*(?:现在|目前)?"
-    rf"(?:是|为|叫|换成了?|改成了?|变成了?)(?P<v>{ZV}){ZE}"
-)
+# What is possessed: in Chinese, or in English ("我的favorite band是…").
+POSSESSION = r"[^，,。是为叫]{1,10}?|[A-Za-z][A-Za-z ]{1,24}?"
+SAID_TO_BE = r"(?:现在|目前)?(?:是|为|叫|换成了?|改成了?|变成了?)"
+POSSESSED = re.compile(rf"^\s*(?P<attr>{POSSESSION})\s*{SAID_TO_BE}(?P<v>{ZV}){ZE}")
 CHANGED = re.compile(
     rf"^(?P<attr>[{HAN}]{{1,6}}?)(?:换成了?|改成了?|变成了?|改为|换为)(?P<v>{ZV}){ZE}"
 )
