@@ -14,6 +14,7 @@
 import re
 
 from memories.sentences import sentence_spans, sentences
+from memories.statements.keys import HAN_RE
 from memories.statements.words import HAN
 
 CLAUSE_BREAK = re.compile(r"[，,、；;：:]\s*|\s+(?:but|so)\s+|\s*(?:然后|但是|不过|所以)")
@@ -123,7 +124,7 @@ def proper_words(thing: str) -> list[str]:
     return [
         word
         for word in LATIN_WORD.findall(thing)
-        if len(word) >= 3 and any(c.isupper() for c in word) and not HAN_CHARACTER.search(word)
+        if len(word) >= 3 and any(c.isupper() for c in word) and not HAN_RE.search(word)
     ]
 
 
@@ -160,7 +161,6 @@ def _ends(text: str) -> list[tuple[str, str]]:
 
 
 LATIN_WORD = re.compile(r"[\w'&-]+")
-HAN_CHARACTER = re.compile(f"[{HAN}]")
 # Words that name nothing on their own: "the" of "the Overlook" is not the Overlook.
 FUNCTION_WORDS = frozenset(("the", "a", "an", "my", "our", "his", "her", "their", "of", "and"))
 
