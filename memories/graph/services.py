@@ -98,6 +98,13 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
     return GraphNode.objects.create(user_id=user_id, kind=subject.kind, role=subject.role, **made)
 
 
+def _alias_added(node: GraphNode, name: str) -> None:
+    """A new name of an entity ("橘子现在改名叫团长了") finds it from now on, as its first does."""
+    if name and name.casefold() != node.name.casefold() and name not in node.aliases:
+        node.aliases = [*node.aliases, name]
+        node.save(update_fields=["aliases"])
+
+
 def _same_value(edge: GraphEdge, *, node: GraphNode | None, value: str) -> bool:
     if node is not None:
         return edge.object_node_id == node.id
@@ -150,6 +157,8 @@ def graph_statements_record(
                 )
             change.closed += _closed(ending, at=at)
             continue
+        if statement.attribute == "name" and subject.kind != EntityKind.USER:
+            _alias_added(subject, value)
         if same:
             for edge in same:
                 edge.memory_ids = sorted({*edge.memory_ids, *memory_ids})

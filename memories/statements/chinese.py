@@ -92,6 +92,13 @@ IMPLICIT_START = re.compile(
     r"|[烟酒](?:也|都|已经|早就)?戒|早上|中午|下午|晚上|每晚)"
 )
 PRONOUN_START = re.compile(r"^(?P<p>他们|她们|它们|他|她|它)(?P<poss>的)?")
+# A name about to be changed ("橘子现在改名叫团长了", "把Lucky改名叫旺财"): whoever or whatever
+# it names (a thing, unless the message or the graph knows it).
+RENAMED_START = re.compile(
+    rf"^(?:把|给)?(?P<name>[A-Z][a-zA-Z]+|[{HAN}]{{1,4}}?)(?={ZA}(?:改名|改叫|更名))"
+)
+# What a name is changed to, in quotes or not.
+NEW_NAME = rf"(?:(?:改名|更名)(?:叫做?|为|成)|改叫)了?[\"“「『]?(?P<v>{CALLED})[\"”」』]?{ZE}"
 LATIN_START = re.compile(rf"^(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?)(?P<poss>的)?(?=[{HAN}])")
 
 INTRODUCTIONS = tuple(
@@ -161,6 +168,11 @@ def mention(clause: Clause, subjects: Subjects) -> str:
     if m := USER_START.match(t):
         clause.possessive = bool(m["poss"])
         return mentioned(clause, USER, start, start + m.end(), subjects)
+    if m := RENAMED_START.match(t):
+        subject = subjects.known(m["name"])
+        clause.unknown = subject is None
+        subject = subject or Subject(m["name"], "", "thing")
+        return mentioned(clause, subject, start, start + m.end(), subjects)
     if (m := NAME_START.match(t)) and subjects.known(m["name"]) is None:
         clause.possessive = bool(m["poss"])
         clause.pronoun = clause.unknown = True

@@ -5,6 +5,7 @@ import re
 
 from memories.statements.chinese import (
     CALLED,
+    NEW_NAME,
     NUM,
     PLACE_END,
     PLACE_V,
@@ -32,7 +33,7 @@ from memories.statements.chinese import (
     speaks,
     works,
 )
-from memories.statements.reading import Handler, names_the, pending, stating
+from memories.statements.reading import Handler, names_the, pending, renamed, stating
 from memories.statements.words import HAN, ZH_JOBS, ZH_NUMBER, ZH_SURNAMES
 
 LANGUAGE = rf"(?:[{HAN}]{{1,4}}?(?:语|文)|普通话|粤语|[A-Z][a-z]+)"
@@ -212,6 +213,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         (r"对(?P<v>[^，,。；;]+?)过敏", say("allergy")),
         (rf"(?:和|跟|与)(?P<v>[^，,。住]+?)(?:一起)?{ZA}住", say("lives with")),
         (rf"^叫(?P<v>{ZV}){ZE}", called),
+        (rf"^{ZA}{NEW_NAME}", renamed),
+        (rf"^{ZA}(?:把|给)(?P<name>{CALLED})(?:的名字)?{NEW_NAME}", renamed),
     )
 ]
 

@@ -59,7 +59,7 @@ from memories.statements.english_values import (
     unless_negated,
     works,
 )
-from memories.statements.reading import Handler, names_the, pending, stating
+from memories.statements.reading import Handler, names_the, pending, renamed, stating
 from memories.statements.words import (
     BREEDS,
     CAR_MAKES,
@@ -532,7 +532,18 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             household_after,
             ("with my", "with our"),
         ),
-        (rf"^\s*(?:am|is)\s+called\s+(?P<v>{NAME})", stating("name"), ("called",)),
+        (
+            rf"^\s*(?:(?:am|is|'s)\s+(?:now\s+)?called|(?:has\s+been|was|got)\s+renamed(?:\s+to)?)"
+            rf"\s+(?P<v>{NAME})",
+            renamed,
+            ("called", "renamed"),
+        ),
+        (
+            rf"\brenamed\s+(?:(?:my|our|the)\s+(?:[a-z]+\s+)?)?(?P<name>{NAME})\s+(?:to|as)\s+"
+            rf"(?P<v>{NAME})",
+            renamed,
+            ("renamed",),
+        ),
         (rf"\bwas\s+born\s+on\s+(?P<v>[\w\s,]+?){END}", stating("birthday"), ("born",)),
         (
             r"\b(?:make|makes|earn|earns|am\s+paid|get\s+paid|gets\s+paid)\s+(?P<v>(?:about\s+"

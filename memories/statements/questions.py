@@ -379,6 +379,8 @@ ZH_FAVORITE = re.compile(
 )
 ZH_GENERIC = re.compile(rf"的(?P<attr>[{HAN}]{{1,6}}?)是(?:什么|多少|哪|谁)")
 ZH_FOCUS = re.compile(rf"(?P<f>[{HAN}]{{1,6}}?)(?:是什么|是多少|是哪|叫什么|有多少|是谁)")
+# "用户的猫现在叫什么名字？": when, said after what is asked about, is no part of it.
+ZH_WHEN_AFTER = re.compile(r"(?:现在|目前|如今|当前)$")
 # A count of someone's thing ("…的房租一个月多少", "…的房子花了多少钱"): the thing, before the
 # period or the verb.
 ZH_HOW_MUCH = re.compile(
@@ -417,10 +419,10 @@ def _chinese(text: str) -> QuestionReading:
     if m := ZH_FAVORITE.search(text):
         found.append((m.start(), attribute_key("最喜欢的" + m["x"])))
     if not found and (m := ZH_GENERIC.search(text)):
-        found.append((m.start(), attribute_key(m["attr"])))
+        found.append((m.start(), attribute_key(ZH_WHEN_AFTER.sub("", m["attr"]))))
     focus: list[str] = []
     for m in ZH_FOCUS.finditer(text):
-        word = re.sub(r"^.*的", "", m["f"])
+        word = ZH_WHEN_AFTER.sub("", re.sub(r"^.*的", "", m["f"]))
         if (
             word
             and word not in ZH_NOT_NAMES

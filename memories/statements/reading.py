@@ -292,6 +292,17 @@ def names_the(role: str) -> Handler:
     return handler
 
 
+def renamed(ctx: Context, m: re.Match[str], rest: str) -> bool:
+    """A new name: of the clause's subject ("Mochi goes by Bean now", "橘子现在改名叫团长了"),
+    or of the one the match names ("we renamed our cat Mochi to Bean", "我把Lucky改名叫旺财"),
+    a thing unless the message knows it (the graph finds it by that name)."""
+    subject = ctx.subject
+    if name := m.groupdict().get("name"):
+        subject = ctx.subjects.known(name) or Subject(name, "", "thing")
+    ctx.say("name", m["v"], subject=subject)
+    return True
+
+
 def pending(ctx: Context, m: re.Match[str], rest: str) -> bool:
     """A new number, email or address: its value when said with it ("got a new number:
     555-0101"), else awaited in the next clause ("…, it's 555-0101", "…，是138…")."""

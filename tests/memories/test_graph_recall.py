@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.test import override_settings
 
-from memories.graph.answering import _names_lookalike, asked
+from memories.graph.answering import asked
+from memories.graph.lookalikes import names_lookalike
 from memories.graph.models import GraphEdge, GraphNode
 from memories.models import Memory
 from memories.recall import NO_BOOSTS, RecallHit, _followed_last
@@ -191,7 +192,7 @@ def test_the_subject_rule_sets_aside_a_memory_about_someone_else(
     ],
 )
 def test_what_reads_as_a_look_alike_of_a_name(text, name, lookalike):
-    assert _names_lookalike(text, name) is lookalike
+    assert names_lookalike(text, name) is lookalike
 
 
 def test_what_was_never_said_is_answered_with_nothing_over_rest_mcp_and_the_seed_route(
@@ -363,6 +364,34 @@ def test_a_word_naming_an_attribute_the_graph_keeps_asks_for_it(agent, question)
         Memory.objects.filter(memory_type="fact").values_list("id", flat=True)
     )
     assert said(recall(agent, question)[:1], "dachshund")
+
+
+@pytest.mark.parametrize(
+    ("turns", "question", "new", "old"),
+    [
+        (
+            ["我养了一只橘猫叫豆豆，三岁了。", '豆豆现在改名叫"团长"了，喊豆豆它已经不理人了。'],
+            "用户的猫现在叫什么名字？",
+            "团长",
+            "豆豆",
+        ),
+        (
+            ["We adopted a beagle. His name is Pickle.", "Pickle got renamed to Captain."],
+            "What is the user's dog called?",
+            "Captain",
+            "Pickle",
+        ),
+    ],
+)
+def test_a_renamed_pet_is_answered_by_its_new_name_and_as_of_before_by_the_old(
+    agent, turns, question, new, old
+):
+    converse(agent, [turns[0]], [turns[1]])
+    pet = GraphNode.objects.get(user_id=USER, name=old)
+    assert pet.aliases == [new]
+    assert said(recall(agent, question)[:1], new)
+    before = recall(agent, question, as_of=(T0 + timedelta(days=1)).isoformat())
+    assert said(before[:1], old) and not said(before, new)
 
 
 @override_settings(RECALL_SUBJECT_RULE=False, RECALL_CURRENT_RULE=False, RECALL_EMPTY_RULE=False)

@@ -596,6 +596,32 @@ def test_chinese_and_mixed_in_other_words(text, expected):
     assert said(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('豆豆现在改名叫"团长"了，喊豆豆它已经不理人了。', {("豆豆", "name", "团长")}),
+        ("我把Lucky改名叫旺财了。", {("Lucky", "name", "旺财")}),
+        (
+            "我女儿朵朵现在改名叫多多了。",
+            {("user", "daughter", "朵朵"), ("朵朵", "name", "多多")},
+        ),
+        ("我女儿改名叫多多了。", {("daughter", "name", "多多")}),
+        ("我改名叫李想了。", {("user", "name", "李想")}),
+        ("We renamed Pickle to Captain.", {("Pickle", "name", "Captain")}),
+        ("Pickle got renamed to Captain.", {("Pickle", "name", "Captain")}),
+        (
+            "My dog Rex was renamed Max last week.",
+            {("user", "pet", "Rex"), ("Rex", "name", "Max")},
+        ),
+        # Not a new name: no name said, or a nickname beside the name
+        ("公司改名了。", set()),
+        ("My sister Kate goes by Katya.", {("user", "sister", "Kate")}),
+    ],
+)
+def test_a_new_name_is_the_name_of_the_one_renamed(text, expected):
+    assert said(text) == expected
+
+
 def test_he_and_she_are_the_last_named_person_of_their_gender():
     text = "My sister Anna and my brother Ben visited. She is a nurse. He is a chef."
     assert {("Anna", "job", "a nurse"), ("Ben", "job", "a chef")} <= said(text)
