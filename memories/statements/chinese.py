@@ -385,10 +385,15 @@ def gone(ctx: Context, m, rest: str) -> bool:
 
 
 def called(ctx: Context, m, rest: str) -> bool:
-    """The user's name ("叫小明") — or, after "养了一只柯基，", the dog's, known already."""
+    """The user's name ("叫小明") — or, after "养了一只柯基，", the dog's, known already: told
+    with the clause that met it ("用户养了一只柯基，叫豆豆"), whose value it names."""
     named = ctx.subjects.known(m["v"])
     if named is not None:
-        ctx.clause.subject = named  # its name, known already
+        before = ctx.clause.before
+        if before is not None and any(s.value_entity == named for s in before.statements):
+            before.naming, ctx.clause.subject = ctx.clause, None
+        else:
+            ctx.clause.subject = named
         return True
     ctx.say("name", m["v"])
     return True

@@ -394,8 +394,9 @@ def _fact(subject: Subject, runs: list[list[Clause]], subjects: Subjects) -> Sub
         )
         joined.inherited = first.inherited
         told.append(_told(joined, subjects, describe=n == 0))
-        if last.naming is not None:
-            told.append(_told(last.naming, subjects, describe=False))
+        if last.naming is not None:  # "…adopted a beagle. His name is Pickle", "…柯基，叫豆豆"
+            naming = _told(last.naming, subjects, describe=False)
+            told[-1] = told[-1].rstrip("。.") + ("，" if last.chinese else ". ") + naming
         for clause in run:
             statements += clause.statements
             if clause.sentence not in said:

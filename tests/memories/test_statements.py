@@ -296,6 +296,14 @@ def test_chinese_fact_is_retold_about_the_user():
     assert facts("我哥哥马克是纽约的律师。") == {"马克": "用户的哥哥马克是纽约的律师"}
 
 
+def test_a_pet_named_in_the_clause_after_it_is_named_in_the_fact_that_says_it_is_the_users():
+    # The fact carrying "the user has the cat 豆豆" names it; the cat's own says what follows.
+    assert facts("我养了一只橘猫，叫豆豆，三岁了。") == {
+        "user": "用户养了一只橘猫，叫豆豆",
+        "豆豆": "用户的橘猫豆豆三岁了",
+    }
+
+
 def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
     assert facts("我现在report给Dana Koh，她在首尔。")["Dana Koh"] == "用户的manager Dana Koh在首尔"
 
