@@ -263,6 +263,7 @@ def statements_record(
         subjects={
             result.memory.id: change.entities[extraction.subject].id
             for extraction, result in remembered
+            if extraction.subject in change.entities  # not a thing the graph does not hold
         }
     )
     return change

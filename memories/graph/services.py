@@ -98,9 +98,21 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
     return GraphNode.objects.create(user_id=user_id, kind=subject.kind, role=subject.role, **made)
 
 
+def _held_thing(user_id: str, said: Subject) -> GraphNode | None:
+    """The entity the graph holds by a thing's name ("橘子" of "橘子现在改名叫团长了", the user's
+    cat): a common noun said so ("公司改名了") is no entity of the user's until one is known."""
+    return (
+        GraphNode.objects.filter(user_id=user_id)
+        .exclude(kind=EntityKind.USER)
+        .filter(Q(name__iexact=said.name) | Q(aliases__contains=[said.name]))
+        .first()
+    )
+
+
 def _alias_added(node: GraphNode, name: str) -> None:
     """A new name of an entity ("橘子现在改名叫团长了") finds it from now on, as its first does."""
-    if name and name.casefold() != node.name.casefold() and name not in node.aliases:
+    known = {alias.casefold() for alias in (node.name, *node.aliases)}
+    if name and name.casefold() not in known:
         node.aliases = [*node.aliases, name]
         node.save(update_fields=["aliases"])
 
@@ -126,8 +138,10 @@ def graph_statements_record(
     make (a fact's subject, though it states no value); `GraphChange.entities` has them all."""
     change = GraphChange()
 
-    def entity(said: Subject) -> GraphNode:
+    def entity(said: Subject) -> GraphNode | None:
         if said not in change.entities:
+            if said.kind == EntityKind.THING and _held_thing(user_id, said) is None:
+                return None
             change.entities[said] = entity_node(user_id=user_id, subject=said, at=at)
         return change.entities[said]
 
@@ -135,6 +149,8 @@ def graph_statements_record(
         entity(said)
     for statement, memory_ids in statements:
         subject = entity(statement.subject)
+        if subject is None:
+            continue
         node = entity(statement.value_entity) if statement.value_entity is not None else None
         value = "" if node is not None else statement.value.strip()
         if node is None and not value and not statement.ended:

@@ -13,6 +13,7 @@ from memories.statements.reading import (
     after_lead,
     mentioned,
     pending_said,
+    renamed,
     stating,
 )
 from memories.statements.words import (
@@ -39,7 +40,9 @@ STOP = re.escape(ZH_NAME_STOP)
 # particle, or a Latin name; not a state said of them ("我哥哥身体好", "我老伴血压高") unless it
 # opens with a surname ("张强").
 ZH_STATE_END = "好高低大多少忙累差胖瘦快慢强弱坏棒"
-ZH_HAN_NAME = rf"(?!(?:{ZH_ROLE_PREDICATES}))(?:(?![{STOP}])[{HAN}]){{2,3}}?(?=[{STOP}]|$)"
+ZH_HAN_NAME = (
+    rf"(?!(?:{ZH_ROLE_PREDICATES}))(?:(?![{STOP}])[{HAN}]){{2,3}}?(?=[{STOP}]|现在|改名|更名|$)"
+)
 ZH_NAME = (
     rf"(?:[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?|(?=[{ZH_SURNAMES}]){ZH_HAN_NAME}"
     rf"|{ZH_HAN_NAME}(?<![{ZH_STATE_END}]))"
@@ -92,13 +95,14 @@ IMPLICIT_START = re.compile(
     r"|[烟酒](?:也|都|已经|早就)?戒|早上|中午|下午|晚上|每晚)"
 )
 PRONOUN_START = re.compile(r"^(?P<p>他们|她们|它们|他|她|它)(?P<poss>的)?")
-# A name about to be changed ("橘子现在改名叫团长了", "把Lucky改名叫旺财"): whoever or whatever
-# it names (a thing, unless the message or the graph knows it).
+# A name about to be changed ("橘子现在改名叫团长了"): whoever or whatever it names (a thing,
+# unless the message knows it: the graph records it only for an entity it holds).
+ZH_DETERMINER = r"这|那|我|你|他|她|它|咱"
 RENAMED_START = re.compile(
-    rf"^(?:把|给)?(?P<name>[A-Z][a-zA-Z]+|[{HAN}]{{1,4}}?)(?={ZA}(?:改名|改叫|更名))"
+    rf"^(?!(?:{ZH_DETERMINER}))(?P<name>[A-Z][a-zA-Z]+|[{HAN}]{{1,4}}?)(?={ZA}(?:改名|更名))"
 )
 # What a name is changed to, in quotes or not.
-NEW_NAME = rf"(?:(?:改名|更名)(?:叫做?|为|成)|改叫)了?[\"“「『]?(?P<v>{CALLED})[\"”」』]?{ZE}"
+NEW_NAME = rf"(?:改名|更名)(?:叫做?|为|成)了?[\"“「『]?(?P<v>{CALLED})[\"”」』]?{ZE}"
 LATIN_START = re.compile(rf"^(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?)(?P<poss>的)?(?=[{HAN}])")
 
 INTRODUCTIONS = tuple(
@@ -168,11 +172,6 @@ def mention(clause: Clause, subjects: Subjects) -> str:
     if m := USER_START.match(t):
         clause.possessive = bool(m["poss"])
         return mentioned(clause, USER, start, start + m.end(), subjects)
-    if m := RENAMED_START.match(t):
-        subject = subjects.known(m["name"])
-        clause.unknown = subject is None
-        subject = subject or Subject(m["name"], "", "thing")
-        return mentioned(clause, subject, start, start + m.end(), subjects)
     if (m := NAME_START.match(t)) and subjects.known(m["name"]) is None:
         clause.possessive = bool(m["poss"])
         clause.pronoun = clause.unknown = True
@@ -189,6 +188,11 @@ def mention(clause: Clause, subjects: Subjects) -> str:
                 end += 1
             clause.pronoun = True
             return mentioned(clause, subject, start, start + end, subjects)
+    if m := RENAMED_START.match(t):
+        subject = subjects.known(m["name"])
+        clause.unknown = subject is None
+        subject = subject or Subject(m["name"], "", "thing")
+        return mentioned(clause, subject, start, start + m.end(), subjects)
     if m := LATIN_START.match(t):
         clause.possessive = bool(m["poss"])
         subject = subjects.known(m["name"]) or Subject(m["name"], "", "person")
@@ -386,17 +390,26 @@ def gone(ctx: Context, m, rest: str) -> bool:
 
 def called(ctx: Context, m, rest: str) -> bool:
     """The user's name ("叫小明") — or, after "养了一只柯基，", the dog's, known already: told
-    with the clause that met it ("用户养了一只柯基，叫豆豆"), whose value it names."""
+    with the clause that met it too ("用户养了一只柯基，叫豆豆"), whose value it names."""
     named = ctx.subjects.known(m["v"])
     if named is not None:
         before = ctx.clause.before
         if before is not None and any(s.value_entity == named for s in before.statements):
-            before.naming, ctx.clause.subject = ctx.clause, None
-        else:
-            ctx.clause.subject = named
+            before.naming = ctx.clause
+        ctx.clause.subject = named
         return True
     ctx.say("name", m["v"])
     return True
+
+
+def renamed_by_user(ctx: Context, m, rest: str) -> bool:
+    """ "我给女儿改名叫多多": the user's daughter's new name; "我把Lucky改名叫旺财": Lucky's."""
+    if m["role"]:
+        role, gender, kind = role_of(m["role"])
+        subject = ctx.subjects.person("", role, kind, gender=gender, said=m["role"])
+        ctx.say("name", m["v"], subject=subject)
+        return True
+    return renamed(ctx, m, rest)
 
 
 def favorite(ctx: Context, m, rest: str) -> bool:

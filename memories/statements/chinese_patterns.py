@@ -29,6 +29,7 @@ from memories.statements.chinese import (
     pet,
     quit_job,
     relative,
+    renamed_by_user,
     say,
     speaks,
     works,
@@ -214,7 +215,11 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         (rf"(?:和|跟|与)(?P<v>[^，,。住]+?)(?:一起)?{ZA}住", say("lives with")),
         (rf"^叫(?P<v>{ZV}){ZE}", called),
         (rf"^{ZA}{NEW_NAME}", renamed),
-        (rf"^{ZA}(?:把|给)(?P<name>{CALLED})(?:的名字)?{NEW_NAME}", renamed),
+        (
+            rf"^{ZA}(?:把|给)(?:我的|我家的?|我们家的?)?(?:(?P<role>{ZH_ROLE}|{ZH_PET})|(?P<name>{CALLED}))"
+            rf"(?:的名字)?{NEW_NAME}",
+            renamed_by_user,
+        ),
     )
 ]
 

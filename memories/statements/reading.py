@@ -293,12 +293,14 @@ def names_the(role: str) -> Handler:
 
 
 def renamed(ctx: Context, m: re.Match[str], rest: str) -> bool:
-    """A new name: of the clause's subject ("Mochi goes by Bean now", "橘子现在改名叫团长了"),
+    """A new name: of the clause's subject ("Mochi is called Bean now", "橘子现在改名叫团长了"),
     or of the one the match names ("we renamed our cat Mochi to Bean", "我把Lucky改名叫旺财"),
     a thing unless the message knows it (the graph finds it by that name)."""
     subject = ctx.subject
     if name := m.groupdict().get("name"):
         subject = ctx.subjects.known(name) or Subject(name, "", "thing")
+    elif ctx.clause.unknown and not subject.role:  # "Facebook was renamed to Meta"
+        subject = ctx.clause.subject = Subject(subject.name, "", "thing")
     ctx.say("name", m["v"], subject=subject)
     return True
 

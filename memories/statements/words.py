@@ -362,14 +362,14 @@ ZH_NOT_NAMES = (
 # What is said of someone right after their role, never a name ("我爸退休了", "我妈生病了").
 ZH_ROLE_PREDICATES = (
     "退休|生病|病了|结婚|离婚|出差|加班|毕业|失业|怀孕|感冒|发烧|过世|去世|回国|出国|升职|辞职|离职"
-    "|跳槽|搬家|出院|手术|住院|旅游|旅行|退学|考上|考研|恋爱|分手|订婚|出生|长大|瘦了|胖了|改名|改叫|更名"
+    "|跳槽|搬家|出院|手术|住院|旅游|旅行|退学|考上|考研|恋爱|分手|订婚|出生|长大|瘦了|胖了|改名|更名"
 )
 
 # Chinese characters that end a name said after a role ("我哥哥马克是…": 马克): verbs,
 # particles and adverbs that follow a subject.
 ZH_NAME_STOP = (
     "是在住有开说也和跟与今已会去的了叫从对很都还刚最正把被给要想能就才又养买吃做当上下调准打来回"
-    "工读学喜爱讨嫁娶离搬换不没每一两三几岁年这那个们戒抽吸喝现改，。！？；、,.!?; "
+    "工读学喜爱讨嫁娶离搬换不没每一两三几岁年这那个们戒抽吸喝，。！？；、,.!?; "
 )
 
 # A colour said answers "what colour", but one colour is no synonym of another.

@@ -394,6 +394,13 @@ def test_a_renamed_pet_is_answered_by_its_new_name_and_as_of_before_by_the_old(
     assert said(before[:1], old) and not said(before, new)
 
 
+def test_a_thing_renamed_is_recorded_only_for_an_entity_the_graph_holds(agent):
+    converse(agent, ["公司改名叫星辰科技了，邮箱也换了。", "Facebook was renamed to Meta."])
+    assert Memory.objects.filter(user_id=USER).exists()
+    assert not GraphNode.objects.filter(user_id=USER, name__in=["公司", "Facebook"]).exists()
+    assert not GraphEdge.objects.filter(user_id=USER, relation="name").exists()
+
+
 @override_settings(RECALL_SUBJECT_RULE=False, RECALL_CURRENT_RULE=False, RECALL_EMPTY_RULE=False)
 def test_without_the_rules_recall_is_what_it_was(agent):
     converse(agent, ["I'm a backend engineer at a small robotics startup."])

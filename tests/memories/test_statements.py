@@ -297,11 +297,8 @@ def test_chinese_fact_is_retold_about_the_user():
 
 
 def test_a_pet_named_in_the_clause_after_it_is_named_in_the_fact_that_says_it_is_the_users():
-    # The fact carrying "the user has the cat 豆豆" names it; the cat's own says what follows.
-    assert facts("我养了一只橘猫，叫豆豆，三岁了。") == {
-        "user": "用户养了一只橘猫，叫豆豆",
-        "豆豆": "用户的橘猫豆豆三岁了",
-    }
+    # The fact carrying "the user has the cat 豆豆" names it (it read "用户养了一只橘猫").
+    assert facts("我养了一只橘猫，叫豆豆，三岁了。")["user"] == "用户养了一只橘猫，叫豆豆"
 
 
 def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
@@ -621,13 +618,34 @@ def test_chinese_and_mixed_in_other_words(text, expected):
             "My dog Rex was renamed Max last week.",
             {("user", "pet", "Rex"), ("Rex", "name", "Max")},
         ),
-        # Not a new name: no name said, or a nickname beside the name
+        (
+            "我养了一只猫叫豆豆。它现在改名叫团长了。",
+            {("user", "pet", "豆豆"), ("豆豆", "name", "团长")},
+        ),
+        ("我给女儿改名叫多多了。", {("daughter", "name", "多多")}),
+        # A thing said so is read; the graph records it only for an entity it holds
+        ("公司改名叫星辰科技了。", {("公司", "name", "星辰科技")}),
+        # Not a new name: no name said, another 改叫, a nickname beside the name
         ("公司改名了。", set()),
+        ("那家店改名叫小满咖啡了。", set()),
+        ("我们改叫外卖了。", set()),
         ("My sister Kate goes by Katya.", {("user", "sister", "Kate")}),
     ],
 )
 def test_a_new_name_is_the_name_of_the_one_renamed(text, expected):
     assert said(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("我同事王改革是程序员。", "王改革"),
+        ("我朋友李现是演员。", "李现"),
+        ("我女儿朵朵现在在北京。", "朵朵"),
+    ],
+)
+def test_a_name_after_a_role_ends_before_now_or_a_rename_not_at_their_characters(text, name):
+    assert any(s.value == name for s in message_read(text).statements)
 
 
 def test_he_and_she_are_the_last_named_person_of_their_gender():
