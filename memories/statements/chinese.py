@@ -388,6 +388,11 @@ def gone(ctx: Context, m, rest: str) -> bool:
     return True
 
 
+# Names said together ("豆豆和球球", "豆豆、球球"): several, one each.
+NAME_LIST = re.compile(r"和|跟|与|、")
+ZH_KIN_OR_PET = re.compile(rf"{ZH_ROLE}|{ZH_PET}")
+
+
 def called(ctx: Context, m, rest: str) -> bool:
     """The user's name ("叫小明") — or, after "养了一只柯基，", the dog's, known already: told
     with the clause that met it too ("用户养了一只柯基，叫豆豆"), whose value it names."""
@@ -397,6 +402,16 @@ def called(ctx: Context, m, rest: str) -> bool:
         if before is not None and any(s.value_entity == named for s in before.statements):
             before.naming = ctx.clause
         ctx.clause.subject = named
+        return True
+    if len(names := NAME_LIST.split(m["v"])) > 1:
+        # "养了两只猫，叫豆豆和球球", "有两个孩子，叫…": the names of those just counted or said,
+        # none the user's
+        before = ctx.clause.before
+        said = ZH_KIN_OR_PET.search((before.text if before else "") + ctx.clause.text)
+        for name in names if said else ():
+            role, gender, kind = role_of(said[0])
+            known = ctx.subjects.known(name)
+            ctx.relate(known or ctx.subjects.person(name, role, kind, gender=gender, said=said[0]))
         return True
     ctx.say("name", m["v"])
     return True

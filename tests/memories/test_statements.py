@@ -296,6 +296,30 @@ def test_chinese_fact_is_retold_about_the_user():
     assert facts("我哥哥马克是纽约的律师。") == {"马克": "用户的哥哥马克是纽约的律师"}
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "我养了两只猫，叫豆豆和球球。",
+            {("user", "number of cats", "2"), ("user", "pet", "豆豆"), ("user", "pet", "球球")},
+        ),
+        ("我家的狗叫大黄、小黑。", {("user", "pet", "大黄"), ("user", "pet", "小黑")}),
+        (
+            "我有两个孩子，叫朵朵和多多。",
+            {
+                ("user", "number of children", "2"),
+                ("user", "child", "朵朵"),
+                ("user", "child", "多多"),
+            },
+        ),
+        # Names said together are never the user's one name
+        ("我叫小王和小李过来帮忙。", set()),
+    ],
+)
+def test_names_said_together_are_those_just_counted_or_said_one_each(text, expected):
+    assert said(text) == expected
+
+
 def test_a_pet_named_in_the_clause_after_it_is_named_in_the_fact_that_says_it_is_the_users():
     # The fact carrying "the user has the cat 豆豆" names it (it read "用户养了一只橘猫").
     assert facts("我养了一只橘猫，叫豆豆，三岁了。")["user"] == "用户养了一只橘猫，叫豆豆"
