@@ -418,7 +418,8 @@ def called(ctx: Context, m, rest: str) -> bool:
 
 
 def renamed_by_user(ctx: Context, m, rest: str) -> bool:
-    """ "我给女儿改名叫多多": the user's daughter's new name; "我把Lucky改名叫旺财": Lucky's."""
+    """A new name the user gave: their daughter's ("我给女儿改名叫多多"), Lucky's ("我把Lucky改名
+    叫旺财")."""
     if m["role"]:
         role, gender, kind = role_of(m["role"])
         subject = ctx.subjects.person("", role, kind, gender=gender, said=m["role"])
