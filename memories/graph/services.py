@@ -53,6 +53,17 @@ def user_node(*, user_id: str, at: datetime | None = None) -> GraphNode:
     return node
 
 
+def _named_node(*, user_id: str, name: str) -> GraphNode | None:
+    """The user's entity of that name (any case) or alias, if the graph holds one."""
+    return (
+        GraphNode.objects.filter(user_id=user_id)
+        .exclude(kind=EntityKind.USER)
+        .annotate(lowered=Lower("name"))
+        .filter(Q(lowered=name.lower()) | Q(aliases__contains=[name]))
+        .first()
+    )
+
+
 def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -> GraphNode:
     """The node for `subject`: the user's own; a named entity by its name or an alias (any
     case), else the unnamed one of its role, which the name now names ("my wife", then "my
@@ -63,11 +74,7 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
         return user_node(user_id=user_id, at=at)
     nodes = GraphNode.objects.filter(user_id=user_id).exclude(kind=EntityKind.USER)
     if subject.name:
-        named = (
-            nodes.annotate(lowered=Lower("name"))
-            .filter(Q(lowered=subject.name.lower()) | Q(aliases__contains=[subject.name]))
-            .first()
-        )
+        named = _named_node(user_id=user_id, name=subject.name)
         if named is not None:
             if subject.role and not named.role:
                 GraphNode.objects.filter(pk=named.pk).update(role=subject.role)
@@ -96,17 +103,6 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
     if len(of_role) == 1:
         return of_role[0]
     return GraphNode.objects.create(user_id=user_id, kind=subject.kind, role=subject.role, **made)
-
-
-def _held_thing(user_id: str, said: Subject) -> GraphNode | None:
-    """The entity the graph holds by a thing's name ("橘子" of "橘子现在改名叫团长了", the user's
-    cat): a common noun said so ("公司改名了") is no entity of the user's until one is known."""
-    return (
-        GraphNode.objects.filter(user_id=user_id)
-        .exclude(kind=EntityKind.USER)
-        .filter(Q(name__iexact=said.name) | Q(aliases__contains=[said.name]))
-        .first()
-    )
 
 
 def _alias_added(node: GraphNode, name: str) -> None:
@@ -140,9 +136,14 @@ def graph_statements_record(
 
     def entity(said: Subject) -> GraphNode | None:
         if said not in change.entities:
-            if said.kind == EntityKind.THING and _held_thing(user_id, said) is None:
-                return None
-            change.entities[said] = entity_node(user_id=user_id, subject=said, at=at)
+            if said.kind == EntityKind.THING:
+                # "橘子现在改名叫团长了": the cat the graph holds; a common noun said so ("公司改名
+                # 了") is no entity of the user's until one is known by that name
+                if (held := _named_node(user_id=user_id, name=said.name)) is None:
+                    return None
+                change.entities[said] = held
+            else:
+                change.entities[said] = entity_node(user_id=user_id, subject=said, at=at)
         return change.entities[said]
 
     for said in subjects:
