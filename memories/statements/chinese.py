@@ -132,6 +132,12 @@ def role_of(word: str) -> tuple[str, str, str]:
     return ZH_SPECIES.get(word, word), "", "pet"
 
 
+def by_role(subjects: Subjects, word: str, name: str = "") -> Subject:
+    """The user's relative or pet the role word says ("女儿", "柯基", "wife"), by `name` if one."""
+    role, gender, kind = role_of(word)
+    return subjects.person(name, role, kind, gender=gender, said=word)
+
+
 def _may_name(word: str) -> bool:
     """Whether a word after a role may be its name: not a job ("我哥哥医生"), nor an attribute
     ("跟我儿子名字就差一个字")."""
@@ -146,23 +152,19 @@ def introduce(sentence: str, subjects: Subjects) -> None:
                 continue
             if OTHERS_OWN.search(sentence, 0, m.start("role")):
                 continue
-            role, gender, kind = role_of(m["role"])
-            subjects.person(name, role, kind, gender=gender, said=m["role"])
+            by_role(subjects, m["role"], name)
 
 
 def mention(clause: Clause, subjects: Subjects) -> str:
     start, t = after_lead(clause.text, LEAD)
     if m := ROLE_START.match(t):
         if m["role_en"]:
-            role, gender, kind = role_of(m["role_en"])
-            name = m["name_en"] or ""
-            subject = subjects.person(name, role, kind, gender=gender, said=m["role_en"])
+            subject = by_role(subjects, m["role_en"], m["name_en"] or "")
             return mentioned(clause, subject, start, start + m.end(), subjects)
-        role, gender, kind = role_of(m["role"])
         name = m["name"] or ""
         if name and subjects.known(name) is None and not _may_name(name):
             name = ""
-        subject = subjects.person(name, role, kind, gender=gender, said=m["role"])
+        subject = by_role(subjects, m["role"], name)
         end = m.end() if name else m.end("role")
         clause.possessive = bool(m["poss"]) and bool(name)
         if not name and t[end : end + 1] == "的":
@@ -409,9 +411,7 @@ def called(ctx: Context, m, rest: str) -> bool:
         before = ctx.clause.before
         said = ZH_KIN_OR_PET.search((before.text if before else "") + ctx.clause.text)
         for name in names if said else ():
-            role, gender, kind = role_of(said[0])
-            known = ctx.subjects.known(name)
-            ctx.relate(known or ctx.subjects.person(name, role, kind, gender=gender, said=said[0]))
+            ctx.relate(ctx.subjects.known(name) or by_role(ctx.subjects, said[0], name))
         return True
     ctx.say("name", m["v"])
     return True
@@ -421,9 +421,7 @@ def renamed_by_user(ctx: Context, m, rest: str) -> bool:
     """A new name the user gave: their daughter's ("我给女儿改名叫多多"), Lucky's ("我把Lucky改名
     叫旺财")."""
     if m["role"]:
-        role, gender, kind = role_of(m["role"])
-        subject = ctx.subjects.person("", role, kind, gender=gender, said=m["role"])
-        ctx.say("name", m["v"], subject=subject)
+        ctx.say("name", m["v"], subject=by_role(ctx.subjects, m["role"]))
         return True
     return renamed(ctx, m, rest)
 
