@@ -65,7 +65,7 @@ from memories.similarity_floors import (
 )
 from memories.statements.ends import things_given_up
 from memories.statements.model import QuestionReading
-from memories.user_indexes import VALID_INDEXES_SQL, user_index_name
+from memories.user_indexes import KINDS, VALID_INDEXES_SQL, partition_name, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
 
 log = logging.getLogger("neuromem.recall")
@@ -155,15 +155,46 @@ def text_candidate_coverage() -> float:
     return min(settings.RECALL_TEXT_CANDIDATE_COVERAGE, settings.RECALL_MIN_TEXT_COVERAGE)
 
 
-def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[SearchTerms, set[str]]:
+# A plan made for no user in particular takes every user for the mean one: the partition's
+# rows over its distinct users (pg_stats). While that user is this small, it reads a user's
+# rows through the user_id index and sorts them, as the plan made for a small user does; past
+# some hundreds PostgreSQL walks the shared HNSW graph instead, in which the scan may stop
+# before it finds a small user's few rows among the others' (docs/recall.md, "One plan for
+# most users").
+GENERIC_PLAN_MAX_MEAN_ROWS = 250
+MEAN_USER_ROWS_SQL = """
+    (SELECT max(c.reltuples / CASE WHEN s.n_distinct < 0
+                                   THEN -s.n_distinct * greatest(c.reltuples, 1)
+                                   ELSE greatest(s.n_distinct, 1) END)
+     FROM pg_stats s
+     JOIN pg_class c ON c.relname = s.tablename AND c.relnamespace = s.schemaname::regnamespace
+     WHERE s.schemaname = current_schema() AND s.tablename = ANY(%(partitions)s)
+       AND s.attname = 'user_id')
+"""
+
+
+@dataclass(frozen=True)
+class RecallPreparation:
+    """What recall's first round trip finds out."""
+
+    terms: SearchTerms
+    # The memory types for which the user has a text index of their own.
+    text_indexed_types: set[str]
+    # Whether one plan, prepared once per connection, serves this user (`_recall_rows`).
+    generic_plan: bool
+
+
+def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> RecallPreparation:
     """Recall's first round trip: the transaction's iterative-scan settings, the query's search
-    terms, and the memory types for which the user has a text index of their own. The terms go
-    to the statement as values: as functions there, the planner evaluated them in every text
-    branch."""
-    search_indexes = {
-        user_index_name(user_id=request.user_id, memory_type=memory_type, kind="search"): (
-            memory_type
+    terms, the user's own indexes (memories/user_indexes.py) for the request's memory types, and
+    the mean user's rows in their partitions. The terms go to the statement as values: as
+    functions there, the planner evaluated them in every text branch."""
+    own_indexes = {
+        user_index_name(user_id=request.user_id, memory_type=memory_type, kind=kind.name): (
+            kind.name,
+            memory_type,
         )
+        for kind in KINDS
         for memory_type in request.memory_types
     }
     cursor.execute(
@@ -171,18 +202,30 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> tuple[Searc
         SELECT {ITERATIVE_SCAN_SQL},
                neuromem_search_lexemes(%(query)s),
                neuromem_search_candidates(%(query)s, %(candidate_coverage)s)::text,
-               {VALID_INDEXES_SQL}
+               {VALID_INDEXES_SQL},
+               {MEAN_USER_ROWS_SQL}
         """,
         {
             **iterative_scan_params(),
             "query": request.query,
             "candidate_coverage": text_candidate_coverage(),
-            "index_names": list(search_indexes),
+            "index_names": list(own_indexes),
+            "partitions": [partition_name(memory_type) for memory_type in request.memory_types],
         },
     )
-    *_, lexemes, candidates, valid_indexes = cursor.fetchone()
-    terms = SearchTerms(lexemes=lexemes, candidates=candidates)
-    return terms, {search_indexes[name] for name in valid_indexes}
+    *_, lexemes, candidates, valid_indexes, mean_user_rows = cursor.fetchone()
+    own = [own_indexes[name] for name in valid_indexes]
+    return RecallPreparation(
+        terms=SearchTerms(lexemes=lexemes, candidates=candidates),
+        text_indexed_types={memory_type for kind, memory_type in own if kind == "search"},
+        generic_plan=(
+            settings.DATABASE_PREPARED_STATEMENTS
+            and not own
+            # Search's activity bounds are written into the statement: a statement for each.
+            and request.activity == ANY_ACTIVITY
+            and (mean_user_rows is None or mean_user_rows <= GENERIC_PLAN_MAX_MEAN_ROWS)
+        ),
+    )
 
 
 def _asks_what_held_before(request: RecallQuery) -> bool:
@@ -204,13 +247,14 @@ def _recall_rows(request: RecallQuery, *, history: bool, explain: bool = False) 
     if floors is None:
         vector = None
     with transaction.atomic(using=read_alias()), vector_cursor() as cursor:
-        terms, text_indexed_types = _recall_prepare(cursor, request)
+        preparation = _recall_prepare(cursor, request)
+        terms = preparation.terms
         sql = recall_sql(
             memory_types=request.memory_types,
             as_of=request.as_of,
             vector=vector is not None,
             text=bool(terms.lexemes),
-            text_indexed_types=text_indexed_types,
+            text_indexed_types=preparation.text_indexed_types,
             activity=request.activity,
             turn_before=settings.RECALL_EPISODE_CONTEXT_SECONDS > 0,
             answered=settings.RECALL_EPISODE_ANSWERED_MESSAGE,
@@ -236,11 +280,13 @@ def _recall_rows(request: RecallQuery, *, history: bool, explain: bool = False) 
             "as_of": request.as_of,
             "limit": request.limit,
         }
-        # Never a prepared statement's generic plan: the plan is made for this user (their own
-        # indexes are partial indexes on their id) and these terms.
+        # Planning is most of the statement's time for a small user: prepared, PostgreSQL keeps
+        # a generic plan once it costs about what the plans made for the first runs did. A user
+        # with indexes of their own needs a plan made for them (partial indexes on their id).
+        prepare = preparation.generic_plan and not explain
         with RECALL_STAGE_DURATION.labels("search").time():
             cursor.execute(
-                f"EXPLAIN (ANALYZE, COSTS OFF) {sql}" if explain else sql, params, prepare=False
+                f"EXPLAIN (ANALYZE, COSTS OFF) {sql}" if explain else sql, params, prepare=prepare
             )
             return cursor.fetchall()
 

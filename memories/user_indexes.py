@@ -75,6 +75,11 @@ class UserIndexChanges:
     dropped: list[str]
 
 
+def partition_name(memory_type: str) -> str:
+    """The table holding memories of that type (migration 0001)."""
+    return f"memories_{memory_type}"
+
+
 def user_index_name(*, user_id: str, memory_type: str, kind: str) -> str:
     return f"idx_{memory_type}_{kind}_u_{hashlib.md5(user_id.encode()).hexdigest()[:16]}"
 
@@ -135,7 +140,7 @@ def user_indexes_refresh() -> UserIndexChanges:
                 f" USING {kind.access_method} WHERE {kind.predicate}user_id = {{user_id}}"
             ).format(
                 name=sql.Identifier(name),
-                partition=sql.Identifier(f"memories_{memory_type}"),
+                partition=sql.Identifier(partition_name(memory_type)),
                 user_id=sql.Literal(user_id),
             )
         )

@@ -5,6 +5,7 @@ development services in NEUROMEM_DATA_DIR are used (started by `make run` / `mak
 """
 
 import os
+import sys
 from pathlib import Path
 
 import environ
@@ -99,6 +100,10 @@ TEMPLATES = [
 # --- Data stores -----------------------------------------------------------------------------
 
 DATABASE_URL = env.str("DATABASE_URL", default="") or embedded.postgres_url(DATA_DIR)
+# Recall prepares its statement on each connection (memories/recall.py). Off behind a pooler in
+# transaction mode that does not keep prepared statements (PgBouncer before 1.22, or with
+# max_prepared_statements at 0).
+DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
 
 
 def database_settings(url: str, *, connect_timeout: int) -> dict:
@@ -113,6 +118,11 @@ def database_settings(url: str, *, connect_timeout: int) -> dict:
     config["CONN_HEALTH_CHECKS"] = True
     # A database that does not answer fails a new connection after this many seconds.
     config.setdefault("OPTIONS", {})["connect_timeout"] = connect_timeout
+    if DATABASE_PREPARED_STATEMENTS:
+        # psycopg prepares a statement run this many times, or one asked for by name (recall's:
+        # memories/recall.py). No statement reaches the count; Django's own queries bind their
+        # values client-side and are never prepared.
+        config["OPTIONS"]["prepare_threshold"] = sys.maxsize
     return config
 
 

@@ -12,6 +12,7 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from core import jobs
 from core.access import SYSTEM
+from memories.predicates import ActivityFilter
 from memories.recall import RecallQuery, memories_recall, recall_plan
 from memories.services import user_purge
 from memories.user_indexes import (
@@ -20,7 +21,7 @@ from memories.user_indexes import (
     user_index_name,
     user_indexes_refresh,
 )
-from tests.memories.bulk import insert_facts
+from tests.memories.bulk import insert_crowd, insert_facts
 
 BIG = "agent:o'brien"  # a quote, to prove the user id is quoted in the index predicate
 SMALL = "agent:alice"
@@ -111,6 +112,53 @@ def test_the_text_side_uses_the_users_own_text_index_or_none(user_indexes, setti
     assert f"Bitmap Index Scan on {search}" in side and "ts_match_vq" not in side
     assert recalled(BIG, query) == unindexed
     assert "ts_match_vq(search_vector" in text_side(SMALL, query)
+
+
+def prepared_recall_runs() -> tuple[int, int]:
+    """How many times this connection ran recall's statement prepared: with a generic plan, and
+    with a plan made for the run."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)"
+            " FROM pg_prepared_statements WHERE statement LIKE '%%WITH vector_hits%%'"
+        )
+        return cursor.fetchone()
+
+
+def test_one_plan_serves_the_users_without_indexes_of_their_own_among_many(user_indexes, settings):
+    """A plan made once per connection for a small user among many, with the same hits as a
+    plan made for each recall; never for a user with indexes of their own, nor while the mean
+    user is big (a plan for no one in particular would search the small user's rows as theirs)."""
+    insert_facts(BIG, 3000)
+    insert_facts(SMALL, 200)
+    user_indexes_refresh()
+    queries = [f"memory {n}" for n in (3, 14, 15, 92, 65, 35, 89, 79)]
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    planned_each_time = {
+        user_id: [recalled(user_id, q) for q in queries] for user_id in (BIG, SMALL)
+    }
+    assert prepared_recall_runs() == (0, 0)
+
+    settings.DATABASE_PREPARED_STATEMENTS = True
+    assert [recalled(SMALL, q) for q in queries] == planned_each_time[SMALL]
+    assert prepared_recall_runs() == (0, 0)  # two users: the mean one holds 1,600 facts
+
+    insert_crowd(users=800, facts_each=5)
+    assert [recalled(SMALL, q) for q in queries] == planned_each_time[SMALL]
+    generic, custom = prepared_recall_runs()
+    assert generic + custom == len(queries) and generic >= 1
+    assert [recalled(BIG, q) for q in queries] == planned_each_time[BIG]
+    assert prepared_recall_runs() == (generic, custom)  # the big user's plans are their own
+    assert f"Index Scan using {names(BIG)[0]} on memories_fact" in vector_side(BIG)
+
+    scored = RecallQuery(
+        user_id=SMALL,
+        query="memory 3",
+        memory_types=("fact",),
+        activity=ActivityFilter(score_min=0.5),
+    )
+    memories_recall(caller=SYSTEM, request=scored)
+    assert prepared_recall_runs() == (generic, custom)  # search's bounds are in its statement
 
 
 def test_memories_waiting_for_their_embedding_earn_the_text_index_only(user_indexes):
