@@ -19,7 +19,8 @@ indexes are then built as migration 0001/0003 define them (the build time is rep
   scan and the user filter) against exact search (same filter, sequential distance sort), for
   typical users and for the heavy user;
 - p50/p95 of `POST /api/v1/recall/` end to end over HTTP (gunicorn, warm), and of the same
-  recall through the service without HTTP;
+  recall through the service without HTTP; the mean time of each of recall's stages in the web
+  workers (their `/metrics`);
 - what looking up the common names of a question naming someone costs recall before it
   embeds the query (memories/common_names.py), counted and from Redis.
 
@@ -34,6 +35,7 @@ import importlib
 import os
 import platform
 import random
+import re
 import statistics
 import sys
 import time
@@ -47,6 +49,7 @@ import numpy as np
 import bootstrap  # noqa: F401
 
 # isort: split
+import httpx
 from common import api_over_http, memories_copy, percentile
 from django.conf import settings
 from django.core.management import call_command
@@ -298,19 +301,47 @@ def latencies_common_names(queries: list[tuple[str, str]], *, cached: bool) -> l
     return timings
 
 
-def latencies_http(queries: list[tuple[str, str]], token: str, *, cached: bool) -> list[float]:
+STAGE_SERIES = re.compile(
+    r'^neuromem_recall_stage_duration_seconds_(sum|count)\{stage="(\w+)"\} (\S+)$', re.M
+)
+
+
+def stage_totals(client: httpx.Client) -> dict[tuple[str, str], float]:
+    """The web workers' recall stage series (`/metrics`, summed over the workers)."""
+    metrics = client.get(str(client.base_url).removesuffix("/api/v1") + "/metrics")
+    totals: dict[tuple[str, str], float] = {}
+    for kind, stage, value in STAGE_SERIES.findall(metrics.text):
+        totals[kind, stage] = totals.get((kind, stage), 0.0) + float(value)
+    return totals
+
+
+def latencies_http(
+    queries: list[tuple[str, str]], token: str, *, cached: bool
+) -> tuple[list[float], dict[str, float]]:
+    """Each recall's time over HTTP, and the mean time of each of its stages in the web
+    workers (ms)."""
     with api_over_http(token, timeout=60) as client:
         for user_id, query in queries[:20]:  # warm both workers (and load their model)
             client.post("/recall/", json={"user_id": user_id, "query": query})
         if not cached:
             forget_query_vectors(queries)
+        before = stage_totals(client)
         timings = []
         for user_id, query in queries:
             started = time.perf_counter()
             response = client.post("/recall/", json={"user_id": user_id, "query": query})
             timings.append((time.perf_counter() - started) * 1000)
             response.raise_for_status()
-        return timings
+        after = stage_totals(client)
+    stages = {
+        stage: 1000 * (after["sum", stage] - before.get(("sum", stage), 0.0)) / runs
+        for kind, stage in after
+        if kind == "sum" and (runs := after["count", stage] - before.get(("count", stage), 0.0))
+    }
+    return timings, stages
+
+
+RECALL_STAGES = ("query_embedding", "search", "question_rules")
 
 
 def summary(label: str, timings: list[float]) -> str:
@@ -357,10 +388,21 @@ def main() -> None:
     names_typical = latencies_common_names(typical_queries, cached=False)
     names_heavy = latencies_common_names(heavy_queries, cached=False)
     names_cached = latencies_common_names(typical_queries + heavy_queries, cached=True)
-    http_typical_cold = latencies_http(typical_queries, token, cached=False)
-    http_typical = latencies_http(typical_queries, token, cached=True)
-    http_heavy_cold = latencies_http(heavy_queries, token, cached=False)
-    http_heavy = latencies_http(heavy_queries, token, cached=True)
+    http_typical_cold, stages_typical_cold = latencies_http(typical_queries, token, cached=False)
+    http_typical, stages_typical = latencies_http(typical_queries, token, cached=True)
+    http_heavy_cold, stages_heavy_cold = latencies_http(heavy_queries, token, cached=False)
+    http_heavy, stages_heavy = latencies_http(heavy_queries, token, cached=True)
+    stage_rows = "\n".join(
+        f"| {label} | "
+        + " | ".join(f"{stages.get(stage, 0.0):.2f}" for stage in RECALL_STAGES)
+        + " |"
+        for label, stages in (
+            ("typical user, query embedded", stages_typical_cold),
+            ("typical user, query vector cached", stages_typical),
+            ("heavy user, query embedded", stages_heavy_cold),
+            ("heavy user, query vector cached", stages_heavy),
+        )
+    )
     plans = {
         label: recall_plan(request=RecallQuery(user_id=user_id, query=query))
         for label, (user_id, query) in (
@@ -397,6 +439,12 @@ fact partition with indexes: {fact_size}. Per-user indexes (memories/user_indexe
 {summary("common names looked up (`meaning_query`), typical user", names_typical)}
 {summary("common names looked up (`meaning_query`), heavy user", names_heavy)}
 {summary("common names' verdicts from Redis (`meaning_query`), both", names_cached)}
+
+Recall's stages in the web workers over HTTP (mean ms, `neuromem_recall_stage_duration_seconds`):
+
+| recall over HTTP | {" | ".join(RECALL_STAGES)} |
+|---|{"---:|" * len(RECALL_STAGES)}
+{stage_rows}
 
 Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.
 """
