@@ -308,7 +308,8 @@ STAGE_SERIES = re.compile(
 
 def stage_totals(client: httpx.Client) -> dict[tuple[str, str], float]:
     """The web workers' recall stage series (`/metrics`, summed over the workers)."""
-    metrics = client.get(str(client.base_url).removesuffix("/api/v1") + "/metrics")
+    metrics = client.get(client.base_url.copy_with(path="/metrics"))
+    metrics.raise_for_status()
     totals: dict[tuple[str, str], float] = {}
     for kind, stage, value in STAGE_SERIES.findall(metrics.text):
         totals[kind, stage] = totals.get((kind, stage), 0.0) + float(value)
