@@ -119,9 +119,9 @@ def database_settings(url: str, *, connect_timeout: int) -> dict:
     # A database that does not answer fails a new connection after this many seconds.
     config.setdefault("OPTIONS", {})["connect_timeout"] = connect_timeout
     if DATABASE_PREPARED_STATEMENTS:
-        # psycopg prepares a statement run this many times, or one asked for by name (recall's:
-        # memories/recall.py). No statement reaches the count; Django's own queries bind their
-        # values client-side and are never prepared.
+        # psycopg prepares a statement run this many times, or one it is asked to (recall's,
+        # memories/recall.py): none reaches the count. Django's own queries bind their values
+        # client-side and are never prepared.
         config["OPTIONS"]["prepare_threshold"] = sys.maxsize
     return config
 

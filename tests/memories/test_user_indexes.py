@@ -128,7 +128,7 @@ def prepared_recall_runs() -> tuple[int, int]:
 def test_one_plan_serves_the_users_without_indexes_of_their_own_among_many(user_indexes, settings):
     """A plan made once per connection for a small user among many, with the same hits as a
     plan made for each recall; never for a user with indexes of their own, nor while the mean
-    user is big (a plan for no one in particular would search the small user's rows as theirs)."""
+    user is big (a plan for no one in particular would take the small user for a big one)."""
     insert_facts(BIG, 3000)
     insert_facts(SMALL, 200)
     user_indexes_refresh()
