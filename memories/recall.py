@@ -23,6 +23,7 @@ Rows still waiting for their embedding are found by text only.
 import hashlib
 import logging
 import re
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
@@ -163,14 +164,30 @@ def text_candidate_coverage() -> float:
 # most users").
 GENERIC_PLAN_MAX_MEAN_ROWS = 250
 MEAN_USER_ROWS_SQL = """
-    (SELECT max(c.reltuples / CASE WHEN s.n_distinct < 0
-                                   THEN -s.n_distinct * greatest(c.reltuples, 1)
-                                   ELSE greatest(s.n_distinct, 1) END)
-     FROM pg_stats s
-     JOIN pg_class c ON c.relname = s.tablename AND c.relnamespace = s.schemaname::regnamespace
-     WHERE s.schemaname = current_schema() AND s.tablename = ANY(%(partitions)s)
-       AND s.attname = 'user_id')
+    SELECT max(c.reltuples / CASE WHEN s.n_distinct < 0
+                                  THEN -s.n_distinct * greatest(c.reltuples, 1)
+                                  ELSE greatest(s.n_distinct, 1) END)
+    FROM pg_stats s
+    JOIN pg_class c ON c.relname = s.tablename AND c.relnamespace = s.schemaname::regnamespace
+    WHERE s.schemaname = current_schema() AND s.tablename = ANY(%(partitions)s)
+      AND s.attname = 'user_id'
 """
+# Memory types → (when read, the mean user's rows in the biggest of their partitions).
+_mean_user_rows: dict[tuple[str, ...], tuple[float, float | None]] = {}
+
+
+def _mean_user_small(cursor: psycopg.Cursor, memory_types: tuple[str, ...]) -> bool:
+    """Whether the mean user is small (GENERIC_PLAN_MAX_MEAN_ROWS) in every partition of these
+    types, or the partitions have no statistics yet. They change when a partition is analysed,
+    not from one recall to the next: read again at most every RECALL_PLAN_STATISTICS_SECONDS."""
+    now = time.monotonic()
+    read_at, rows = _mean_user_rows.get(memory_types, (float("-inf"), None))
+    if now - read_at >= settings.RECALL_PLAN_STATISTICS_SECONDS:
+        partitions = [partition_name(memory_type) for memory_type in memory_types]
+        cursor.execute(MEAN_USER_ROWS_SQL, {"partitions": partitions})
+        (rows,) = cursor.fetchone()
+        _mean_user_rows[memory_types] = (now, rows)
+    return rows is None or rows <= GENERIC_PLAN_MAX_MEAN_ROWS
 
 
 @dataclass(frozen=True)
@@ -186,9 +203,9 @@ class RecallPreparation:
 
 def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> RecallPreparation:
     """Recall's first round trip: the transaction's iterative-scan settings, the query's search
-    terms, the user's own indexes (memories/user_indexes.py) for the request's memory types, and
-    the mean user's rows in their partitions. The terms go to the statement as values: as
-    functions there, the planner evaluated them in every text branch."""
+    terms, and the user's own indexes (memories/user_indexes.py) for the request's memory types.
+    The terms go to the statement as values: as functions there, the planner evaluated them in
+    every text branch."""
     own_indexes = {
         user_index_name(user_id=request.user_id, memory_type=memory_type, kind=kind.name): (
             kind.name,
@@ -202,18 +219,16 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> RecallPrepa
         SELECT {ITERATIVE_SCAN_SQL},
                neuromem_search_lexemes(%(query)s),
                neuromem_search_candidates(%(query)s, %(candidate_coverage)s)::text,
-               {VALID_INDEXES_SQL},
-               {MEAN_USER_ROWS_SQL}
+               {VALID_INDEXES_SQL}
         """,
         {
             **iterative_scan_params(),
             "query": request.query,
             "candidate_coverage": text_candidate_coverage(),
             "index_names": list(own_indexes),
-            "partitions": [partition_name(memory_type) for memory_type in request.memory_types],
         },
     )
-    *_, lexemes, candidates, valid_indexes, mean_user_rows = cursor.fetchone()
+    *_, lexemes, candidates, valid_indexes = cursor.fetchone()
     own = [own_indexes[name] for name in valid_indexes]
     return RecallPreparation(
         terms=SearchTerms(lexemes=lexemes, candidates=candidates),
@@ -223,7 +238,7 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> RecallPrepa
             and not own
             # Search's activity bounds are written into the statement: a statement for each.
             and request.activity == ANY_ACTIVITY
-            and (mean_user_rows is None or mean_user_rows <= GENERIC_PLAN_MAX_MEAN_ROWS)
+            and _mean_user_small(cursor, request.memory_types)
         ),
     )
 

@@ -313,6 +313,9 @@ RECALL_QUERY_MAX_CHARS = env.int("RECALL_QUERY_MAX_CHARS", default=2000)
 RECALL_EF_SEARCH = env.int("RECALL_EF_SEARCH", default=100)
 # A user with this many memories of one type gets an HNSW graph and a text index of their own.
 USER_INDEX_MIN_MEMORIES = env.int("USER_INDEX_MIN_MEMORIES", default=2000)
+# Seconds between a process's reads of the statistics that decide whether recall's statement is
+# prepared (memories/recall.py: the mean user's rows per partition).
+RECALL_PLAN_STATISTICS_SECONDS = env.float("RECALL_PLAN_STATISTICS_SECONDS", default=300.0)
 # The relevance floor: a memory is recalled only if its cosine similarity to the query beats
 # this quantile of the query's similarities to background memories (memories/similarity_floors.py)
 # plus the margin, or it holds RECALL_MIN_TEXT_COVERAGE of the query's words. The quantile is

@@ -21,7 +21,7 @@ from memories.user_indexes import (
     user_index_name,
     user_indexes_refresh,
 )
-from tests.memories.bulk import insert_crowd, insert_facts
+from tests.memories.bulk import insert_facts
 
 BIG = "agent:o'brien"  # a quote, to prove the user id is quoted in the index predicate
 SMALL = "agent:alice"
@@ -129,6 +129,7 @@ def test_one_plan_serves_the_users_without_indexes_of_their_own_among_many(user_
     """A plan made once per connection for a small user among many, with the same hits as a
     plan made for each recall; never for a user with indexes of their own, nor while the mean
     user is big (a plan for no one in particular would take the small user for a big one)."""
+    settings.RECALL_PLAN_STATISTICS_SECONDS = 0  # each recall reads them: they change below
     insert_facts(BIG, 3000)
     insert_facts(SMALL, 200)
     user_indexes_refresh()
@@ -143,7 +144,7 @@ def test_one_plan_serves_the_users_without_indexes_of_their_own_among_many(user_
     assert [recalled(SMALL, q) for q in queries] == planned_each_time[SMALL]
     assert prepared_recall_runs() == (0, 0)  # two users: the mean one holds 1,600 facts
 
-    insert_crowd(users=800, facts_each=5)
+    insert_facts("crowd", 4000, users=800)
     assert [recalled(SMALL, q) for q in queries] == planned_each_time[SMALL]
     generic, custom = prepared_recall_runs()
     assert generic + custom == len(queries) and generic >= 1
