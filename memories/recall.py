@@ -28,10 +28,12 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
+from enum import Enum
 from functools import partial
 
 import numpy as np
 import psycopg
+import psycopg.sql
 import redis
 from django.conf import settings
 from django.db import connection, transaction
@@ -190,6 +192,19 @@ def _mean_user_small(cursor: psycopg.Cursor, memory_types: tuple[str, ...]) -> b
     return rows is None or rows <= GENERIC_PLAN_MAX_MEAN_ROWS
 
 
+class RecallPlan(Enum):
+    """How recall's statement is planned (docs/recall.md, "One plan for most users")."""
+
+    # Not prepared: a plan made for each recall.
+    EACH_RUN = "each run"
+    # Prepared: PostgreSQL keeps one generic plan per connection for every user without
+    # indexes of their own.
+    SHARED = "shared"
+    # Prepared with the user named in it, so that its generic plan reads the partial indexes
+    # on their id: one plan per connection for that user.
+    USER_OWN = "user's own"
+
+
 @dataclass(frozen=True)
 class RecallPreparation:
     """What recall's first round trip finds out."""
@@ -197,8 +212,7 @@ class RecallPreparation:
     terms: SearchTerms
     # The memory types for which the user has a text index of their own.
     text_indexed_types: set[str]
-    # Whether one plan, prepared once per connection, serves this user (`_recall_rows`).
-    generic_plan: bool
+    plan: RecallPlan
 
 
 def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> RecallPreparation:
@@ -230,16 +244,19 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> RecallPrepa
     )
     *_, lexemes, candidates, valid_indexes = cursor.fetchone()
     own = [own_indexes[name] for name in valid_indexes]
+    # Search's activity bounds are written into the statement: a statement for each.
+    prepared = settings.DATABASE_PREPARED_STATEMENTS and request.activity == ANY_ACTIVITY
+    if not prepared:
+        plan = RecallPlan.EACH_RUN
+    elif own:
+        plan = RecallPlan.USER_OWN
+    else:
+        small = _mean_user_small(cursor, request.memory_types)
+        plan = RecallPlan.SHARED if small else RecallPlan.EACH_RUN
     return RecallPreparation(
         terms=SearchTerms(lexemes=lexemes, candidates=candidates),
         text_indexed_types={memory_type for kind, memory_type in own if kind == "search"},
-        generic_plan=(
-            settings.DATABASE_PREPARED_STATEMENTS
-            and not own
-            # Search's activity bounds are written into the statement: a statement for each.
-            and request.activity == ANY_ACTIVITY
-            and _mean_user_small(cursor, request.memory_types)
-        ),
+        plan=plan,
     )
 
 
@@ -295,15 +312,28 @@ def _recall_rows(request: RecallQuery, *, history: bool, explain: bool = False) 
             "as_of": request.as_of,
             "limit": request.limit,
         }
+        plan = RecallPlan.EACH_RUN if explain else preparation.plan
+        if plan is RecallPlan.USER_OWN:
+            literal = psycopg.sql.Literal(request.user_id).as_string(cursor)
+            sql = sql.replace("%(user_id)s", literal.replace("%", "%%"))
         # Planning is most of the statement's time for a small user: prepared, PostgreSQL keeps
-        # a generic plan once it costs about what the plans made for the first runs did. A user
-        # with indexes of their own needs a plan made for them (partial indexes on their id).
-        prepare = preparation.generic_plan and not explain
+        # a generic plan once it costs about what the plans made for the first runs did. For a
+        # user named in the statement it never judges so (it cannot tell how selective the
+        # other parameters are), though that plan reads the same indexes of their own and
+        # saves the planning (docs/benchmarks.md): the generic plan is asked for, for this
+        # statement only (unprepared statements with parameters would take it too).
         with RECALL_STAGE_DURATION.labels("search").time():
+            if plan is RecallPlan.USER_OWN:
+                cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
             cursor.execute(
-                f"EXPLAIN (ANALYZE, COSTS OFF) {sql}" if explain else sql, params, prepare=prepare
+                f"EXPLAIN (ANALYZE, COSTS OFF) {sql}" if explain else sql,
+                params,
+                prepare=plan is not RecallPlan.EACH_RUN,
             )
-            return cursor.fetchall()
+            rows = cursor.fetchall()
+            if plan is RecallPlan.USER_OWN:
+                cursor.execute("SET LOCAL plan_cache_mode = DEFAULT")
+            return rows
 
 
 def recall_plan(*, request: RecallQuery) -> str:

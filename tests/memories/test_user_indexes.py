@@ -7,7 +7,7 @@ import importlib
 import pytest
 from django.apps import apps as django_apps
 from django.conf import settings as django_settings
-from django.db import connection
+from django.db import connection, transaction
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from core import jobs
@@ -23,7 +23,7 @@ from memories.user_indexes import (
 )
 from tests.memories.bulk import insert_facts
 
-BIG = "agent:o'brien"  # a quote, to prove the user id is quoted in the index predicate
+BIG = "agent:o'brien%"  # a quote and a %: the user id is quoted in index predicates and SQL
 SMALL = "agent:alice"
 beat_entry_migration = importlib.import_module("memories.migrations.0005_user_indexes_beat_entry")
 
@@ -72,10 +72,10 @@ def test_a_big_user_gets_indexes_of_their_own_and_recall_uses_them(user_indexes)
     assert "ON public.memories_fact USING hnsw (embedding halfvec_cosine_ops)" in definition
     assert "m='16'" in definition and "ef_construction='200'" in definition
     assert "embedding_status)::text = 'ready'" in definition
-    assert "(user_id)::text = 'agent:o''brien'::text" in definition
+    assert "(user_id)::text = 'agent:o''brien%'::text" in definition
     definition = index_definition(search)
     assert "ON public.memories_fact USING gin (search_vector)" in definition
-    assert definition.endswith("WHERE ((user_id)::text = 'agent:o''brien'::text)")
+    assert definition.endswith("WHERE ((user_id)::text = 'agent:o''brien%'::text)")
 
     assert f"Index Scan using {graph} on memories_fact" in vector_side(BIG)
     assert graph not in vector_side(SMALL)
@@ -114,21 +114,42 @@ def test_the_text_side_uses_the_users_own_text_index_or_none(user_indexes, setti
     assert "ts_match_vq(search_vector" in text_side(SMALL, query)
 
 
-def prepared_recall_runs() -> tuple[int, int]:
+def prepared_recall_runs(user_id: str | None = None) -> tuple[int, int]:
     """How many times this connection ran recall's statement prepared: with a generic plan, and
-    with a plan made for the run."""
+    with a plan made for the run. The statement shared by the users without indexes of their
+    own, or `user_id`'s own (their id written into it)."""
+    named = "AND statement LIKE '%%user_id = ' || quote_literal(%s) || '%%'"
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)"
-            " FROM pg_prepared_statements WHERE statement LIKE '%%WITH vector_hits%%'"
+            " FROM pg_prepared_statements WHERE statement LIKE '%%WITH vector_hits%%' "
+            + (named if user_id else "AND statement NOT LIKE '%%user_id = ''%%'"),
+            [user_id] if user_id else [],
         )
         return cursor.fetchone()
 
 
+def index_scans(name: str) -> int:
+    """The index's scans so far, this connection's included (its counts are sent to the
+    statistics when it is next idle)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = %s", [name])
+        return cursor.fetchone()[0]
+
+
+def plan_cache_mode() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        return cursor.fetchone()[0]
+
+
 def test_one_plan_serves_the_users_without_indexes_of_their_own_among_many(user_indexes, settings):
     """A plan made once per connection for a small user among many, with the same hits as a
-    plan made for each recall; never for a user with indexes of their own, nor while the mean
-    user is big (a plan for no one in particular would take the small user for a big one)."""
+    plan made for each recall; not while the mean user is big (a plan for no one in particular
+    would take the small user for a big one). A user with indexes of their own: a statement of
+    their own, whose plan made once reads them."""
     settings.RECALL_PLAN_STATISTICS_SECONDS = 0  # each recall reads them: they change below
     insert_facts(BIG, 3000)
     insert_facts(SMALL, 200)
@@ -148,9 +169,16 @@ def test_one_plan_serves_the_users_without_indexes_of_their_own_among_many(user_
     assert [recalled(SMALL, q) for q in queries] == planned_each_time[SMALL]
     generic, custom = prepared_recall_runs()
     assert generic + custom == len(queries) and generic >= 1
+    graph_scans = index_scans(names(BIG)[0])
     assert [recalled(BIG, q) for q in queries] == planned_each_time[BIG]
-    assert prepared_recall_runs() == (generic, custom)  # the big user's plans are their own
+    assert prepared_recall_runs() == (generic, custom)  # the shared statement ran no more
+    assert prepared_recall_runs(BIG) == (len(queries), 0)  # a generic plan from the first run
+    assert index_scans(names(BIG)[0]) >= graph_scans + len(queries)  # on the user's own graph
     assert f"Index Scan using {names(BIG)[0]} on memories_fact" in vector_side(BIG)
+    # Asked of the big user's statement alone, though inside a caller's transaction.
+    with transaction.atomic():
+        assert recalled(BIG, queries[0]) == planned_each_time[BIG][0]
+        assert plan_cache_mode() == "auto"
 
     scored = RecallQuery(
         user_id=SMALL,
