@@ -9,3 +9,6 @@ class CoreConfig(AppConfig):
     label = "core"
     verbose_name = "Jobs"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from core.db import prepared  # noqa: F401  connects its connection_created receiver

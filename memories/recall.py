@@ -215,11 +215,13 @@ class RecallPreparation:
     plan: RecallPlan
 
 
-def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> RecallPreparation:
+def _recall_prepare(
+    cursor: psycopg.Cursor, request: RecallQuery, *, outermost: bool
+) -> RecallPreparation:
     """Recall's first round trip: the transaction's iterative-scan settings, the query's search
     terms, and the user's own indexes (memories/user_indexes.py) for the request's memory types.
     The terms go to the statement as values: as functions there, the planner evaluated them in
-    every text branch."""
+    every text branch. `outermost`: recall's transaction is no part of a caller's."""
     own_indexes = {
         user_index_name(user_id=request.user_id, memory_type=memory_type, kind=kind.name): (
             kind.name,
@@ -249,7 +251,11 @@ def _recall_prepare(cursor: psycopg.Cursor, request: RecallQuery) -> RecallPrepa
     if not prepared:
         plan = RecallPlan.EACH_RUN
     elif own:
-        plan = RecallPlan.USER_OWN
+        # Its generic plan is asked for with a setting the end of recall's transaction clears
+        # (`_recall_rows`): not inside a caller's transaction. Nor as of an instant, when few
+        # of the user's rows may be visible: a plan made with the values may read them all.
+        own_plan = outermost and request.as_of is None
+        plan = RecallPlan.USER_OWN if own_plan else RecallPlan.EACH_RUN
     else:
         small = _mean_user_small(cursor, request.memory_types)
         plan = RecallPlan.SHARED if small else RecallPlan.EACH_RUN
@@ -278,8 +284,9 @@ def _recall_rows(request: RecallQuery, *, history: bool, explain: bool = False) 
     floors = None if vector is None else similarity_floors(vector)
     if floors is None:
         vector = None
+    outermost = not read_connection().in_atomic_block
     with transaction.atomic(using=read_alias()), vector_cursor() as cursor:
-        preparation = _recall_prepare(cursor, request)
+        preparation = _recall_prepare(cursor, request, outermost=outermost)
         terms = preparation.terms
         sql = recall_sql(
             memory_types=request.memory_types,
@@ -320,8 +327,9 @@ def _recall_rows(request: RecallQuery, *, history: bool, explain: bool = False) 
         # a generic plan once it costs about what the plans made for the first runs did. For a
         # user named in the statement it never judges so (it cannot tell how selective the
         # other parameters are), though that plan reads the same indexes of their own and
-        # saves the planning (docs/benchmarks.md): the generic plan is asked for, for this
-        # statement only (unprepared statements with parameters would take it too).
+        # saves the planning (docs/benchmarks.md): the generic plan is asked for, for the rest
+        # of the transaction, in which this statement is the last (an unprepared statement
+        # with parameters would take it too).
         with RECALL_STAGE_DURATION.labels("search").time():
             if plan is RecallPlan.USER_OWN:
                 cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
@@ -330,14 +338,12 @@ def _recall_rows(request: RecallQuery, *, history: bool, explain: bool = False) 
                 params,
                 prepare=plan is not RecallPlan.EACH_RUN,
             )
-            rows = cursor.fetchall()
-            if plan is RecallPlan.USER_OWN:
-                cursor.execute("SET LOCAL plan_cache_mode = DEFAULT")
-            return rows
+            return cursor.fetchall()
 
 
 def recall_plan(*, request: RecallQuery) -> str:
-    """The plan PostgreSQL chooses for this recall (EXPLAIN ANALYZE), for tests and benchmarks."""
+    """The plan PostgreSQL makes for this recall with its values (EXPLAIN ANALYZE), for tests
+    and benchmarks; a prepared statement may run its generic plan instead (`RecallPlan`)."""
     rows = _recall_rows(request, history=_asks_what_held_before(request), explain=True)
     plan = "\n".join(row[0] for row in rows)
     return VECTOR_LITERAL.sub("'[…]'::halfvec", plan)  # 1,024 numbers say nothing here

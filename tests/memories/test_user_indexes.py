@@ -3,15 +3,18 @@
 Transactional tests: CREATE/DROP INDEX CONCURRENTLY cannot run inside a transaction."""
 
 import importlib
+from datetime import datetime
 
 import pytest
 from django.apps import apps as django_apps
 from django.conf import settings as django_settings
 from django.db import connection, transaction
+from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from core import jobs
 from core.access import SYSTEM
+from core.db.prepared import PREPARED_STATEMENTS_MAX
 from memories.predicates import ActivityFilter
 from memories.recall import RecallQuery, memories_recall, recall_plan
 from memories.services import user_purge
@@ -88,8 +91,8 @@ def text_side(user_id: str, query: str) -> str:
     return plan(user_id, query).split("CTE text_found")[1].split("CTE ")[0]
 
 
-def recalled(user_id: str, query: str) -> list[str]:
-    request = RecallQuery(user_id=user_id, query=query, memory_types=("fact",))
+def recalled(user_id: str, query: str, *, as_of: datetime | None = None) -> list[str]:
+    request = RecallQuery(user_id=user_id, query=query, memory_types=("fact",), as_of=as_of)
     return [hit.memory.content for hit in memories_recall(caller=SYSTEM, request=request)]
 
 
@@ -175,10 +178,18 @@ def test_one_plan_serves_the_users_without_indexes_of_their_own_among_many(user_
     assert prepared_recall_runs(BIG) == (len(queries), 0)  # a generic plan from the first run
     assert index_scans(names(BIG)[0]) >= graph_scans + len(queries)  # on the user's own graph
     assert f"Index Scan using {names(BIG)[0]} on memories_fact" in vector_side(BIG)
-    # Asked of the big user's statement alone, though inside a caller's transaction.
+    assert connection.connection.prepared_max == PREPARED_STATEMENTS_MAX
+    # Its generic plan is asked for until recall's transaction ends: inside a caller's, and
+    # as of an instant (few rows visible), a plan made for the run.
     with transaction.atomic():
         assert recalled(BIG, queries[0]) == planned_each_time[BIG][0]
         assert plan_cache_mode() == "auto"
+    as_of = timezone.now()
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    planned_as_of = recalled(BIG, queries[1], as_of=as_of)
+    settings.DATABASE_PREPARED_STATEMENTS = True
+    assert recalled(BIG, queries[1], as_of=as_of) == planned_as_of
+    assert prepared_recall_runs(BIG) == (len(queries), 0)
 
     scored = RecallQuery(
         user_id=SMALL,
