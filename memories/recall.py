@@ -23,17 +23,14 @@ Rows still waiting for their embedding are found by text only.
 import hashlib
 import logging
 import re
-import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
-from enum import Enum
 from functools import partial
 
 import numpy as np
 import psycopg
-import psycopg.sql
 import redis
 from django.conf import settings
 from django.db import connection, transaction
@@ -52,6 +49,7 @@ from memories.graph.answering import asked, ruling
 from memories.graph.models import EntityKind, GraphNode
 from memories.hooks import trait_belief
 from memories.models import Memory, MemoryType
+from memories.plan_cache import RecallPlan, recall_plan_chosen, user_named
 from memories.predicates import (
     ANY_ACTIVITY,
     RECALLED_TRAIT_STAGES,
@@ -68,7 +66,7 @@ from memories.similarity_floors import (
 )
 from memories.statements.ends import things_given_up
 from memories.statements.model import QuestionReading
-from memories.user_indexes import KINDS, VALID_INDEXES_SQL, partition_name, user_index_name
+from memories.user_indexes import KINDS, VALID_INDEXES_SQL, user_index_name
 from memories.vectors import ITERATIVE_SCAN_SQL, iterative_scan_params, vector_cursor
 
 log = logging.getLogger("neuromem.recall")
@@ -158,53 +156,6 @@ def text_candidate_coverage() -> float:
     return min(settings.RECALL_TEXT_CANDIDATE_COVERAGE, settings.RECALL_MIN_TEXT_COVERAGE)
 
 
-# A plan made for no user in particular takes every user for the mean one: the partition's
-# rows over its distinct users (pg_stats). While that user is this small, it reads a user's
-# rows through the user_id index and sorts them, as the plan made for a small user does; past
-# some hundreds PostgreSQL walks the shared HNSW graph instead, in which the scan may stop
-# before it finds a small user's few rows among the others' (docs/recall.md, "One plan for
-# most users").
-GENERIC_PLAN_MAX_MEAN_ROWS = 250
-MEAN_USER_ROWS_SQL = """
-    SELECT max(c.reltuples / CASE WHEN s.n_distinct < 0
-                                  THEN -s.n_distinct * greatest(c.reltuples, 1)
-                                  ELSE greatest(s.n_distinct, 1) END)
-    FROM pg_stats s
-    JOIN pg_class c ON c.relname = s.tablename AND c.relnamespace = s.schemaname::regnamespace
-    WHERE s.schemaname = current_schema() AND s.tablename = ANY(%(partitions)s)
-      AND s.attname = 'user_id'
-"""
-# Memory types → (when read, the mean user's rows in the biggest of their partitions).
-_mean_user_rows: dict[tuple[str, ...], tuple[float, float | None]] = {}
-
-
-def _mean_user_small(cursor: psycopg.Cursor, memory_types: tuple[str, ...]) -> bool:
-    """Whether the mean user is small (GENERIC_PLAN_MAX_MEAN_ROWS) in every partition of these
-    types, or the partitions have no statistics yet. They change when a partition is analysed,
-    not from one recall to the next: read again at most every RECALL_PLAN_STATISTICS_SECONDS."""
-    now = time.monotonic()
-    read_at, rows = _mean_user_rows.get(memory_types, (float("-inf"), None))
-    if now - read_at >= settings.RECALL_PLAN_STATISTICS_SECONDS:
-        partitions = [partition_name(memory_type) for memory_type in memory_types]
-        cursor.execute(MEAN_USER_ROWS_SQL, {"partitions": partitions})
-        (rows,) = cursor.fetchone()
-        _mean_user_rows[memory_types] = (now, rows)
-    return rows is None or rows <= GENERIC_PLAN_MAX_MEAN_ROWS
-
-
-class RecallPlan(Enum):
-    """How recall's statement is planned (docs/recall.md, "One plan for most users")."""
-
-    # Not prepared: a plan made for each recall.
-    EACH_RUN = "each run"
-    # Prepared: PostgreSQL keeps one generic plan per connection for every user without
-    # indexes of their own.
-    SHARED = "shared"
-    # Prepared with the user named in it, so that its generic plan reads the partial indexes
-    # on their id: one plan per connection for that user.
-    USER_OWN = "user's own"
-
-
 @dataclass(frozen=True)
 class RecallPreparation:
     """What recall's first round trip finds out."""
@@ -246,23 +197,17 @@ def _recall_prepare(
     )
     *_, lexemes, candidates, valid_indexes = cursor.fetchone()
     own = [own_indexes[name] for name in valid_indexes]
-    # Search's activity bounds are written into the statement: a statement for each.
-    prepared = settings.DATABASE_PREPARED_STATEMENTS and request.activity == ANY_ACTIVITY
-    if not prepared:
-        plan = RecallPlan.EACH_RUN
-    elif own:
-        # Its generic plan is asked for with a setting the end of recall's transaction clears
-        # (`_recall_rows`): not inside a caller's transaction. Nor as of an instant, when few
-        # of the user's rows may be visible: a plan made with the values may read them all.
-        own_plan = outermost and request.as_of is None
-        plan = RecallPlan.USER_OWN if own_plan else RecallPlan.EACH_RUN
-    else:
-        small = _mean_user_small(cursor, request.memory_types)
-        plan = RecallPlan.SHARED if small else RecallPlan.EACH_RUN
     return RecallPreparation(
         terms=SearchTerms(lexemes=lexemes, candidates=candidates),
         text_indexed_types={memory_type for kind, memory_type in own if kind == "search"},
-        plan=plan,
+        plan=recall_plan_chosen(
+            cursor,
+            memory_types=request.memory_types,
+            own_indexes=bool(own),
+            any_activity=request.activity == ANY_ACTIVITY,
+            outermost=outermost,
+            as_of=request.as_of,
+        ),
     )
 
 
@@ -321,8 +266,7 @@ def _recall_rows(request: RecallQuery, *, history: bool, explain: bool = False) 
         }
         plan = RecallPlan.EACH_RUN if explain else preparation.plan
         if plan is RecallPlan.USER_OWN:
-            literal = psycopg.sql.Literal(request.user_id).as_string(cursor)
-            sql = sql.replace("%(user_id)s", literal.replace("%", "%%"))
+            sql = user_named(sql, user_id=request.user_id, cursor=cursor)
         # Planning is most of the statement's time for a small user: prepared, PostgreSQL keeps
         # a generic plan once it costs about what the plans made for the first runs did. For a
         # user named in the statement it never judges so (it cannot tell how selective the
