@@ -479,16 +479,17 @@ def _followed_last(
     if threshold is None or len(changing) < 2:
         return hits
     with read_connection().cursor() as cursor:
+        # The hits read once, then paired: the table joined with itself, over its partitions,
+        # took longer to plan than to run (docs/benchmarks.md).
         cursor.execute(
             """
+            WITH hit AS MATERIALIZED (
+                SELECT id, embedding, coalesce(valid_at, created_at) AS said_at
+                FROM memories WHERE id = ANY(%(ids)s) AND memory_type = ANY(%(types)s)
+            )
             SELECT older.id, newer.id, 1 - (older.embedding <=> newer.embedding)
-            FROM memories older
-            JOIN memories newer ON newer.id = ANY(%(ids)s)
-                 AND newer.memory_type = ANY(%(types)s)
-                 AND coalesce(newer.valid_at, newer.created_at)
-                     > coalesce(older.valid_at, older.created_at)
-            WHERE older.id = ANY(%(ids)s) AND older.memory_type = ANY(%(types)s)
-              AND 1 - (older.embedding <=> newer.embedding) >= %(threshold)s
+            FROM hit older JOIN hit newer ON newer.said_at > older.said_at
+            WHERE 1 - (older.embedding <=> newer.embedding) >= %(threshold)s
             """,
             {
                 "ids": [memory.id for memory in changing],
