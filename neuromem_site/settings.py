@@ -100,7 +100,7 @@ TEMPLATES = [
 # --- Data stores -----------------------------------------------------------------------------
 
 DATABASE_URL = env.str("DATABASE_URL", default="") or embedded.postgres_url(DATA_DIR)
-# Recall prepares its statement on each connection (memories/recall.py). Off behind a pooler in
+# Recall prepares its statement on each connection (memories/plan_cache.py). Off behind a pooler in
 # transaction mode that does not keep prepared statements (PgBouncer before 1.22, or with
 # max_prepared_statements at 0).
 DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
@@ -314,7 +314,7 @@ RECALL_EF_SEARCH = env.int("RECALL_EF_SEARCH", default=100)
 # A user with this many memories of one type gets an HNSW graph and a text index of their own.
 USER_INDEX_MIN_MEMORIES = env.int("USER_INDEX_MIN_MEMORIES", default=2000)
 # Seconds between a process's reads of the statistics that decide whether recall's statement is
-# prepared (memories/recall.py: the mean user's rows per partition).
+# prepared (memories/plan_cache.py: the mean user's rows per partition).
 RECALL_PLAN_STATISTICS_SECONDS = env.float("RECALL_PLAN_STATISTICS_SECONDS", default=300.0)
 # The relevance floor: a memory is recalled only if its cosine similarity to the query beats
 # this quantile of the query's similarities to background memories (memories/similarity_floors.py)

@@ -38,7 +38,7 @@ from memories.embeddings import embedding_provider
 from memories.hooks import embedding_column_dependents
 from memories.models import EmbeddingStatus, Memory
 from memories.services.embedding_jobs import memories_embed
-from memories.user_indexes import user_indexes_refresh
+from memories.user_indexes import partition_name, user_indexes_refresh
 
 # The partitions' graphs and their options: one definition, migration 0004's.
 GRAPHS: list[tuple[str, int, int]] = importlib.import_module(
@@ -267,7 +267,7 @@ def embedding_indexes_build() -> list[str]:
                 continue
             cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
             cursor.execute(
-                f"CREATE INDEX CONCURRENTLY {name} ON memories_{partition}"
+                f"CREATE INDEX CONCURRENTLY {name} ON {partition_name(partition)}"
                 " USING hnsw (embedding halfvec_cosine_ops)"
                 f" WITH (m = {m}, ef_construction = {ef_construction})"
                 " WHERE embedding_status = 'ready'"

@@ -180,7 +180,7 @@ def test_one_plan_serves_the_users_without_indexes_of_their_own_among_many(user_
     assert f"Index Scan using {names(BIG)[0]} on memories_fact" in vector_side(BIG)
     assert connection.connection.prepared_max == PREPARED_STATEMENTS_MAX
     # Its generic plan is asked for until recall's transaction ends: inside a caller's, and
-    # as of an instant (few rows visible), a plan made for the run.
+    # as of an instant (its bounds are parameters), a plan made for the run.
     with transaction.atomic():
         assert recalled(BIG, queries[0]) == planned_each_time[BIG][0]
         assert plan_cache_mode() == "auto"
