@@ -11,4 +11,5 @@ class CoreConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from core import after_response  # noqa: F401  connects its request signal receivers
         from core.db import prepared  # noqa: F401  connects its connection_created receiver

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 import redis
 from django.db import connection, transaction
 
+from core.after_response import after_response
 from core.redis_client import app_redis
 
 log = logging.getLogger("neuromem.access")
@@ -34,13 +35,18 @@ def accesses_record(
     *, memory_ids: list[uuid.UUID], traversed_ids: Sequence[uuid.UUID] = ()
 ) -> None:
     """Count one access to each of `memory_ids` and one traversal to each of
-    `traversed_ids`. Best effort: if Redis is down, the read still answers and nothing is
-    counted (logged)."""
+    `traversed_ids`, at this instant; inside a request, written once its answer is out (the
+    answer does not depend on it). Best effort: if Redis is down, the read still answers and
+    nothing is counted (logged)."""
     if not memory_ids and not traversed_ids:
         return
     now = time.time()
     fields = [str(memory_id) for memory_id in memory_ids]
     fields += [f"{TRAVERSAL}{memory_id}" for memory_id in traversed_ids]
+    after_response(lambda: _counted(fields, now))
+
+
+def _counted(fields: list[str], now: float) -> None:
     try:
         pipe = app_redis().pipeline(transaction=True)
         for name in fields:
