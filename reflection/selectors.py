@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.db.models import Case, Exists, IntegerField, OuterRef, QuerySet, Value, When
 from django.utils import timezone
 
@@ -82,7 +83,7 @@ def traits_believed_memories(*, caller: Caller, user_id: str) -> list[Memory]:
     """`traits_believed` as memories (for the memory-shaped answers of /recall/), each with
     `decayed_confidence` from the view. One raw statement loaded as recall loads its hits
     (no embedding): every recall asks this, and the ORM's compiling and row building cost
-    more than running it (docs/benchmarks.md)."""
+    more than running it; prepared, as its planning does too (docs/benchmarks.md)."""
     user_access_check(caller=caller, user_id=user_id, write=False)
     subtype_order = " ".join(f"WHEN %s THEN {n}" for n in range(len(SUBTYPE_ORDER)))
     columns = ", ".join(f'm."{field.column}"' for field in RECALLED_FIELDS)
@@ -104,6 +105,7 @@ def traits_believed_memories(*, caller: Caller, user_id: str) -> list[Memory]:
                 TraitStage.DISSOLVED.value,
                 *(subtype.value for subtype in SUBTYPE_ORDER),
             ],
+            prepare=settings.DATABASE_PREPARED_STATEMENTS,
         )
         rows = cursor.fetchall()
     load = memory_loader()

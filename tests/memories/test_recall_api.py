@@ -1,11 +1,16 @@
 """/recall/, /search/ and /search/scored/ through HTTP: shapes, validation, the prefix rule."""
 
 import pytest
+from django.db import connection
 
 from core.access import Caller
 from memories.models import Memory
 from memories.services import MemoryInput, memories_embed, memory_add_many
-from reflection.services.maintenance import trait_view_refresh
+from reflection.services.maintenance import (
+    trait_view_create,
+    trait_view_drop,
+    trait_view_refresh,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -85,6 +90,51 @@ def test_recall_lists_the_users_believed_traits(agent):
     assert data["traits"][0]["trait"]["stage"] == "established"
     assert data["traits"][0]["trait"]["decayed_confidence"] == pytest.approx(0.9, abs=1e-4)
     assert recall(agent, query="x", include_traits=False).json()["data"]["traits"] == []
+
+
+def believed_traits_prepared() -> int:
+    """How many times this connection ran the believed traits' statement prepared."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(sum(generic_plans + custom_plans), 0) FROM pg_prepared_statements"
+            " WHERE statement LIKE '%%FROM mv_trait_decayed d%%'"
+        )
+        return cursor.fetchone()[0]
+
+
+def test_the_believed_traits_statement_is_prepared_and_outlives_the_views_rebuild(agent, settings):
+    """Every recall reads the believed traits: prepared (DATABASE_PREPARED_STATEMENTS), it is
+    planned once per connection, and still answers once the view is dropped and made again
+    (as an embedding rebuild does)."""
+    memory_add_many(
+        items=[
+            MemoryInput(
+                user_id="agent:1",
+                content="Prefers green tea in the afternoon",
+                memory_type="trait",
+                metadata={
+                    "trait_stage": "established",
+                    "trait_subtype": "preference",
+                    "confidence": 0.9,
+                },
+            )
+        ],
+        caller=Caller(name="test", is_staff=True),
+    )
+    trait_view_refresh()
+
+    def believed() -> list[str]:
+        return [trait["content"] for trait in recall(agent, query="tea").json()["data"]["traits"]]
+
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    assert believed() == ["Prefers green tea in the afternoon"]
+    assert believed_traits_prepared() == 0
+    settings.DATABASE_PREPARED_STATEMENTS = True
+    assert [believed() for _ in range(3)] == [["Prefers green tea in the afternoon"]] * 3
+    assert believed_traits_prepared() == 3
+    trait_view_drop()
+    trait_view_create()
+    assert believed() == ["Prefers green tea in the afternoon"]
 
 
 def test_search_result_format(agent):  # TC-R04, TC-C02
