@@ -83,7 +83,8 @@ def traits_believed_memories(*, caller: Caller, user_id: str) -> list[Memory]:
     """`traits_believed` as memories (for the memory-shaped answers of /recall/), each with
     `decayed_confidence` from the view. One raw statement loaded as recall loads its hits
     (no embedding): every recall asks this, and the ORM's compiling and row building cost
-    more than running it; prepared, as its planning does too (docs/benchmarks.md)."""
+    more than running it; prepared (DATABASE_PREPARED_STATEMENTS), since planning it costs more
+    than running it too (docs/benchmarks.md, "Work after the answer")."""
     user_access_check(caller=caller, user_id=user_id, write=False)
     subtype_order = " ".join(f"WHEN %s THEN {n}" for n in range(len(SUBTYPE_ORDER)))
     columns = ", ".join(f'm."{field.column}"' for field in RECALLED_FIELDS)
