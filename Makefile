@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEVSTACK := $(BIN)/python -m neuromem_site.devstack
 
-.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-http-layers bench-load bench-quality bench-locomo bench-privacy bench-reflection bench-score bench-admin fuzz
+.PHONY: install run test lint superuser api-client mcp manage schema bench-ingest bench-recall bench-http-layers bench-gc bench-load bench-quality bench-locomo bench-privacy bench-reflection bench-score bench-admin fuzz
 
 $(STAMP): pyproject.toml scripts/build-pgvector.sh clients/python/pyproject.toml
 	$(PYTHON) -m venv --upgrade-deps $(VENV)
@@ -74,6 +74,11 @@ bench-recall: $(STAMP)
 ## a profile (bench/http_layers.py): make bench-http-layers [ARGS="--requests 1000"]
 bench-http-layers: $(STAMP)
 	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/http_layers.py $(ARGS)
+
+## Full garbage collections in a gunicorn worker serving recalls, with and without the hooks
+## that freeze its objects (bench/gc_pauses.py): make bench-gc [ARGS="--rounds 3"]
+bench-gc: $(STAMP)
+	$(DEVSTACK) exec --temporary -- $(BIN)/python bench/gc_pauses.py $(ARGS)
 
 ## Concurrent clients on a mixed workload (20% writes, 60% recall, 20% reads) at 100,000
 ## memories, 8 / 32 / 64 clients (bench/load.py): make bench-load [ARGS="--web-threads 4"]

@@ -5,7 +5,6 @@ import os
 import platform
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ import psycopg
 from django.db import connection, transaction
 
 from memories.vectors import vector_cursor
+from neuromem_site.devstack import gunicorn_command
 
 # A load writes no ADD rows to the audit log (bench/admin.py writes them after, set-based).
 AUDIT_INSERT_TRIGGER = "memories.Memory:memories_audit_insert"
@@ -89,21 +89,11 @@ def free_port() -> int:
 
 @contextmanager
 def api_over_http(token: str, *, timeout: float) -> Iterator[httpx.Client]:
-    """A client of the web service (gunicorn, 2 workers, as `make run`) started for the block."""
+    """A client of the web service (gunicorn with the project's configuration, 2 workers, as
+    `make run`) started for the block."""
     port = free_port()
     web = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "neuromem_site.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "2",
-            "--timeout",
-            "300",
-        ],
+        gunicorn_command(f"127.0.0.1:{port}", "--workers", "2", "--timeout", "300"),
         cwd=bootstrap.BASE_DIR,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

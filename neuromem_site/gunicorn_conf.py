@@ -6,9 +6,11 @@ request line, an invalid Content-Length, a request line too long) answer in the 
 error envelope instead of gunicorn's HTML.
 """
 
+import gc
 import json
 import os
 import socket
+from typing import Any
 
 from gunicorn import util
 
@@ -48,3 +50,23 @@ def write_json_error(sock: socket.socket, status_int: int, reason: str, mesg: st
 # function (workers/base.py handle_error), looked up at call time. Workers are forked from the
 # arbiter, which loads this module, so they all inherit it.
 util.write_error = write_json_error
+
+
+# What a worker builds as it starts and serves its first requests (Django, DRF, the URL
+# resolver, the serializers' fields, the embedding model) lives as long as the worker, and a
+# full garbage collection walks all of it: a pause many times a request's length, now and then,
+# in whichever request it falls. Frozen once the worker is warm, it is left out of every
+# collection (docs/benchmarks.md, "Garbage collection in the web workers").
+WARM_REQUESTS = 100
+
+
+def post_worker_init(worker: Any) -> None:
+    gc.freeze()
+
+
+def post_request(worker: Any, req: Any, environ: Any, resp: Any) -> None:
+    # After the answer is written: the client does not wait for it. (A threaded worker's
+    # count may pass WARM_REQUESTS between two of its requests' hooks.)
+    if worker.nr >= WARM_REQUESTS and not getattr(worker, "warm_frozen", False):
+        worker.warm_frozen = True
+        gc.freeze()
