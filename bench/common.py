@@ -88,13 +88,24 @@ def free_port() -> int:
 
 
 @contextmanager
-def api_over_http(token: str, *, timeout: float) -> Iterator[httpx.Client]:
+def api_over_http(
+    token: str,
+    *,
+    timeout: float,
+    workers: int = 2,
+    config: str = "neuromem_site.gunicorn_conf",
+    environment: dict[str, str] | None = None,
+) -> Iterator[httpx.Client]:
     """A client of the web service (gunicorn with the project's configuration, 2 workers, as
-    `make run`) started for the block."""
+    `make run`) started for the block; `config`: another configuration module, found on
+    `environment`'s PYTHONPATH."""
     port = free_port()
+    command = gunicorn_command(f"127.0.0.1:{port}", "--workers", str(workers), "--timeout", "300")
+    command[command.index("python:neuromem_site.gunicorn_conf")] = f"python:{config}"
     web = subprocess.Popen(
-        gunicorn_command(f"127.0.0.1:{port}", "--workers", "2", "--timeout", "300"),
+        command,
         cwd=bootstrap.BASE_DIR,
+        env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -16,7 +16,6 @@ import argparse
 import os
 import random
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -25,13 +24,11 @@ from pathlib import Path
 import bootstrap
 
 # isort: split
-import httpx
-from common import free_port, percentile
+from common import api_over_http, percentile
 from django.core.management import call_command
 from recall import build_search_indexes, drop_search_indexes, load, query_for
 
 from neuromem_site.api.services import api_client_create
-from neuromem_site.devstack import gunicorn_command
 from neuromem_site.gunicorn_conf import WARM_REQUESTS
 
 USERS = 20
@@ -43,48 +40,24 @@ def run(*, freeze: str, token: str, requests: int, seed: int) -> tuple[list[floa
     with tempfile.TemporaryDirectory() as directory:
         pauses_file = Path(directory) / "pauses"
         pauses_file.touch()
-        command = gunicorn_command(f"127.0.0.1:{(port := free_port())}", "--workers", "1")
-        command[command.index("python:neuromem_site.gunicorn_conf")] = "python:gc_worker_conf"
         environment = {
             **os.environ,
             "GC_FREEZE": freeze,
             "GC_PAUSES_FILE": str(pauses_file),
             "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(bootstrap.BASE_DIR)]),
         }
-        web = subprocess.Popen(
-            command,
-            cwd=bootstrap.BASE_DIR,
-            env=environment,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            timings = recalls(f"http://127.0.0.1:{port}/api/v1", token, requests, seed)
-        finally:
-            web.terminate()
-            web.wait()
+        with api_over_http(
+            token, timeout=60, workers=1, config="gc_worker_conf", environment=environment
+        ) as client:
+            rng = random.Random(seed)
+            timings = []
+            for _ in range(requests):
+                user_id = f"user-{rng.randrange(USERS)}"
+                body = {"user_id": user_id, "query": query_for(user_id, rng)}
+                started = time.perf_counter()
+                client.post("/recall/", json=body).raise_for_status()
+                timings.append((time.perf_counter() - started) * 1000)
         return timings, pauses_file.read_text().split("\n")[:-1]
-
-
-def recalls(base_url: str, token: str, requests: int, seed: int) -> list[float]:
-    rng = random.Random(seed)
-    client = httpx.Client(
-        base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60
-    )
-    for _ in range(100):
-        try:
-            client.get("/health/")
-            break
-        except httpx.TransportError:
-            time.sleep(0.2)
-    timings = []
-    for _ in range(requests):
-        user_id = f"user-{rng.randrange(USERS)}"
-        body = {"user_id": user_id, "query": query_for(user_id, rng)}
-        started = time.perf_counter()
-        client.post("/recall/", json=body).raise_for_status()
-        timings.append((time.perf_counter() - started) * 1000)
-    return timings
 
 
 def main() -> None:

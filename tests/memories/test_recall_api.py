@@ -32,6 +32,17 @@ def remember(user_id: str, *contents: str, **fields) -> None:
     memories_embed(memory_ids=[result.memory.id for result in results])
 
 
+def remember_trait(user_id: str, content: str) -> None:
+    """An established preference, believed (confidence 0.9) once the decay view is refreshed."""
+    metadata = {"trait_stage": "established", "trait_subtype": "preference", "confidence": 0.9}
+    memory_add_many(
+        items=[
+            MemoryInput(user_id=user_id, content=content, memory_type="trait", metadata=metadata)
+        ],
+        caller=Caller(name="test", is_staff=True),
+    )
+
+
 def recall(http, **body):
     return http.post("/api/v1/recall/", {"user_id": "agent:1", **body}, format="json")
 
@@ -69,21 +80,7 @@ def test_recall_answers_compactly_for_prompts(agent):
 
 
 def test_recall_lists_the_users_believed_traits(agent):
-    memory_add_many(
-        items=[
-            MemoryInput(
-                user_id="agent:1",
-                content="Prefers green tea in the afternoon",
-                memory_type="trait",
-                metadata={
-                    "trait_stage": "established",
-                    "trait_subtype": "preference",
-                    "confidence": 0.9,
-                },
-            )
-        ],
-        caller=Caller(name="test", is_staff=True),
-    )
+    remember_trait("agent:1", "Prefers green tea in the afternoon")
     # Believed traits come from the decay view: a trait appears once it is refreshed.
     assert recall(agent, query="anything at all").json()["data"]["traits"] == []
     trait_view_refresh()
@@ -127,21 +124,7 @@ def test_the_believed_traits_statement_is_planned_once_and_outlives_the_views_re
     """Every recall reads the believed traits: prepared (DATABASE_PREPARED_STATEMENTS), a
     connection plans the statement once, and the same statement answers once the view is
     dropped and made again elsewhere (as an embedding rebuild does)."""
-    memory_add_many(
-        items=[
-            MemoryInput(
-                user_id="agent:1",
-                content="Prefers green tea in the afternoon",
-                memory_type="trait",
-                metadata={
-                    "trait_stage": "established",
-                    "trait_subtype": "preference",
-                    "confidence": 0.9,
-                },
-            )
-        ],
-        caller=Caller(name="test", is_staff=True),
-    )
+    remember_trait("agent:1", "Prefers green tea in the afternoon")
     trait_view_refresh()
     believed = ["Prefers green tea in the afternoon"]
 
