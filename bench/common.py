@@ -100,10 +100,10 @@ def api_over_http(
     `make run`) started for the block; `config`: another configuration module, found on
     `environment`'s PYTHONPATH."""
     port = free_port()
-    command = gunicorn_command(f"127.0.0.1:{port}", "--workers", str(workers), "--timeout", "300")
-    command[command.index("python:neuromem_site.gunicorn_conf")] = f"python:{config}"
+    # Options override the configuration gunicorn_command names, the last --config included.
+    options = ("--config", f"python:{config}", "--workers", str(workers), "--timeout", "300")
     web = subprocess.Popen(
-        command,
+        gunicorn_command(f"127.0.0.1:{port}", *options),
         cwd=bootstrap.BASE_DIR,
         env=environment,
         stdout=subprocess.DEVNULL,

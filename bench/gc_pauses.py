@@ -7,9 +7,10 @@ freeze what the worker built while starting and warming (neuromem_site/gunicorn_
 Each run starts gunicorn with the project's configuration and one worker
 (bench/gc_worker_conf.py, which also times each full collection in the worker; `GC_FREEZE=off`
 for the runs without the hooks) and sends it recalls of typical users, one after the other,
-over HTTP. The runs alternate. Reported: the recalls' p50 / p99 / max from the hundredth on
-(the first load the model and build what is cached), and the worker's full collections: how
-many, the longest, all of them together, the objects the last one walked.
+over HTTP. The runs alternate. Reported: the recalls' p50 / p99 / max after the first 100 (which
+load the model and build what is cached), and the worker's full collections: how many, the
+longest, all of them together, and the objects left in the oldest generation after the last
+one (what the next walks, the frozen ones not counted).
 """
 
 import argparse
@@ -44,7 +45,13 @@ def run(*, freeze: str, token: str, requests: int, seed: int) -> tuple[list[floa
             **os.environ,
             "GC_FREEZE": freeze,
             "GC_PAUSES_FILE": str(pauses_file),
-            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(bootstrap.BASE_DIR)]),
+            "PYTHONPATH": os.pathsep.join(
+                [
+                    str(Path(__file__).parent),
+                    str(bootstrap.BASE_DIR),
+                    os.environ.get("PYTHONPATH", ""),
+                ]
+            ),
         }
         with api_over_http(
             token, timeout=60, workers=1, config="gc_worker_conf", environment=environment
@@ -73,7 +80,8 @@ def main() -> None:
     _, token = api_client_create(name=f"gc-{time.time_ns()}", user_prefixes=[], is_staff=True)
     lines = [
         f"| worker | recall p50 / p99 / max after the first {WARM_REQUESTS} (ms) "
-        "| full collections | the longest (ms) | all of them (ms) | objects the last walked |",
+        "| full collections | the longest (ms) | all of them (ms) "
+        "| left in the oldest generation |",
         "|---|---|---|---|---|---|",
     ]
     for round_number in range(args.rounds):

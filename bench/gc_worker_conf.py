@@ -1,5 +1,6 @@
 """gunicorn's configuration for bench/gc_pauses.py: the project's, each full garbage collection
-in a worker timed into the file GC_PAUSES_FILE (its pause in ms, the objects it walked);
+in a worker timed into the file GC_PAUSES_FILE (its pause in ms, the objects left in the oldest
+generation after it);
 GC_FREEZE=off leaves out the hooks that freeze the worker's objects."""
 
 import gc

@@ -56,11 +56,13 @@ util.write_error = write_json_error
 # resolver, the serializers' fields, the embedding model) lives as long as the worker, and a
 # full garbage collection walks all of it: a pause many times a request's length, now and then,
 # in whichever request it falls. Frozen once the worker is warm, it is left out of every
-# collection (docs/benchmarks.md, "Garbage collection in the web workers").
+# collection (docs/benchmarks.md, "Garbage collection in the web workers"); a garbage cycle
+# frozen with it is never freed, so the worker collects before it has served anything.
 WARM_REQUESTS = 100
 
 
 def post_worker_init(worker: Any) -> None:
+    gc.collect()
     gc.freeze()
 
 

@@ -23,18 +23,19 @@ def test_a_worker_freezes_what_it_built_at_start_and_once_warm():
         post_worker_init(worker)
         at_start = gc.get_freeze_count()
         assert at_start > 0
+        # (Frozen objects that die leave the count: it only falls between freezes.)
         built_while_warming = [[n] for n in range(1000)]
         for _ in range(WARM_REQUESTS - 1):
             served(worker)
-        assert gc.get_freeze_count() == at_start
+        assert gc.get_freeze_count() < at_start + len(built_while_warming)
         served(worker)
         warm = gc.get_freeze_count()
         assert warm >= at_start + len(built_while_warming)
         built_after = [[n] for n in range(1000)]
         for _ in range(3):
             served(worker)
-        assert gc.get_freeze_count() == warm  # once: later objects are collected as usual
-        assert gc.is_tracked(built_after)
+        # Once: what is made later is collected as usual.
+        assert gc.get_freeze_count() < warm + len(built_after)
     finally:
         gc.unfreeze()
 
@@ -45,8 +46,9 @@ def test_a_threaded_worker_whose_count_passed_the_mark_still_freezes_once():
         post_request(worker, None, None, None)
         frozen = gc.get_freeze_count()
         assert frozen > 0 and worker.warm_frozen
+        built_after = [[n] for n in range(1000)]
         served(worker)
-        assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() < frozen + len(built_after)
     finally:
         gc.unfreeze()
 
