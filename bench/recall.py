@@ -40,6 +40,7 @@ import statistics
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 # Before Django, as this benchmark always had it: neuromem_site sets one BLAS thread a process
 # before NumPy loads; this process keeps OpenBLAS's thread per core.
@@ -322,8 +323,11 @@ def latencies_http(
     """Each recall's time over HTTP, and the mean time of each of its stages in the web
     workers (ms)."""
     with api_over_http(token, timeout=60) as client:
-        for user_id, query in queries[:20]:  # warm both workers (and load their model)
-            client.post("/recall/", json={"user_id": user_id, "query": query})
+        # Two at a time, so that both sync workers take some (and load their model): one after
+        # the other, the same worker may take them all.
+        with ThreadPoolExecutor(max_workers=2) as warming:
+            warm = [{"user_id": user_id, "query": query} for user_id, query in queries[:20]]
+            list(warming.map(lambda body: client.post("/recall/", json=body), warm))
         if not cached:
             forget_query_vectors(queries)
         before = stage_totals(client)
