@@ -15,9 +15,12 @@ and p95 in ms, each layer's cost the difference to the one below:
 
 The three in-process layers are timed in turn on each request (the machine's drift falls on
 all three alike). Then the operation's parts on the same recalls' hits, each in isolation and
-in turn: the access counting, the believed traits, the output serializer. Then a cProfile of
-layer 3: the functions with the most time of their own, and the most cumulative time among
-NeuroMem's, DRF's and Django's.
+in turn: the access counting, the believed traits, the output serializer. Then the Django
+layer's parts: the same requests in process with the operation's answer given, and again with
+one part more taken out each (the token lookup, the rate limit, the input's validation, the
+middleware), every variant once a round in a shuffled order; a part's cost is what taking it
+out saves. Then a cProfile of layer 3: the functions with the most time of their own, and the
+most cumulative time among NeuroMem's, DRF's and Django's.
 """
 
 import argparse
@@ -27,6 +30,8 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
+from unittest import mock
 
 # isort: split
 import bootstrap  # noqa: F401
@@ -34,17 +39,21 @@ import bootstrap  # noqa: F401
 # isort: split
 from common import api_over_http, percentile
 from django.core.management import call_command
-from django.test import Client
+from django.test import Client, override_settings
 from recall import build_search_indexes, drop_search_indexes, load, query_for
 
 from core.access import SYSTEM
 from memories.access_counts import accesses_record
+from memories.api import views as memory_views
 from memories.api.operations import memory_recall_result
 from memories.api.serializers.recall import RecallInput, RecallOutput
 from memories.hooks import trait_belief
 from memories.recall import RecallQuery, memories_recall
+from neuromem_site.api.authentication import BearerTokenAuthentication
+from neuromem_site.api.selectors import api_client_by_token
 from neuromem_site.api.serializers import validated_input
 from neuromem_site.api.services import api_client_create
+from neuromem_site.api.throttling import ApiClientRateThrottle
 
 USERS = 20
 
@@ -87,6 +96,63 @@ def table(rows: dict[str, list[float]], heading: str, *, above: bool) -> str:
 def cycling(calls: list[Callable[[], object]]) -> Callable[[], object]:
     position = iter(range(10**9))
     return lambda: calls[next(position) % len(calls)]()
+
+
+def django_parts(token: str, bodies: list[dict], times: int) -> dict[str, list[float]]:
+    """POST /recall/ in process with the operation's answer given, and with each part more
+    taken out (see the module's docstring), timed in a shuffled order each round."""
+    client = api_client_by_token(token=token)
+    validated = validated_input(RecallInput, bodies[0])
+    answer = memory_recall_result(caller=client.caller, data=validated)
+    given = {
+        "memories.api.views.memory_recall_result": mock.Mock(return_value=answer),
+    }
+    variants = {
+        "the operation's answer given": {},
+        "… and no token lookup": {
+            "target": BearerTokenAuthentication,
+            "attribute": "authenticate",
+            "new": lambda self, request: (client, client),
+        },
+        "… and no rate limit": {
+            "target": ApiClientRateThrottle,
+            "attribute": "allow_request",
+            "new": lambda self, request, view: True,
+        },
+        "… and no input validation": {
+            "target": memory_views,
+            "attribute": "validated_user_input",
+            "new": lambda request, serializer_class, data: dict(validated),
+        },
+    }
+    headers = {"Authorization": f"Bearer {token}"}
+    clients = {label: Client(headers=headers, SERVER_NAME="localhost") for label in variants}
+    with override_settings(MIDDLEWARE=[]):
+        clients["… and no middleware"] = Client(headers=headers, SERVER_NAME="localhost")
+        clients["… and no middleware"].get("/api/v1/health/")  # its handler loads none
+    variants["… and no middleware"] = {}
+    timings: dict[str, list[float]] = {label: [] for label in variants}
+    order = list(variants)
+    rng = random.Random(7)
+    with ExitStack() as patched:
+        for target, answering in given.items():
+            patched.enter_context(mock.patch(target, answering))
+        for round_ in range(times + 50):
+            rng.shuffle(order)
+            body = bodies[round_ % len(bodies)]
+            for label in order:
+                with ExitStack() as removed:
+                    if variants[label]:
+                        removed.enter_context(mock.patch.object(**variants[label]))
+                    started = time.perf_counter()
+                    response = clients[label].post(
+                        "/api/v1/recall/", body, content_type="application/json"
+                    )
+                    elapsed = (time.perf_counter() - started) * 1000
+                assert response.status_code == 200, response.content
+                if round_ >= 50:  # the first rounds warm each client
+                    timings[label].append(elapsed)
+    return timings
 
 
 def main() -> None:
@@ -177,6 +243,17 @@ def main() -> None:
         args.requests,
     )
     print(f"\n{table(parts, 'part of the operation, on the same hits', above=False)}")
+    django = django_parts(token, bodies, args.requests)
+    base = statistics.median(django["the operation's answer given"])
+    print(
+        f"\n{table(django, 'the Django layer, in process', above=False)}\n\nSaved by taking "
+        "each part out, p50: "
+        + ", ".join(
+            f"{label.removeprefix('… and no ')} {base - statistics.median(timings):.2f} ms"
+            for label, timings in django.items()
+            if label.startswith("…")
+        )
+    )
 
     profiler = cProfile.Profile()
     profiler.runcall(timed, in_process, args.requests)

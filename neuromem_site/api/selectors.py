@@ -1,19 +1,33 @@
+import psycopg
+from django.conf import settings
+from django.db import connection
+
 from neuromem_site.api.models import ApiClient
 from neuromem_site.api.services import token_hash
+
+_FIELDS = ApiClient._meta.concrete_fields
+_BY_TOKEN_SQL = f"""
+    SELECT {", ".join(f'c."{field.column}"' for field in _FIELDS)},
+           EXISTS (SELECT 1 FROM agents a WHERE a.client_id = c.id AND a.guard_enabled)
+    FROM api_clients c WHERE c.token_hash = %s AND c.is_active
+"""
 
 
 def api_client_by_token(*, token: str) -> ApiClient | None:
     """The active client holding `token`, with `guards_on`: whether one of its agents has its
     runtime guard on (the guardrail's gate has nothing to look up for a client with none)."""
-    # Every request asks this; raw SQL, since compiling the ORM's query costs more than
-    # running it (docs/benchmarks.md, "Recall").
-    clients = ApiClient.objects.raw(
-        """
-        SELECT c.*,
-               EXISTS (SELECT 1 FROM agents a WHERE a.client_id = c.id AND a.guard_enabled)
-                   AS guards_on
-        FROM api_clients c WHERE c.token_hash = %s AND c.is_active
-        """,
-        [token_hash(token)],
-    )
-    return next(iter(clients), None)
+    # Every request asks this: a prepared statement on psycopg's cursor, loaded as the ORM
+    # would, since compiling and planning it cost more than running it (docs/benchmarks.md,
+    # "What the HTTP layer costs").
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(
+            _BY_TOKEN_SQL, [token_hash(token)], prepare=settings.DATABASE_PREPARED_STATEMENTS
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    *values, guards_on = row
+    client = ApiClient.from_db(connection.alias, [field.attname for field in _FIELDS], values)
+    client.guards_on = guards_on
+    return client

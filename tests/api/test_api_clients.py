@@ -1,13 +1,16 @@
-"""`create_api_client`, token storage and revocation."""
+"""`create_api_client`, token storage and lookup, and revocation."""
 
 import io
+import threading
+from collections.abc import Callable
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import IntegrityError
+from django.db import IntegrityError, connection
 from rest_framework.test import APIClient
 
 from neuromem_site.api.models import ApiClient
+from neuromem_site.api.selectors import api_client_by_token
 
 pytestmark = pytest.mark.django_db
 
@@ -68,3 +71,58 @@ def test_last_used_at_is_recorded():
     assert ApiClient.objects.get(name="agent-5").last_used_at is None
     whoami(token)
     assert ApiClient.objects.get(name="agent-5").last_used_at is not None
+
+
+def token_lookup_statements() -> int:
+    """How many statements this connection holds prepared for the token lookup."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements"
+            " WHERE statement LIKE '%%FROM api_clients c WHERE c.token_hash%%'"
+        )
+        return cursor.fetchone()[0]
+
+
+def on_a_connection_of_its_own(work: Callable[[], object]) -> object:
+    """`work`'s result on a new connection (Django's are per thread), whose prepared
+    statements are its own."""
+    results = []
+
+    def run() -> None:
+        try:
+            results.append(work())
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return results[0]
+
+
+@pytest.mark.django_db(transaction=True)  # the lookups run on connections of their own
+def test_the_token_lookup_loads_the_client_as_stored_prepared_only_when_allowed(settings):
+    token = create("agent-6", "--user-prefix", "t6:")
+    stored = ApiClient.objects.get(name="agent-6")
+    columns = [field.attname for field in ApiClient._meta.concrete_fields]
+
+    def looked_up() -> tuple[dict, bool, int]:
+        client = api_client_by_token(token=token)
+        return (
+            {name: getattr(client, name) for name in columns},
+            client.guards_on,
+            token_lookup_statements(),
+        )
+
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    loaded, guards_on, prepared = on_a_connection_of_its_own(looked_up)
+    assert loaded == {name: getattr(stored, name) for name in columns}
+    assert (guards_on, prepared) == (False, 0)
+    settings.DATABASE_PREPARED_STATEMENTS = True
+
+    def revoked_after_prepared() -> tuple[int, int, int]:
+        allowed = whoami(token).status_code
+        ApiClient.objects.filter(pk=stored.pk).update(is_active=False)
+        return allowed, whoami(token).status_code, token_lookup_statements()
+
+    assert on_a_connection_of_its_own(revoked_after_prepared) == (200, 401, 1)
