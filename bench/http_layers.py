@@ -17,9 +17,9 @@ The three in-process layers are timed in turn on each request (the machine's dri
 all three alike). Then the operation's parts on the same recalls' hits, each in isolation and
 in turn: the access counting, the believed traits, the output serializer. Then the Django
 layer's parts: the same requests in process with the operation's answer given, and again with
-one part more taken out each (the token lookup, the rate limit, the input's validation, the
-middleware), every variant once a round in a shuffled order; a part's cost is what taking it
-out saves. Then a cProfile of layer 3: the functions with the most time of their own, and the
+one part taken out (the token lookup, the rate limit, the input's validation, the middleware),
+one at a time, every variant once a round in a shuffled order; a part's cost is what taking it
+out alone saves. Then a cProfile of layer 3: the functions with the most time of their own, and the
 most cumulative time among NeuroMem's, DRF's and Django's.
 """
 
@@ -99,8 +99,8 @@ def cycling(calls: list[Callable[[], object]]) -> Callable[[], object]:
 
 
 def django_parts(token: str, bodies: list[dict], times: int) -> dict[str, list[float]]:
-    """POST /recall/ in process with the operation's answer given, and with each part more
-    taken out (see the module's docstring), timed in a shuffled order each round."""
+    """POST /recall/ in process with the operation's answer given, and with one part taken out
+    at a time (see the module's docstring), timed in a shuffled order each round."""
     client = api_client_by_token(token=token)
     validated = validated_input(RecallInput, bodies[0])
     answer = memory_recall_result(caller=client.caller, data=validated)
@@ -109,17 +109,17 @@ def django_parts(token: str, bodies: list[dict], times: int) -> dict[str, list[f
     }
     variants = {
         "the operation's answer given": {},
-        "… and no token lookup": {
+        "without the token lookup": {
             "target": BearerTokenAuthentication,
             "attribute": "authenticate",
             "new": lambda self, request: (client, client),
         },
-        "… and no rate limit": {
+        "without the rate limit": {
             "target": ApiClientRateThrottle,
             "attribute": "allow_request",
             "new": lambda self, request, view: True,
         },
-        "… and no input validation": {
+        "without the input validation": {
             "target": memory_views,
             "attribute": "validated_user_input",
             "new": lambda request, serializer_class, data: dict(validated),
@@ -128,9 +128,9 @@ def django_parts(token: str, bodies: list[dict], times: int) -> dict[str, list[f
     headers = {"Authorization": f"Bearer {token}"}
     clients = {label: Client(headers=headers, SERVER_NAME="localhost") for label in variants}
     with override_settings(MIDDLEWARE=[]):
-        clients["… and no middleware"] = Client(headers=headers, SERVER_NAME="localhost")
-        clients["… and no middleware"].get("/api/v1/health/")  # its handler loads none
-    variants["… and no middleware"] = {}
+        clients["without the middleware"] = Client(headers=headers, SERVER_NAME="localhost")
+        clients["without the middleware"].get("/api/v1/health/")  # its handler loads none
+    variants["without the middleware"] = {}
     timings: dict[str, list[float]] = {label: [] for label in variants}
     order = list(variants)
     rng = random.Random(7)
@@ -249,9 +249,9 @@ def main() -> None:
         f"\n{table(django, 'the Django layer, in process', above=False)}\n\nSaved by taking "
         "each part out, p50: "
         + ", ".join(
-            f"{label.removeprefix('… and no ')} {base - statistics.median(timings):.2f} ms"
+            f"{label.removeprefix('without the ')} {base - statistics.median(timings):.2f} ms"
             for label, timings in django.items()
-            if label.startswith("…")
+            if label.startswith("without")
         )
     )
 

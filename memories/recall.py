@@ -33,11 +33,12 @@ import numpy as np
 import psycopg
 import redis
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 from pgvector import HalfVector
 
 from core.access import Caller, user_access_check
+from core.db.cursors import row_loader
 from core.db.replicas import lagging_read, read_alias, read_connection
 from core.metrics import RECALL_STAGE_DURATION
 from core.redis_client import app_redis
@@ -294,24 +295,8 @@ def recall_plan(*, request: RecallQuery) -> str:
 
 
 def memory_loader() -> Callable[[Sequence], Memory]:
-    """Builds a Memory from values of RECALLED_FIELDS' columns, converted as the ORM would
-    (the converters are looked up once, not per row)."""
-    conversions = []
-    for n, field in enumerate(RECALLED_FIELDS):
-        column = field.get_col(Memory._meta.db_table)
-        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
-        if converters:
-            conversions.append((n, column, converters))
-    names = [field.attname for field in RECALLED_FIELDS]
-
-    def load(row: Sequence) -> Memory:
-        values = list(row)
-        for n, column, converters in conversions:
-            for convert in converters:
-                values[n] = convert(values[n], column, connection)
-        return Memory.from_db(connection.alias, names, values)
-
-    return load
+    """Builds a Memory from values of RECALLED_FIELDS' columns, converted as the ORM would."""
+    return row_loader(Memory, RECALLED_FIELDS)
 
 
 def memories_recall(*, caller: Caller, request: RecallQuery) -> list[RecallHit]:

@@ -17,27 +17,25 @@ from pgvector.psycopg.halfvec import register_halfvec_info
 from psycopg.types import TypeInfo
 from psycopg.types.json import Jsonb
 
+from core.db.cursors import psycopg_cursor
 from core.db.replicas import read_connection
 from memories.models import Memory
 
 _halfvec_registered: WeakSet[psycopg.Connection] = WeakSet()
 
 
-@contextmanager
-def vector_cursor() -> Iterator[psycopg.Cursor]:
-    """A server-side-binding cursor on Django's connection (same transaction) that sends
-    and receives halfvec in binary: the primary's, or a replica's inside a lagging read."""
-    reading = read_connection()
-    reading.ensure_connection()
-    raw = reading.connection
+def _halfvec_adapted(raw: psycopg.Connection) -> None:
     if raw not in _halfvec_registered:  # once per database connection: a catalog round trip
         register_halfvec_info(raw, TypeInfo.fetch(raw, "halfvec"))
         _halfvec_registered.add(raw)
-    cursor = psycopg.Cursor(raw)
-    try:
+
+
+@contextmanager
+def vector_cursor() -> Iterator[psycopg.Cursor]:
+    """psycopg's cursor (core/db/cursors.py) sending and receiving halfvec in binary, on the
+    primary's connection, or a replica's inside a lagging read."""
+    with psycopg_cursor(read_connection(), adapt=_halfvec_adapted) as cursor:
         yield cursor
-    finally:
-        cursor.close()
 
 
 # For the rest of the transaction: HNSW scans go on past other users' rows until they have k

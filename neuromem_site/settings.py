@@ -100,9 +100,9 @@ TEMPLATES = [
 # --- Data stores -----------------------------------------------------------------------------
 
 DATABASE_URL = env.str("DATABASE_URL", default="") or embedded.postgres_url(DATA_DIR)
-# Recall prepares its statement on each connection (memories/plan_cache.py). Off behind a pooler in
-# transaction mode that does not keep prepared statements (PgBouncer before 1.22, or with
-# max_prepared_statements at 0).
+# The API token's lookup and recall's statements are prepared on each connection
+# (memories/plan_cache.py). Off behind a pooler in transaction mode that does not keep prepared
+# statements (PgBouncer before 1.22, or with max_prepared_statements at 0).
 DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
 
 

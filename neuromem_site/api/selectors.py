@@ -1,7 +1,10 @@
-import psycopg
+from collections.abc import Callable, Sequence
+from functools import cache
+
 from django.conf import settings
 from django.db import connection
 
+from core.db.cursors import psycopg_cursor, row_loader
 from neuromem_site.api.models import ApiClient
 from neuromem_site.api.services import token_hash
 
@@ -13,14 +16,17 @@ _BY_TOKEN_SQL = f"""
 """
 
 
+@cache
+def _client_loader() -> Callable[[Sequence], ApiClient]:
+    return row_loader(ApiClient, _FIELDS)
+
+
 def api_client_by_token(*, token: str) -> ApiClient | None:
     """The active client holding `token`, with `guards_on`: whether one of its agents has its
     runtime guard on (the guardrail's gate has nothing to look up for a client with none)."""
-    # Every request asks this: a prepared statement on psycopg's cursor, loaded as the ORM
-    # would, since compiling and planning it cost more than running it (docs/benchmarks.md,
-    # "What the HTTP layer costs").
-    connection.ensure_connection()
-    with psycopg.Cursor(connection.connection) as cursor:
+    # Every request asks this: prepared, on psycopg's cursor, since compiling and planning it
+    # cost more than running it (docs/benchmarks.md, "What the HTTP layer costs").
+    with psycopg_cursor(connection) as cursor:
         cursor.execute(
             _BY_TOKEN_SQL, [token_hash(token)], prepare=settings.DATABASE_PREPARED_STATEMENTS
         )
@@ -28,6 +34,6 @@ def api_client_by_token(*, token: str) -> ApiClient | None:
     if row is None:
         return None
     *values, guards_on = row
-    client = ApiClient.from_db(connection.alias, [field.attname for field in _FIELDS], values)
+    client = _client_loader()(values)
     client.guards_on = guards_on
     return client

@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 from django.db import IntegrityError, connection
 from rest_framework.test import APIClient
 
+from evolution.models import Agent
 from neuromem_site.api.models import ApiClient
 from neuromem_site.api.selectors import api_client_by_token
 
@@ -86,18 +87,23 @@ def token_lookup_statements() -> int:
 def on_a_connection_of_its_own(work: Callable[[], object]) -> object:
     """`work`'s result on a new connection (Django's are per thread), whose prepared
     statements are its own."""
-    results = []
+    outcome: list[tuple[object, BaseException | None]] = []
 
     def run() -> None:
         try:
-            results.append(work())
+            outcome.append((work(), None))
+        except BaseException as error:  # re-raised in the test's thread
+            outcome.append((None, error))
         finally:
             connection.close()
 
     thread = threading.Thread(target=run)
     thread.start()
     thread.join()
-    return results[0]
+    [(result, error)] = outcome
+    if error is not None:
+        raise error
+    return result
 
 
 @pytest.mark.django_db(transaction=True)  # the lookups run on connections of their own
@@ -119,10 +125,12 @@ def test_the_token_lookup_loads_the_client_as_stored_prepared_only_when_allowed(
     assert loaded == {name: getattr(stored, name) for name in columns}
     assert (guards_on, prepared) == (False, 0)
     settings.DATABASE_PREPARED_STATEMENTS = True
+    Agent.objects.create(name="guarded", client=stored, guard_enabled=True)
 
-    def revoked_after_prepared() -> tuple[int, int, int]:
+    def guarded_then_revoked() -> tuple[bool, int, int, int]:
+        guards_on = api_client_by_token(token=token).guards_on
         allowed = whoami(token).status_code
         ApiClient.objects.filter(pk=stored.pk).update(is_active=False)
-        return allowed, whoami(token).status_code, token_lookup_statements()
+        return guards_on, allowed, whoami(token).status_code, token_lookup_statements()
 
-    assert on_a_connection_of_its_own(revoked_after_prepared) == (200, 401, 1)
+    assert on_a_connection_of_its_own(guarded_then_revoked) == (True, 200, 401, 1)
