@@ -1,8 +1,6 @@
 """`create_api_client`, token storage and lookup, and revocation."""
 
 import io
-import threading
-from collections.abc import Callable
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -12,6 +10,7 @@ from rest_framework.test import APIClient
 from evolution.models import Agent
 from neuromem_site.api.models import ApiClient
 from neuromem_site.api.selectors import api_client_by_token
+from tests.connections import on_a_connection_of_its_own
 
 pytestmark = pytest.mark.django_db
 
@@ -82,28 +81,6 @@ def token_lookup_statements() -> int:
             " WHERE statement LIKE '%%FROM api_clients c WHERE c.token_hash%%'"
         )
         return cursor.fetchone()[0]
-
-
-def on_a_connection_of_its_own(work: Callable[[], object]) -> object:
-    """`work`'s result on a new connection (Django's are per thread), whose prepared
-    statements are its own."""
-    outcome: list[tuple[object, BaseException | None]] = []
-
-    def run() -> None:
-        try:
-            outcome.append((work(), None))
-        except BaseException as error:  # re-raised in the test's thread
-            outcome.append((None, error))
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    [(result, error)] = outcome
-    if error is not None:
-        raise error
-    return result
 
 
 @pytest.mark.django_db(transaction=True)  # the lookups run on connections of their own

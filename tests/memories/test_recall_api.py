@@ -1,7 +1,5 @@
 """/recall/, /search/ and /search/scored/ through HTTP: shapes, validation, the prefix rule."""
 
-import threading
-
 import pytest
 from django.db import connection
 
@@ -13,6 +11,7 @@ from reflection.services.maintenance import (
     trait_view_drop,
     trait_view_refresh,
 )
+from tests.connections import on_a_connection_of_its_own
 
 pytestmark = pytest.mark.django_db
 
@@ -102,21 +101,6 @@ def believed_traits_prepared() -> tuple[int, int]:
         return cursor.fetchone()
 
 
-def in_another_connection(work) -> None:
-    """`work` on a connection of its own (Django's are per thread), as the embedding rebuild
-    runs beside the web workers."""
-
-    def run() -> None:
-        try:
-            work()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-
-
 @pytest.mark.django_db(transaction=True)  # the view is made again by another connection
 def test_the_believed_traits_statement_is_planned_once_and_outlives_the_views_rebuild(
     agent, settings
@@ -143,7 +127,7 @@ def test_the_believed_traits_statement_is_planned_once_and_outlives_the_views_re
         trait_view_drop()
         trait_view_create()
 
-    in_another_connection(rebuilt)
+    on_a_connection_of_its_own(rebuilt)
     assert traits() == believed
     assert sum(believed_traits_prepared()) == 8  # the same statement, planned again
 

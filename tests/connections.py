@@ -1,0 +1,32 @@
+"""Work on a database connection of its own, for tests that look at what one connection holds
+(its prepared statements) or that change the database from elsewhere as another process would."""
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.db import connection
+
+T = TypeVar("T")
+
+
+def on_a_connection_of_its_own(work: Callable[[], T]) -> T:
+    """`work`'s result, run on a new connection (Django's are per thread) that is closed after;
+    what it raised is raised here."""
+    outcome: list[tuple[T | None, BaseException | None]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((work(), None))
+        except BaseException as error:  # raised again in the caller's thread
+            outcome.append((None, error))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    [(result, error)] = outcome
+    if error is not None:
+        raise error
+    return result  # type: ignore[return-value]
