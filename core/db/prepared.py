@@ -1,9 +1,10 @@
 """How many prepared statements a database connection keeps: recall prepares its statement
 (memories/recall.py), one for the users without indexes of their own and one for each user
-with, per statement shape, the believed traits' (reflection/selectors.py) and the API token's
-lookup (neuromem_site/api/selectors.py). Each holds its
-generic plan in the PostgreSQL backend, over a megabyte for recall's (docs/recall.md): psycopg
-keeps the most recently used ones and deallocates the others."""
+with, per statement shape, the user's entities (memories/graph/answering.py) and the believed
+traits' (reflection/selectors.py); every request, the API token's lookup
+(neuromem_site/api/selectors.py). Each holds its generic plan in the PostgreSQL backend, over a
+megabyte for recall's (docs/recall.md): psycopg keeps the most recently used ones and
+deallocates the others."""
 
 from typing import Any
 

@@ -24,13 +24,15 @@ is the asked subject's current value, or nothing when nothing is known (docs/gra
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 
 from django.conf import settings
 from django.db.models import Q
 
+from core.db.cursors import psycopg_cursor, row_loader
 from core.db.replicas import read_connection
 from memories import statements
 from memories.extraction import EPISODE
@@ -84,7 +86,7 @@ class Asked:
 
 def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     question = statements.question_read(query)
-    nodes = list(GraphNode.objects.filter(user_id=user_id))
+    nodes = _user_nodes(user_id)
     result = Asked(question, nodes)
     if not nodes:
         return result
@@ -120,6 +122,29 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     ):
         _role_read(result, role=subject.role, user_id=user_id, as_of=as_of)
     return result
+
+
+NODE_FIELDS = GraphNode._meta.concrete_fields
+USER_NODES_SQL = f"""
+    SELECT {", ".join(f'"{field.column}"' for field in NODE_FIELDS)} FROM graph_nodes
+    WHERE user_id = %s ORDER BY kind, name
+"""
+
+
+@cache
+def _node_loader() -> Callable[[Sequence], GraphNode]:
+    return row_loader(GraphNode, NODE_FIELDS)
+
+
+def _user_nodes(user_id: str) -> list[GraphNode]:
+    """The user's entities, in the model's order. Every recall under the question rules asks
+    this: prepared, on psycopg's cursor, since compiling and planning it cost more than running
+    it (docs/benchmarks.md, "What the HTTP layer costs")."""
+    with psycopg_cursor(read_connection()) as cursor:
+        cursor.execute(USER_NODES_SQL, [user_id], prepare=settings.DATABASE_PREPARED_STATEMENTS)
+        rows = cursor.fetchall()
+    load = _node_loader()
+    return [load(row) for row in rows]
 
 
 def _by_surname(nodes: list[GraphNode], name: str) -> GraphNode | None:

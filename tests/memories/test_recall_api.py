@@ -132,6 +132,34 @@ def test_the_believed_traits_statement_is_planned_once_and_outlives_the_views_re
     assert sum(believed_traits_prepared()) == 8  # the same statement, planned again
 
 
+def prepared_statements() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [statement for (statement,) in cursor.fetchall()]
+
+
+@pytest.mark.django_db(transaction=True)  # each recall on a connection of its own
+def test_a_recall_prepares_its_statements_only_when_allowed(agent, settings):
+    """The token's lookup, the search, the user's entities and the believed traits; none of
+    them behind a pooler that keeps no prepared statements (DATABASE_PREPARED_STATEMENTS off)."""
+    remember("agent:1", "My sister Aoife teaches in Galway")
+
+    def recalled_then_prepared() -> tuple[list[str], list[str]]:
+        response = recall(agent, query="What does Aoife teach?")
+        assert response.status_code == 200, response.json()
+        hits = [hit["content"] for hit in response.json()["data"]["merged"]]
+        return hits, prepared_statements()
+
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    hits, prepared = on_a_connection_of_its_own(recalled_then_prepared)
+    assert (hits, prepared) == (["My sister Aoife teaches in Galway"], [])
+    settings.DATABASE_PREPARED_STATEMENTS = True
+    hits, prepared = on_a_connection_of_its_own(recalled_then_prepared)
+    assert hits == ["My sister Aoife teaches in Galway"]
+    for read in ("FROM api_clients c", "WITH vector_hits", "FROM graph_nodes", "mv_trait_decayed"):
+        assert sum(read in statement for statement in prepared) == 1, (read, prepared)
+
+
 def test_search_result_format(agent):  # TC-R04, TC-C02
     remember("agent:1", "test memory one", "test memory two")
     response = agent.get("/api/v1/search/", {"user_id": "agent:1", "q": "test", "limit": 5})
