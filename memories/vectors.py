@@ -24,7 +24,7 @@ from memories.models import Memory
 _halfvec_registered: WeakSet[psycopg.Connection] = WeakSet()
 
 
-def _halfvec_adapted(raw: psycopg.Connection) -> None:
+def _halfvec_register(raw: psycopg.Connection) -> None:
     if raw not in _halfvec_registered:  # once per database connection: a catalog round trip
         register_halfvec_info(raw, TypeInfo.fetch(raw, "halfvec"))
         _halfvec_registered.add(raw)
@@ -34,7 +34,7 @@ def _halfvec_adapted(raw: psycopg.Connection) -> None:
 def vector_cursor() -> Iterator[psycopg.Cursor]:
     """psycopg's cursor (core/db/cursors.py) sending and receiving halfvec in binary, on the
     primary's connection, or a replica's inside a lagging read."""
-    with psycopg_cursor(read_connection(), adapt=_halfvec_adapted) as cursor:
+    with psycopg_cursor(read_connection(), adapt=_halfvec_register) as cursor:
         yield cursor
 
 

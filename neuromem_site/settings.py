@@ -101,7 +101,7 @@ TEMPLATES = [
 
 DATABASE_URL = env.str("DATABASE_URL", default="") or embedded.postgres_url(DATA_DIR)
 # The API token's lookup and recall's statements are prepared on each connection
-# (memories/plan_cache.py). Off behind a pooler in transaction mode that does not keep prepared
+# (core/db/prepared.py). Off behind a pooler in transaction mode that does not keep prepared
 # statements (PgBouncer before 1.22, or with max_prepared_statements at 0).
 DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
 
@@ -119,9 +119,9 @@ def database_settings(url: str, *, connect_timeout: int) -> dict:
     # A database that does not answer fails a new connection after this many seconds.
     config.setdefault("OPTIONS", {})["connect_timeout"] = connect_timeout
     if DATABASE_PREPARED_STATEMENTS:
-        # psycopg prepares a statement run this many times, or one it is asked to (recall's,
-        # memories/recall.py): none reaches the count. Django's own queries bind their values
-        # client-side and are never prepared.
+        # psycopg prepares a statement run this many times, or one it is asked to (on its own
+        # cursor, core/db/cursors.py): none reaches the count. Django's own queries bind their
+        # values client-side and are never prepared.
         config["OPTIONS"]["prepare_threshold"] = sys.maxsize
     return config
 

@@ -8,6 +8,7 @@ from typing import TypeVar
 from django.db import connection
 
 T = TypeVar("T")
+WAIT_SECONDS = 120
 
 
 def on_a_connection_of_its_own(work: Callable[[], T]) -> T:
@@ -25,7 +26,8 @@ def on_a_connection_of_its_own(work: Callable[[], T]) -> T:
 
     thread = threading.Thread(target=run)
     thread.start()
-    thread.join()
+    thread.join(WAIT_SECONDS)
+    assert not thread.is_alive(), f"still at work after {WAIT_SECONDS} s"
     [(result, error)] = outcome
     if error is not None:
         raise error

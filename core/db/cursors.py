@@ -26,7 +26,10 @@ def psycopg_cursor(
     Without both, a connection the database ended stays in use: every later statement on it
     fails until it is closed for its age, and never in a process that serves no requests (the
     MCP server over stdio). `adapt`: called with the connection before the cursor is made,
-    which takes the connection's adapters as they are then."""
+    which takes the connection's adapters as they are then. Unlike Django's, its statements
+    pass no execute wrapper (the per-statement metric, `connection.queries`) and get no trace
+    span of their own."""
+    database.validate_thread_sharing()
     database.close_if_health_check_failed()
     database.ensure_connection()
     with database.wrap_database_errors:

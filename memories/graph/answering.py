@@ -124,16 +124,16 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     return result
 
 
-NODE_FIELDS = GraphNode._meta.concrete_fields
-USER_NODES_SQL = f"""
-    SELECT {", ".join(f'"{field.column}"' for field in NODE_FIELDS)} FROM graph_nodes
+_NODE_FIELDS = GraphNode._meta.concrete_fields
+_USER_NODES_SQL = f"""
+    SELECT {", ".join(f'"{field.column}"' for field in _NODE_FIELDS)} FROM graph_nodes
     WHERE user_id = %s ORDER BY kind, name
 """
 
 
 @cache
 def _node_loader() -> Callable[[Sequence], GraphNode]:
-    return row_loader(GraphNode, NODE_FIELDS)
+    return row_loader(GraphNode, _NODE_FIELDS)
 
 
 def _user_nodes(user_id: str) -> list[GraphNode]:
@@ -141,7 +141,7 @@ def _user_nodes(user_id: str) -> list[GraphNode]:
     this: prepared, on psycopg's cursor, since compiling and planning it cost more than running
     it (docs/benchmarks.md, "What the HTTP layer costs")."""
     with psycopg_cursor(read_connection()) as cursor:
-        cursor.execute(USER_NODES_SQL, [user_id], prepare=settings.DATABASE_PREPARED_STATEMENTS)
+        cursor.execute(_USER_NODES_SQL, [user_id], prepare=settings.DATABASE_PREPARED_STATEMENTS)
         rows = cursor.fetchall()
     load = _node_loader()
     return [load(row) for row in rows]

@@ -8,6 +8,7 @@ import pytest
 from django.db import IntegrityError, ProgrammingError, transaction
 
 from core.access import SYSTEM
+from memories.graph.answering import asked
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.graph.selectors import current_attributes, edges_valid_q
 from memories.graph.services import entity_node, graph_statements_record, memories_subject_set
@@ -227,3 +228,34 @@ def test_current_attributes_name_the_entity_and_its_value_most_recent_first():
         ("Mark (the user's brother)", "job", "lawyer"),
     ]
     assert [a.value for a in current_attributes(user_id=USER_ID, as_of=T0)] == ["lawyer"]
+
+
+def test_the_question_rules_read_the_user_s_entities_as_the_orm_does():
+    """Read by a statement of their own on psycopg's cursor (every recall asks): the same
+    entities, in the model's order, every field as the ORM loads it."""
+    for kind, name, role, aliases in [
+        (EntityKind.USER, "", "", ["Ruth"]),
+        (EntityKind.PERSON, "Mark", "brother", ["Marky"]),
+        (EntityKind.PET, "Luna", "dog", []),
+        (EntityKind.PLACE, "Paris, Texas", "", []),
+        (EntityKind.PERSON, "", "wife", []),
+    ]:
+        GraphNode.objects.create(
+            user_id="nodes:1", kind=kind, name=name, role=role, aliases=aliases
+        )
+    GraphNode.objects.create(user_id="nodes:2", kind=EntityKind.PERSON, name="Mike")
+    columns = [field.attname for field in GraphNode._meta.concrete_fields]
+
+    def rows(nodes) -> list[tuple]:
+        return [tuple(getattr(node, column) for column in columns) for node in nodes]
+
+    read = asked(user_id="nodes:1", query="What does Mark do?", as_of=None).nodes
+    assert rows(read) == rows(GraphNode.objects.filter(user_id="nodes:1"))
+    # By kind, then name: the wife, unnamed, before Mark.
+    assert [node.name or node.role or node.kind for node in read] == [
+        "wife",
+        "Mark",
+        "Luna",
+        "Paris, Texas",
+        "user",
+    ]

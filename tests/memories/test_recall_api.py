@@ -140,8 +140,9 @@ def prepared_statements() -> list[str]:
 
 @pytest.mark.django_db(transaction=True)  # each recall on a connection of its own
 def test_a_recall_prepares_its_statements_only_when_allowed(agent, settings):
-    """The token's lookup, the search, the user's entities and the believed traits; none of
-    them behind a pooler that keeps no prepared statements (DATABASE_PREPARED_STATEMENTS off)."""
+    """The token's lookup, the user's entities and the believed traits (the search's own
+    conditions: tests/memories/test_user_indexes.py); none behind a pooler that keeps no
+    prepared statements (DATABASE_PREPARED_STATEMENTS off)."""
     remember("agent:1", "My sister Aoife teaches in Galway")
 
     def recalled_then_prepared() -> tuple[list[str], list[str]]:
@@ -156,7 +157,7 @@ def test_a_recall_prepares_its_statements_only_when_allowed(agent, settings):
     settings.DATABASE_PREPARED_STATEMENTS = True
     hits, prepared = on_a_connection_of_its_own(recalled_then_prepared)
     assert hits == ["My sister Aoife teaches in Galway"]
-    for read in ("FROM api_clients c", "WITH vector_hits", "FROM graph_nodes", "mv_trait_decayed"):
+    for read in ("FROM api_clients c", "FROM graph_nodes", "mv_trait_decayed"):
         assert sum(read in statement for statement in prepared) == 1, (read, prepared)
 
 
