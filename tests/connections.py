@@ -32,3 +32,10 @@ def on_a_connection_of_its_own(work: Callable[[], T]) -> T:
     if error is not None:
         raise error
     return result  # type: ignore[return-value]
+
+
+def prepared_statements() -> list[str]:
+    """The statements this thread's connection holds prepared."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [statement for (statement,) in cursor.fetchall()]

@@ -4,13 +4,13 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import IntegrityError, connection
+from django.db import IntegrityError
 from rest_framework.test import APIClient
 
 from evolution.models import Agent
 from neuromem_site.api.models import ApiClient
 from neuromem_site.api.selectors import api_client_by_token
-from tests.connections import on_a_connection_of_its_own
+from tests.connections import on_a_connection_of_its_own, prepared_statements
 
 pytestmark = pytest.mark.django_db
 
@@ -75,12 +75,7 @@ def test_last_used_at_is_recorded():
 
 def token_lookup_statements() -> int:
     """How many statements this connection holds prepared for the token lookup."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_prepared_statements"
-            " WHERE statement LIKE '%%FROM api_clients c WHERE c.token_hash%%'"
-        )
-        return cursor.fetchone()[0]
+    return sum("FROM api_clients c WHERE c.token_hash" in s for s in prepared_statements())
 
 
 @pytest.mark.django_db(transaction=True)  # the lookups run on connections of their own

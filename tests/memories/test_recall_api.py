@@ -11,7 +11,7 @@ from reflection.services.maintenance import (
     trait_view_drop,
     trait_view_refresh,
 )
-from tests.connections import on_a_connection_of_its_own
+from tests.connections import on_a_connection_of_its_own, prepared_statements
 
 pytestmark = pytest.mark.django_db
 
@@ -130,12 +130,6 @@ def test_the_believed_traits_statement_is_planned_once_and_outlives_the_views_re
     on_a_connection_of_its_own(rebuilt)
     assert traits() == believed
     assert sum(believed_traits_prepared()) == 8  # the same statement, planned again
-
-
-def prepared_statements() -> list[str]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements")
-        return [statement for (statement,) in cursor.fetchall()]
 
 
 @pytest.mark.django_db(transaction=True)  # each recall on a connection of its own
