@@ -30,7 +30,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import nullcontext
 from unittest import mock
 
 # isort: split
@@ -101,56 +101,52 @@ def cycling(calls: list[Callable[[], object]]) -> Callable[[], object]:
 def django_parts(token: str, bodies: list[dict], times: int) -> dict[str, list[float]]:
     """POST /recall/ in process with the operation's answer given, and with one part taken out
     at a time (see the module's docstring), timed in a shuffled order each round."""
-    client = api_client_by_token(token=token)
+    api_client = api_client_by_token(token=token)
     validated = validated_input(RecallInput, bodies[0])
-    answer = memory_recall_result(caller=client.caller, data=validated)
-    given = {
-        "memories.api.views.memory_recall_result": mock.Mock(return_value=answer),
-    }
-    variants = {
-        "the operation's answer given": {},
-        "without the token lookup": {
-            "target": BearerTokenAuthentication,
-            "attribute": "authenticate",
-            "new": lambda self, request: (client, client),
-        },
-        "without the rate limit": {
-            "target": ApiClientRateThrottle,
-            "attribute": "allow_request",
-            "new": lambda self, request, view: True,
-        },
-        "without the input validation": {
-            "target": memory_views,
-            "attribute": "validated_user_input",
-            "new": lambda request, serializer_class, data: dict(validated),
-        },
-    }
+    answer = memory_recall_result(caller=api_client.caller, data=validated)
     headers = {"Authorization": f"Bearer {token}"}
-    clients = {label: Client(headers=headers, SERVER_NAME="localhost") for label in variants}
+    in_process = Client(headers=headers, SERVER_NAME="localhost")
     with override_settings(MIDDLEWARE=[]):
-        clients["without the middleware"] = Client(headers=headers, SERVER_NAME="localhost")
-        clients["without the middleware"].get("/api/v1/health/")  # its handler loads none
-    variants["without the middleware"] = {}
+        bare = Client(headers=headers, SERVER_NAME="localhost")
+        bare.get("/api/v1/health/")  # its handler loads no middleware
+    # Each variant: the client it is sent with, and the part a mock stands in for.
+    variants = {
+        "the operation's answer given": (in_process, None),
+        "without the token lookup": (
+            in_process,
+            mock.patch.object(
+                BearerTokenAuthentication, "authenticate", lambda self, request: (api_client,) * 2
+            ),
+        ),
+        "without the rate limit": (
+            in_process,
+            mock.patch.object(
+                ApiClientRateThrottle, "allow_request", lambda self, request, view: True
+            ),
+        ),
+        "without the input validation": (
+            in_process,
+            mock.patch.object(
+                memory_views, "validated_user_input", lambda request, cls, data: dict(validated)
+            ),
+        ),
+        "without the middleware": (bare, None),
+    }
     timings: dict[str, list[float]] = {label: [] for label in variants}
     order = list(variants)
     rng = random.Random(7)
-    with ExitStack() as patched:
-        for target, answering in given.items():
-            patched.enter_context(mock.patch(target, answering))
+    with mock.patch.object(memory_views, "memory_recall_result", return_value=answer):
         for round_ in range(times + 50):
             rng.shuffle(order)
             body = bodies[round_ % len(bodies)]
             for label in order:
-                with ExitStack() as removed:
-                    if variants[label]:
-                        removed.enter_context(mock.patch.object(**variants[label]))
+                client, taken_out = variants[label]
+                with taken_out or nullcontext():
                     started = time.perf_counter()
-                    response = clients[label].post(
-                        "/api/v1/recall/", body, content_type="application/json"
-                    )
+                    response = client.post("/api/v1/recall/", body, content_type="application/json")
                     elapsed = (time.perf_counter() - started) * 1000
                 assert response.status_code == 200, response.content
-                if round_ >= 50:  # the first rounds warm each client
+                if round_ >= 50:  # the first rounds warm the clients
                     timings[label].append(elapsed)
     return timings
 

@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
-from functools import partial
+from functools import cache, partial
 
 import numpy as np
 import psycopg
@@ -294,6 +294,7 @@ def recall_plan(*, request: RecallQuery) -> str:
     return VECTOR_LITERAL.sub("'[…]'::halfvec", plan)  # 1,024 numbers say nothing here
 
 
+@cache
 def memory_loader() -> Callable[[Sequence], Memory]:
     """Builds a Memory from values of RECALLED_FIELDS' columns, converted as the ORM would."""
     return row_loader(Memory, RECALLED_FIELDS)
