@@ -87,6 +87,19 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def web_ready(base_url: str) -> None:
+    """Returns once the web service at `base_url` (…/api/v1) answers its health check with a
+    success; RuntimeError after a minute or more without."""
+    for _ in range(300):
+        try:
+            if httpx.get(f"{base_url}/health/", timeout=2).is_success:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("gunicorn did not answer /health/")
+
+
 @contextmanager
 def api_over_http(
     token: str,
@@ -110,17 +123,13 @@ def api_over_http(
         stderr=subprocess.DEVNULL,
     )
     try:
+        base_url = f"http://127.0.0.1:{port}/api/v1"
         client = httpx.Client(
-            base_url=f"http://127.0.0.1:{port}/api/v1",
+            base_url=base_url,
             headers={"Authorization": f"Bearer {token}"},
             timeout=timeout,
         )
-        for _ in range(100):
-            try:
-                client.get("/health/")
-                break
-            except httpx.TransportError:
-                time.sleep(0.2)
+        web_ready(base_url)
         yield client
     finally:
         web.terminate()

@@ -43,7 +43,7 @@ import bootstrap
 
 # isort: split
 import httpx
-from common import free_port, percentile
+from common import free_port, percentile, web_ready
 from django.core.management import call_command
 from django.db import connection
 from recall import LATIN_WORDS, dataset_arguments, dataset_loaded, sentence
@@ -159,17 +159,6 @@ def started_process(argv: list[str]) -> subprocess.Popen:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-
-
-def web_ready(base_url: str) -> None:
-    for _ in range(300):
-        try:
-            if httpx.get(f"{base_url}/health/", timeout=2).is_success:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("gunicorn did not answer /health/")
 
 
 def warm(base_url: str, token: str, users: list[str], web_processes: int) -> None:
