@@ -89,6 +89,9 @@ class GuardGate(BasePermission):
         caller = getattr(request.user, "caller", None)
         if caller is None or getattr(view, "guard_exempt", False):
             return True
+        # A method the route does not take: nothing to gate, DRF answers 405 after this.
+        if not hasattr(view, request.method.lower()):
+            return True
         scope = guard_scope(request)
         # No guard on for any of its agents (read with the token): nothing to gate. A named
         # agent is still looked up: another client's is NOT_FOUND.

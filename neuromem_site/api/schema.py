@@ -117,6 +117,7 @@ ERROR_ENVELOPE = {
     },
 }
 ERROR_REF = {"$ref": "#/components/schemas/ErrorEnvelope"}
+UNKNOWN_AGENT = f"or the agent {AGENT_HEADER} names is not one of this client's"
 GUARD_REFUSED = (
     "For an agent whose runtime guardrail is on: refused while its session's latest guard "
     "check failed (GUARD_ANCHOR_MISSING, GUARD_CONSTRAINT_VIOLATED, GUARD_CONTRACT_UNAVAILABLE)"
@@ -127,7 +128,8 @@ GUARD_HEADERS = [
         "in": "header",
         "name": AGENT_HEADER,
         "required": False,
-        "schema": {"type": "string", "pattern": "^[1-9][0-9]{0,18}$"},
+        # An agent's id is a bigint: a larger number is refused as malformed, not looked up.
+        "schema": {"type": "integer", "format": "int64", "minimum": 1, "maximum": 2**63 - 1},
         "description": "The agent this call is made for (one of this client's, GET /agents/); "
         "default: the client's default agent. Its runtime guardrail gates the call.",
     },
@@ -262,13 +264,10 @@ class EnvelopeAutoSchema(AutoSchema):
         if operation is None or not gated or getattr(self.view, "guard_exempt", False):
             return operation
         operation.setdefault("parameters", []).extend(GUARD_HEADERS)
+        responses = operation.setdefault("responses", {})
+        described_further(responses, "404", f"; {UNKNOWN_AGENT}")
         if view_risk(self.view, method) == RiskLevel.HIGH:
-            responses = operation.setdefault("responses", {})
-            described = responses.get("403", {}).get("description") or ERROR_DESCRIPTIONS["403"]
-            responses["403"] = {
-                **responses.get("403", {}),
-                "description": f"{described}. {GUARD_REFUSED}",
-            }
+            described_further(responses, "403", f". {GUARD_REFUSED}")
         return operation
 
     def _get_paginator(self) -> BasePagination | None:
@@ -322,6 +321,14 @@ class EnvelopeAutoSchema(AutoSchema):
                     "properties": {"ok": {"type": "boolean", "enum": [True]}, "data": schema},
                 }
         return response
+
+
+def described_further(responses: dict[str, Any], code: str, more: str) -> None:
+    """The operation's response for `code` (or the status's usual one), its description
+    followed by `more`."""
+    response = responses.get(code, {})
+    described = response.get("description") or ERROR_DESCRIPTIONS[code]
+    responses[code] = {**response, "description": f"{described}{more}"}
 
 
 def implied_statuses(operation: dict[str, Any]) -> set[str]:

@@ -61,6 +61,21 @@ def test_operations_document_the_statuses_they_answer(schema, method, path, stat
     assert "204" not in responses
 
 
+def test_guarded_operations_document_the_agent_header_and_its_404(schema):
+    """Every route the guard gates takes X-NeuroMem-Agent (a bigint id) and may answer 404
+    for an agent that is not the client's, routes without a 404 of their own too."""
+    for path, operations in schema["paths"].items():
+        for method, op in operations.items():
+            headers = [p for p in op.get("parameters", []) if p["name"] == "X-NeuroMem-Agent"]
+            if not headers:
+                continue
+            (header,) = headers
+            assert (header["schema"]["minimum"], header["schema"]["maximum"]) == (1, 2**63 - 1)
+            assert "X-NeuroMem-Agent" in op["responses"]["404"]["description"], (method, path)
+    whoami = operation(schema, "get", "auth/whoami/")
+    assert "X-NeuroMem-Agent" in {p["name"] for p in whoami["parameters"]}
+
+
 def test_every_error_is_the_envelope(schema):
     for path, operations in schema["paths"].items():
         for method, op in operations.items():

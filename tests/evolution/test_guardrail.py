@@ -274,10 +274,14 @@ def test_the_header_names_which_agent_a_call_is_made_for(agent_a, make_client):
         "/api/v1/recall/", RECALL, format="json", HTTP_X_NEUROMEM_AGENT=str(foreign.pk)
     )
     assert response.status_code == 404
-    for bad in ("x", "0", "-3"):
+    for bad in ("x", "0", "-3", str(2**63)):
         response = http.post("/api/v1/recall/", RECALL, format="json", HTTP_X_NEUROMEM_AGENT=bad)
         assert response.status_code == 400
         assert response.json()["error"]["field"] == "X-NeuroMem-Agent"
+    largest = http.post(
+        "/api/v1/recall/", RECALL, format="json", HTTP_X_NEUROMEM_AGENT=str(2**63 - 1)
+    )
+    assert largest.status_code == 404
     response = http.post("/api/v1/recall/", RECALL, format="json", HTTP_X_NEUROMEM_SESSION="a\x07b")
     assert response.json()["error"]["field"] == "X-NeuroMem-Session"
 
@@ -430,3 +434,16 @@ def test_over_mcp_http_the_headers_name_the_agent_and_session(agent_a):
     other_tab = mcp_call(http, "memory_add", MEMORY, HTTP_X_NEUROMEM_SESSION="tab-3")
     assert other_tab["isError"] is True
     assert json.loads(other_tab["content"][0]["text"])["code"] == "GUARD_ANCHOR_MISSING"
+
+
+def test_a_method_a_route_does_not_take_is_405_whatever_agent_is_named(make_client):
+    """The guard looks the named agent up only for a call the route answers: an unknown
+    agent on a TRACE is still 405, not the agent's 404."""
+    http, _ = make_client("b", ["b:"])
+    for agent in ("", str(2**40)):
+        headers = {"HTTP_X_NEUROMEM_AGENT": agent} if agent else {}
+        response = http.generic("TRACE", "/api/v1/recall/", **headers)
+        assert (response.status_code, response.json()["error"]["code"]) == (
+            405,
+            "METHOD_NOT_ALLOWED",
+        )
