@@ -8,6 +8,7 @@ or something crashed, goes through
 """
 
 import logging
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -115,12 +116,27 @@ STATUS_CODES: dict[int, str] = {
 }
 
 
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(value: Any) -> Any:
+    """`value` as UTF-8 can carry it: a lone surrogate that an error echoes from the input (a
+    choice that is none of the choices) becomes U+FFFD instead of failing the answer."""
+    if isinstance(value, str):
+        return LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {printable(key): printable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [printable(item) for item in value]
+    return value
+
+
 def error_body(code: str, message: str, *, field: str | None = None, **extra: Any) -> Envelope:
     error: dict[str, Any] = {"code": code, "message": message}
     if field is not None:
         error["field"] = field
     error.update(extra)
-    return Envelope(ok=False, error=error)
+    return Envelope(ok=False, error=printable(error))
 
 
 def field_path(path: str, key: str | int) -> str:

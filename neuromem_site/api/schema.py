@@ -137,10 +137,11 @@ GUARD_HEADERS = [
         "in": "header",
         "name": SESSION_HEADER,
         "required": False,
+        # HTTP drops the spaces and tabs around a header's value before the server reads it:
+        # they count neither as control characters nor in the length.
         "schema": {
             "type": "string",
-            "maxLength": SESSION_MAX_CHARS,
-            "pattern": "^[^\\u0000-\\u001f\\u007f]*$",
+            "pattern": f"^[\\t ]*[^\\u0000-\\u001f\\u007f]{{0,{SESSION_MAX_CHARS}}}[\\t ]*$",
         },
         "description": "The agent's session (one conversation, one model loop) whose guard "
         'check speaks for this call; default "".',

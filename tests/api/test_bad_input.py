@@ -310,3 +310,23 @@ def test_routes_outside_the_api_keep_djangos_form_cap(anon):
         CONTENT_LENGTH=str(settings.FORM_BODY_MAX_BYTES + 1),
     )
     assert response.status_code == 413
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "field"),
+    [
+        ("/api/v1/recall/", '{"user_id": "t:u", "query": "tea", "fields": "\\ud800"}', "fields"),
+        (
+            "/api/v1/memories/",
+            '{"user_id": "t:u", "content": "x", "memory_type": "\\udc00"}',
+            "memory_type",
+        ),
+    ],
+    ids=["recall-fields", "memory-type"],
+)
+def test_an_error_echoing_a_lone_surrogate_still_answers(http, url, body, field):
+    """A choice that is none of the choices is echoed in the error's message: a lone surrogate
+    in it is answered as U+FFFD (UTF-8 cannot carry it), not as a 500."""
+    response = raw_post(http, url, body)
+    assert_rejected(response, field)
+    assert "\ufffd" in response.json()["error"]["message"]

@@ -1,5 +1,7 @@
 """The OpenAPI schema says what the code does (`make fuzz` checks it against the running app)."""
 
+import re
+
 import pytest
 from django.conf import settings
 from drf_spectacular.generators import SchemaGenerator
@@ -120,3 +122,18 @@ def test_each_error_example_carries_its_status_code(schema):
                     assert example["error"]["code"] == codes[status], (op["operationId"], status)
                     seen.add(status)
     assert seen == set(codes)
+
+
+def test_the_session_header_s_rule_is_what_the_server_reads(schema):
+    """HTTP drops the spaces and tabs around a header's value before the server reads it: the
+    schema neither counts them nor calls a tab there a control character."""
+    header = next(
+        p
+        for p in operation(schema, "post", "recall/")["parameters"]
+        if p["name"] == "X-NeuroMem-Session"
+    )
+    pattern = re.compile(header["schema"]["pattern"])
+    for read_as_valid in ("", "garage", " m\t", "\t" + "x" * 200 + "\t ", "a b"):
+        assert pattern.search(read_as_valid), read_as_valid
+    for refused in ("a\tb", "x" * 201, "a\x07b", "a\x00"):
+        assert not pattern.search(refused), refused

@@ -435,3 +435,12 @@ def test_the_new_tools_answer_over_stdio(make_agent):
         assert mcp.data("session_end", session_id=session)["ended_at"] is not None
         error = mcp.error("memory_update", memory_id=successor, version=1, importance=0.1)
         assert (error["code"], error["field"]) == ("CONFLICT", "version")
+
+
+def test_an_error_echoing_a_lone_surrogate_is_the_tool_s_error(db):
+    ok, error = call(SYSTEM, "memory_recall", user_id=USER, query="tea", fields="\ud800")
+    assert not ok
+    assert (error["code"], error["field"]) == ("VALIDATION_ERROR", "fields")
+    assert "\ufffd" in error["message"]
+    ok, error = call(SYSTEM, "memory_search", user_id=USER, q="tea", sort_by="\udc00")
+    assert (ok, error["field"]) == (False, "sort_by")
