@@ -22,6 +22,7 @@ from typing import Any
 from rest_framework import serializers
 
 from core.access import Caller, every_user_check
+from core.errors import NotFound
 from memories.access_counts import accesses_record
 from memories.api.serializers.graph import (
     EdgeRecordOutput,
@@ -85,10 +86,14 @@ from neuromem_site.api.serializers import validated_input
 
 
 def memory_lookup(*, caller: Caller, data: Mapping[str, Any]) -> Memory:
-    """The memory validated lookup parameters name: by id, or by user and key."""
-    if data.get("memory_id") is not None:
-        return memory_get(caller=caller, memory_id=data["memory_id"])
-    return memory_get_by_key(caller=caller, user_id=data["user_id"], key=data["key"])
+    """The memory validated lookup parameters name: by id (one of `user_id`'s, when that is
+    given too), or by user and key."""
+    if data.get("memory_id") is None:
+        return memory_get_by_key(caller=caller, user_id=data["user_id"], key=data["key"])
+    memory = memory_get(caller=caller, memory_id=data["memory_id"])
+    if data.get("user_id") not in (None, memory.user_id):
+        raise NotFound(f"Memory '{memory.id}' is not user '{data['user_id']}'s.")
+    return memory
 
 
 def links_data(memory: Memory, *, sort_links: bool) -> list[dict]:

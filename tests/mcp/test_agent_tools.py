@@ -444,3 +444,24 @@ def test_an_error_echoing_a_lone_surrogate_is_the_tool_s_error(db):
     assert "\ufffd" in error["message"]
     ok, error = call(SYSTEM, "memory_search", user_id=USER, q="tea", sort_by="\udc00")
     assert (ok, error["field"]) == (False, "sort_by")
+
+
+@pytest.mark.parametrize(
+    "tool", ["memory_delete", "memory_get", "memory_links", "bulk_read_memory", "memory_update"]
+)
+def test_a_memory_named_twice_must_be_one_memory(a, tool):
+    """`memory_id` with `key` is refused (the two could name two memories), and with a
+    `user_id` that is not the memory's user answers NOT_FOUND: no tool lets one name win
+    silently, nothing changes. With its own user, the id answers."""
+    http, caller, ids = a
+    extra = {"version": 1, "importance": 0.9} if tool == "memory_update" else {}
+    before = rows()
+    ok, error = call(caller, tool, memory_id=ids["tea"], user_id=USER, key="milk", **extra)
+    assert (ok, error["code"], error["field"]) == (False, "VALIDATION_ERROR", "key")
+    ok, error = call(caller, tool, memory_id=ids["tea"], user_id="a:2", **extra)
+    assert (ok, error["code"]) == (False, "NOT_FOUND")
+    assert rows() == before
+    ok, answer = undone(lambda: call(caller, tool, memory_id=ids["tea"], user_id=USER, **extra))
+    assert ok, answer
+    response = http.get(f"/api/v1/memories/{ids['tea']}/", {"key": "milk"})
+    assert (response.status_code, response.json()["error"]["field"]) == (400, "key")

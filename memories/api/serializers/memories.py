@@ -181,6 +181,10 @@ class MemoryLookupInput(QueryInputSerializer):
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if "memory_id" in data:
+            if "key" in data:  # the two could name two memories
+                raise serializers.ValidationError(
+                    {"key": ["Give `memory_id`, or `user_id` and `key`, not both."]}
+                )
             return data
         for name in ("user_id", "key"):
             if name not in data:

@@ -36,7 +36,8 @@ LOOKUP = {
     "key": "With `user_id`: the memory's key (unique among current memories).",
 }
 ADDRESSING = (
-    "Name the memory by `memory_id`, or by `user_id` and `key`. Another client's memory, or one "
+    "Name the memory by `memory_id`, or by `user_id` and `key` (`memory_id` with `key` is "
+    "refused; with `user_id`, the memory must be that user's). Another client's memory, or one "
     "that does not exist, is NOT_FOUND."
 )
 MEMORY_GET_SCHEMA = serializer_schema(

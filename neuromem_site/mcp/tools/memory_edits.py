@@ -44,14 +44,9 @@ VERSION = (
 
 
 def addressed(*, caller: Caller, params: Mapping[str, Any]) -> tuple[Memory, dict[str, Any]]:
-    """The memory LOOKUP's arguments name (found as memory_get finds it), and the others.
-    `memory_id` with `key` is refused: the two could name two memories (and memory_update's
-    new key is `new_key`)."""
+    """The memory LOOKUP's arguments name (found as memory_get finds it), and the others
+    (memory_update's new key is `new_key`)."""
     lookup, rest = split(params, LOOKUP)
-    if "memory_id" in lookup and "key" in lookup:
-        raise serializers.ValidationError(
-            {"key": ["Give `memory_id`, or `user_id` and `key`, not both."]}
-        )
     return memory_lookup(caller=caller, data=validated_input(MemoryLookupInput, lookup)), rest
 
 
