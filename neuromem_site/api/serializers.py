@@ -1,6 +1,7 @@
 import copy
 import json
 import re
+import uuid
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -176,6 +177,17 @@ class OutputModelSerializer(serializers.ModelSerializer):
             name: copy.deepcopy(field) if isinstance(field, HOLDS_FIELDS) else copy.copy(field)
             for name, field in built.items()
         }
+
+
+class UuidField(serializers.UUIDField):
+    """A UUID sent as text, in a body, a query string or a tool's arguments: DRF's own field
+    also reads the JSON number 5 as ...0005 and `true` as ...0001, so a client's mistake would
+    look up some other id (NOT_FOUND) instead of being named."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str | uuid.UUID):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
 
 
 @extend_schema_field(

@@ -330,3 +330,19 @@ def test_an_error_echoing_a_lone_surrogate_still_answers(http, url, body, field)
     response = raw_post(http, url, body)
     assert_rejected(response, field)
     assert "\ufffd" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"session_id": 5}, "session_id"),
+        ({"source_episode_ids": [True]}, "source_episode_ids[0]"),
+    ],
+    ids=["number", "boolean-in-list"],
+)
+def test_an_id_must_be_sent_as_text(http, body, field):
+    """DRF's UUIDField reads 5 as ...0005 and true as ...0001: an id is refused unless it is a
+    string, as the schema says, instead of looking up another id."""
+    response = write(http, **body)
+    assert_rejected(response, field)
+    assert "UUID" in response.json()["error"]["message"]

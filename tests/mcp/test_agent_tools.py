@@ -465,3 +465,18 @@ def test_a_memory_named_twice_must_be_one_memory(a, tool):
     assert ok, answer
     response = http.get(f"/api/v1/memories/{ids['tea']}/", {"key": "milk"})
     assert (response.status_code, response.json()["error"]["field"]) == (400, "key")
+
+
+def test_an_id_sent_as_a_number_is_refused_as_its_route_refuses_it(a):
+    http, caller, ids = a
+    ok, error = call(caller, "memory_link_remove", memory_id=ids["tea"], target_id=5)
+    assert (ok, error["code"], error["field"]) == (False, "VALIDATION_ERROR", "target_id")
+    response = http.delete(f"/api/v1/memories/{ids['tea']}/links/?target_id=5")
+    assert (response.status_code, response.json()["error"]["field"]) == (400, "target_id")
+    for tool, arguments in [
+        ("memory_get", {"memory_id": 1}),
+        ("memory_link_set", {"memory_id": ids["tea"], "target_id": True, "weight": 0.5}),
+        ("session_end", {"session_id": 7}),
+    ]:
+        ok, error = call(caller, tool, **arguments)
+        assert (ok, error["code"]) == (False, "VALIDATION_ERROR"), (tool, error)

@@ -13,6 +13,7 @@ from neuromem_site.api.serializers import (
     QueryInputSerializer,
     RangedIntegerField,
     UserIdLookupField,
+    UuidField,
 )
 
 
@@ -29,14 +30,14 @@ class EntityLookupInput(EntitiesParams):
     """One entity of one end user (the REST route has both in its path)."""
 
     user_id = UserIdLookupField()
-    entity_id = serializers.UUIDField()
+    entity_id = UuidField()
 
 
 class UserEntitiesInput(EntitiesParams):
     """MCP's memory_entities: the user's entities, or (`entity_id`) one with its edges."""
 
     user_id = UserIdLookupField()
-    entity_id = serializers.UUIDField(
+    entity_id = UuidField(
         required=False,
         help_text="An entity of the user: answer it with its edges instead of the list.",
     )

@@ -24,6 +24,7 @@ from neuromem_site.api.serializers import (
     TextField,
     UserIdField,
     UserIdLookupField,
+    UuidField,
     is_number,
 )
 
@@ -84,8 +85,8 @@ class MemoryCreateInput(StrictInputSerializer):
     valid_at = serializers.DateTimeField(required=False)
     key = serializers.CharField(required=False, max_length=255, allow_null=True)
     embedding = EmbeddingField(required=False, allow_null=True)
-    session_id = serializers.UUIDField(required=False, allow_null=True)
-    source_episode_ids = serializers.ListField(child=serializers.UUIDField(), required=False)
+    session_id = UuidField(required=False, allow_null=True)
+    source_episode_ids = serializers.ListField(child=UuidField(), required=False)
 
 
 class MemoryBatchInput(StrictInputSerializer):
@@ -175,7 +176,7 @@ class MemoryLookupInput(QueryInputSerializer):
     """Which memory: `memory_id`, or `user_id` and `key` (unique among the user's current
     memories)."""
 
-    memory_id = serializers.UUIDField(required=False)
+    memory_id = UuidField(required=False)
     user_id = UserIdLookupField(required=False)
     key = serializers.CharField(required=False, max_length=255)
 
@@ -219,12 +220,12 @@ class BulkReadInput(MemoryLookupInput, BulkLimitsInput):
 
 
 class LinkInput(StrictInputSerializer):
-    target_id = serializers.UUIDField()
+    target_id = UuidField()
     weight = Float4Field(min_value=0, max_value=1)
 
 
 class LinkRemoveInput(QueryInputSerializer):
-    target_id = serializers.UUIDField()
+    target_id = UuidField()
 
 
 class LinkOutput(serializers.Serializer):

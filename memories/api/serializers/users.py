@@ -17,6 +17,7 @@ from neuromem_site.api.serializers import (
     TextField,
     UserIdField,
     UserIdLookupField,
+    UuidField,
 )
 
 
@@ -61,7 +62,7 @@ class ForgetInput(StrictInputSerializer):
         '("everything") forgets nothing and says why.',
     )
     memory_ids = serializers.ListField(
-        child=serializers.UUIDField(),
+        child=UuidField(),
         required=False,
         min_length=1,
         max_length=MEMORY_IDS_MAX,

@@ -5,12 +5,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from rest_framework import serializers
-
 from core.access import Caller
 from memories.api import operations as memory_ops
 from memories.api.serializers.users import MessageInput, SessionCreateInput
-from neuromem_site.api.serializers import QueryInputSerializer, validated_input
+from neuromem_site.api.serializers import QueryInputSerializer, UuidField, validated_input
 from neuromem_site.mcp.schema import field_schema, object_schema, serializer_schema
 from neuromem_site.mcp.tools.base import (
     USER_ID,
@@ -24,7 +22,7 @@ from neuromem_site.mcp.tools.base import (
 class SessionIdInput(QueryInputSerializer):
     """The session a route's path names (`/sessions/{id}/…`)."""
 
-    session_id = serializers.UUIDField(help_text="The session's id, as session_open answered it.")
+    session_id = UuidField(help_text="The session's id, as session_open answered it.")
 
 
 SESSION_ID = {"session_id": field_schema(SessionIdInput().fields["session_id"])}
