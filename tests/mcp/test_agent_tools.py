@@ -480,3 +480,23 @@ def test_an_id_sent_as_a_number_is_refused_as_its_route_refuses_it(a):
     ]:
         ok, error = call(caller, tool, **arguments)
         assert (ok, error["code"]) == (False, "VALIDATION_ERROR"), (tool, error)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field", "message"),
+    [
+        ("memory_search", {"user_id": USER, "q": 123}, "q", "Must be a string."),
+        ("memory_search", {"user_id": USER, "q": "tea", "limit": "5"}, "limit", "integer"),
+        ("memory_search", {"user_id": USER, "q": "tea", "limit": True}, "limit", "integer"),
+        ("memory_get", {"user_id": USER, "key": 1.5}, "key", "Must be a string."),
+        ("memory_recall", {"user_id": USER, "query": "tea", "limit": 5.0}, "limit", "integer"),
+    ],
+    ids=["number-for-text", "text-for-integer", "boolean-for-integer", "number-key", "float"],
+)
+def test_an_argument_of_another_json_type_is_refused(a, tool, arguments, field, message):
+    """A tool backed by a route's query-string parameters takes JSON values: each must be of
+    the type the tool's schema declares, as a request body's must (no "123" read from 123)."""
+    _, caller, _ = a
+    ok, error = call(caller, tool, **arguments)
+    assert (ok, error["code"], error["field"]) == (False, "VALIDATION_ERROR", field)
+    assert message in error["message"]

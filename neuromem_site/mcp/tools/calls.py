@@ -63,11 +63,44 @@ def tool_call(
         unknown = [name for name in arguments if name not in tool.input_schema["properties"]]
         if unknown:
             raise serializers.ValidationError({unknown[0]: ["Unknown field."]})
+        arguments_typed_check(arguments, tool.input_schema["properties"])
         with errors_name_the_aliases_given(arguments, tool.aliases):
             data = tool.operation(caller=who, params=our_names(arguments, tool.aliases))
         return ToolAnswer(ok=True, text=render(data))
     except Exception as exc:
         return ToolAnswer(ok=False, text=render(error_object(exc)))
+
+
+# Each JSON Schema type a tool's argument may declare, its check and the API's message for a
+# value of another type. A boolean is no number, as in a request body (StrictInputSerializer).
+JSON_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "string": (lambda value: isinstance(value, str), "Must be a string."),
+    "integer": (
+        lambda value: isinstance(value, int) and not isinstance(value, bool),
+        "Must be an integer.",
+    ),
+    "number": (
+        lambda value: isinstance(value, int | float) and not isinstance(value, bool),
+        "Must be a number.",
+    ),
+    "boolean": (lambda value: isinstance(value, bool), "Must be true or false."),
+    "array": (lambda value: isinstance(value, list), "Must be a list."),
+    "object": (lambda value: isinstance(value, dict), "Must be an object."),
+    "null": (lambda value: value is None, "Must be null."),
+}
+
+
+def arguments_typed_check(arguments: Mapping[str, Any], properties: Mapping[str, Any]) -> None:
+    """Each argument of the JSON type its schema declares: the tools that share a route's
+    query-string serializer would otherwise read the number 123 as the text "123", where the
+    route only ever receives text."""
+    for name, value in arguments.items():
+        declared = properties[name].get("type")
+        if declared is None:
+            continue
+        types = [declared] if isinstance(declared, str) else declared
+        if not any(JSON_TYPES[kind][0](value) for kind in types):
+            raise serializers.ValidationError({name: [JSON_TYPES[types[0]][1]]})
 
 
 def scope_defaults(arguments: Mapping[str, Any], tool: McpTool, scope: GuardScope) -> dict:
