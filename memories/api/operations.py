@@ -92,7 +92,7 @@ def memory_lookup(*, caller: Caller, data: Mapping[str, Any]) -> Memory:
         return memory_get_by_key(caller=caller, user_id=data["user_id"], key=data["key"])
     memory = memory_get(caller=caller, memory_id=data["memory_id"])
     if data.get("user_id") not in (None, memory.user_id):
-        raise NotFound(f"Memory '{memory.id}' is not user '{data['user_id']}'s.")
+        raise NotFound(f"Memory '{memory.id}' not found for user '{data['user_id']}'.")
     return memory
 
 
