@@ -374,8 +374,11 @@ def recall_sql(
         FROM fused f
         JOIN memories m ON m.id = f.id AND m.memory_type = f.memory_type
         CROSS JOIN LATERAL (
+            -- bounded as numeric, which holds any JSON number, and rounded: 1e400 is out of
+            -- float8's range, and 5e-324 would underflow once multiplied
             SELECT CASE WHEN jsonb_typeof(m.metadata->'emotion'->'arousal') = 'number'
-                        THEN least(greatest((m.metadata->'emotion'->>'arousal')::float8, 0), 1)
+                        THEN round(least(greatest(
+                            (m.metadata->'emotion'->>'arousal')::numeric, 0), 1), 6)::float8
                         ELSE 0 END AS arousal
         ) a
     )

@@ -6,7 +6,7 @@ Writers, readers and the reflection engine share these parsers.
 """
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.utils import timezone
@@ -44,7 +44,10 @@ def _number(kind: type) -> Any:
             if not -(2**31) <= value < 2**31:
                 raise ValueError("is out of range")
             return int(value)
-        return float4(value)  # a `real` column
+        try:
+            return float4(value)  # a `real` column
+        except OverflowError:  # an integer too large for any float
+            raise ValueError("is out of range") from None
 
     return parse
 
@@ -53,7 +56,14 @@ def _timestamp(value: Any) -> datetime:
     parsed = parse_datetime(value) if isinstance(value, str) else None
     if parsed is None:
         raise ValueError("must be an ISO 8601 timestamp")
-    return parsed if parsed.tzinfo else timezone.make_aware(parsed)
+    aware = parsed if parsed.tzinfo else timezone.make_aware(parsed)
+    try:
+        # Stored in UTC: "0001-01-01T00:00:00+14:00" is before year 1 there, and PostgreSQL
+        # would keep what no read could turn back into a datetime.
+        aware.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("is out of range") from None
+    return aware
 
 
 TRAIT_METADATA = {

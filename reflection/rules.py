@@ -17,6 +17,10 @@ from django.core.exceptions import ImproperlyConfigured
 from memories.models import TraitStage
 from reflection.models import EvidenceQuality
 
+# Past it a decayed confidence is 0 in all but name; any `real` confidence times exp(-600)
+# stays above float8's smallest number (exp(-700) would not: the product underflows).
+DECAY_EXPONENT_FLOOR = 600
+
 
 @dataclass(frozen=True)
 class LifecycleRules:
@@ -109,7 +113,8 @@ class LifecycleRules:
         now: datetime,
     ) -> float:
         days = max(0.0, (now - since).total_seconds() / 86400)
-        return confidence * math.exp(-self.decay_lambda(subtype, reinforcements) * days)
+        exponent = min(self.decay_lambda(subtype, reinforcements) * days, DECAY_EXPONENT_FLOOR)
+        return confidence * math.exp(-exponent)
 
     def decay_params(self) -> dict[str, Any]:
         """The parameters `decayed_sql` reads."""
@@ -136,10 +141,12 @@ def decayed_sql(alias: str) -> str:
         f"coalesce((%(decay_bases)s::jsonb ->> {alias}.trait_subtype)::float8, %(decay_default)s)"
     )
     since = f"coalesce({alias}.trait_last_reinforced, {alias}.created_at)"
+    # The exponent stops at -DECAY_EXPONENT_FLOOR: exp() of less underflows, an error in SQL.
     return (
-        f"({alias}.trait_confidence * exp("
-        f"-({base} / (1 + %(decay_spacing)s * coalesce({alias}.trait_reinforcement_count, 0)))"
-        f" * greatest(0, extract(epoch FROM (%(now)s - {since}))::float8 / 86400.0)))"
+        f"({alias}.trait_confidence * exp(-least("
+        f"({base} / (1 + %(decay_spacing)s * coalesce({alias}.trait_reinforcement_count, 0)))"
+        f" * greatest(0, extract(epoch FROM (%(now)s - {since}))::float8 / 86400.0),"
+        f" {DECAY_EXPONENT_FLOOR})))"
     )
 
 

@@ -56,7 +56,10 @@ def guard_scope_parsed(
 ) -> GuardScope:
     """The scope named by text (an HTTP header, an environment variable): an agent's id, or
     None for the default agent, and a session; Invalid naming the field at fault."""
-    if agent is not None and not (agent.isascii() and agent.isdigit() and 0 < int(agent) < 2**63):
+    # At most 19 digits before int(): Python refuses to read over 4,300 (and 2**63 has 19).
+    if agent is not None and not (
+        agent.isascii() and agent.isdigit() and len(agent) <= 19 and 0 < int(agent) < 2**63
+    ):
         raise Invalid("An agent's id (GET /api/v1/agents/).", field=agent_field)
     return GuardScope(
         agent_id=None if agent is None else int(agent),

@@ -40,7 +40,7 @@ TREND_ENDED_REASON = "trend window ended without reinforcement"
 # Beat asks for at most this many cycles a run (every 5 minutes): the most pressing first.
 DUE_USERS_PER_RUN = 1000
 # The decay view's definition: one, its migration's (as the rebuild creates it again).
-VIEW_SQL: str = importlib.import_module("reflection.migrations.0007_trait_view_embedding").VIEW_SQL
+VIEW_SQL: str = importlib.import_module("reflection.migrations.0010_trait_decay_bounded").VIEW_SQL
 
 # --- Decay view ------------------------------------------------------------------------------
 

@@ -346,3 +346,57 @@ def test_an_id_must_be_sent_as_text(http, body, field):
     response = write(http, **body)
     assert_rejected(response, field)
     assert "UUID" in response.json()["error"]["message"]
+
+
+TRAIT = {"trait_stage": "established", "trait_subtype": "behavior", "confidence": 0.9}
+
+
+@pytest.mark.parametrize(
+    ("metadata", "field"),
+    [
+        ('{"first_observed": "0001-01-01T00:00:00+14:00"}', "metadata.first_observed"),
+        ('{"last_reinforced": "9999-12-31T23:59:59-23:59"}', "metadata.last_reinforced"),
+        ('{"confidence": 1%s}' % ("0" * 400), "metadata.confidence"),
+    ],
+    ids=["before-year-1-in-utc", "after-year-9999-in-utc", "integer-beyond-float"],
+)
+def test_a_trait_s_metadata_out_of_range_is_refused(http, metadata, field):
+    """A trait's time stored in UTC must be one a read can turn back into a datetime, and its
+    confidence a number a float holds: else the row would be written and every read of it
+    fail."""
+    body = '{"user_id": "t:u", "content": "Tom runs", "memory_type": "trait", "metadata": %s}'
+    response = raw_post(http, "/api/v1/memories/", body % metadata)
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["field"] == field
+    assert not Memory.objects.filter(user_id=USER).exists()
+
+
+@pytest.mark.parametrize(
+    ("metadata", "as_of"),
+    [
+        ({**TRAIT, "last_reinforced": "1000-01-01T00:00:00Z"}, None),
+        (TRAIT, "3000-01-01T00:00:00Z"),
+        ({"emotion": {"arousal": 5e-324}}, None),
+    ],
+    ids=["reinforced-in-1000", "asked-as-of-3000", "tiniest-arousal"],
+)
+def test_recall_answers_over_extreme_values_stored(http, metadata, as_of):
+    """A decay or a recency over centuries, an arousal at float's edge: each bounded in SQL,
+    where exp() and products underflow as errors."""
+    memory_type = "trait" if "trait_stage" in metadata else "fact"
+    written = write(http, content="Tom runs every day", memory_type=memory_type, metadata=metadata)
+    assert written.status_code == 201, written.content
+    query = {"user_id": USER, "query": "Tom runs", **({"as_of": as_of} if as_of else {})}
+    response = http.post("/api/v1/recall/", query, format="json")
+    assert response.status_code == 200, response.content
+    assert http.get("/api/v1/search/", {"user_id": USER, "q": "runs"}).status_code == 200
+
+
+def test_recall_answers_over_an_arousal_beyond_float(http):
+    body = (
+        '{"user_id": "t:u", "content": "Tom runs every day", "memory_type": "fact",'
+        ' "metadata": {"emotion": {"arousal": 1%s}}}' % ("0" * 400)
+    )
+    assert raw_post(http, "/api/v1/memories/", body).status_code == 201
+    response = http.post("/api/v1/recall/", {"user_id": USER, "query": "Tom runs"}, format="json")
+    assert response.status_code == 200, response.content

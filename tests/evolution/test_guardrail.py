@@ -274,7 +274,7 @@ def test_the_header_names_which_agent_a_call_is_made_for(agent_a, make_client):
         "/api/v1/recall/", RECALL, format="json", HTTP_X_NEUROMEM_AGENT=str(foreign.pk)
     )
     assert response.status_code == 404
-    for bad in ("x", "0", "-3", str(2**63)):
+    for bad in ("x", "0", "-3", str(2**63), "9" * 5000):
         response = http.post("/api/v1/recall/", RECALL, format="json", HTTP_X_NEUROMEM_AGENT=bad)
         assert response.status_code == 400
         assert response.json()["error"]["field"] == "X-NeuroMem-Agent"

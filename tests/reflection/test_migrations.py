@@ -180,3 +180,48 @@ def test_the_view_with_embeddings_and_expired_dissolved_traits_forward_and_back(
         migrated(url)
         with psycopg.connect(url, autocommit=True) as conn:
             assert view_definition(conn) == after
+
+
+# Migration 0010: the view's decay bounded. Traits reinforced far back and far ahead (a client's
+# metadata) beside an ordinary one.
+EXTREME_TRAITS_SQL = """
+INSERT INTO memories (id, user_id, memory_type, content, importance, score, version,
+                      access_count, metadata, created_at, embedding_status, trait_subtype,
+                      trait_stage, trait_confidence, trait_reinforcement_count,
+                      trait_contradiction_count, trait_last_reinforced)
+VALUES
+  (gen_random_uuid(), 'u:1', 'trait', 'Reinforced in 1000', 0.5, 50, 1, 0, '{}', now(),
+   'pending', 'behavior', 'established', 0.9, 0, 0, '1000-01-01T00:00:00Z'),
+  (gen_random_uuid(), 'u:1', 'trait', 'Reinforced in 3000', 0.5, 50, 1, 0, '{}', now(),
+   'pending', 'behavior', 'established', 0.9, 0, 0, '3000-01-01T00:00:00Z'),
+  (gen_random_uuid(), 'u:1', 'trait', 'Reinforced 100 days ago', 0.5, 50, 1, 0, '{}', now(),
+   'pending', 'behavior', 'established', 0.8, 0, 0, now() - interval '100 days')
+"""
+
+
+def test_the_bounded_decay_view_on_data_backward_and_forward_again():
+    with scratch_database() as url:
+        migrated(url, "reflection", "0009")
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(EXTREME_TRAITS_SQL)
+            # 0007's view: exp() underflows on the trait of year 1000.
+            with pytest.raises(psycopg.errors.NumericValueOutOfRange):
+                conn.execute("REFRESH MATERIALIZED VIEW mv_trait_decayed")
+        migrated(url)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("REFRESH MATERIALIZED VIEW CONCURRENTLY mv_trait_decayed")
+            decayed = dict(
+                conn.execute("SELECT content, decayed_confidence FROM mv_trait_decayed").fetchall()
+            )
+            assert decayed["Reinforced in 1000"] == pytest.approx(0, abs=1e-200)
+            assert decayed["Reinforced in 3000"] == pytest.approx(0.9)  # no growth ahead
+            assert decayed["Reinforced 100 days ago"] == pytest.approx(
+                0.8 * 2.718281828**-0.5, rel=1e-3
+            )
+            after = view_definition(conn)
+            # Backwards, 0007's view fails on them as it did: without them it is made again.
+            conn.execute("DELETE FROM memories WHERE content LIKE 'Reinforced in%'")
+        migrated(url, "reflection", "0009")
+        migrated(url)
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert view_definition(conn) == after
