@@ -45,6 +45,15 @@ class GraphChange:
 
 
 GIVEN_NAME = re.compile(r"[A-Z][a-z]+")
+# The columns' lengths: a longer "name" or relation read from a message (a 3,000-letter word
+# after "I live in") names nothing, and would fail the message's write.
+NAME_MAX = GraphNode._meta.get_field("name").max_length
+ROLE_MAX = GraphNode._meta.get_field("role").max_length
+RELATION_MAX = GraphEdge._meta.get_field("relation").max_length
+
+
+def _recordable(said: Subject) -> bool:
+    return len(said.name) <= NAME_MAX and len(said.role) <= ROLE_MAX
 
 
 def user_node(*, user_id: str, at: datetime | None = None) -> GraphNode:
@@ -136,6 +145,8 @@ def graph_statements_record(
 
     def entity(said: Subject) -> GraphNode | None:
         if said not in change.entities:
+            if not _recordable(said):
+                return None
             if said.kind == EntityKind.THING:
                 # "橘子现在改名叫团长了": the cat the graph holds; a common noun said so ("公司改名
                 # 了") is no entity of the user's until one is known by that name
@@ -150,7 +161,7 @@ def graph_statements_record(
         entity(said)
     for statement, memory_ids in statements:
         subject = entity(statement.subject)
-        if subject is None:
+        if subject is None or len(statement.attribute) > RELATION_MAX:
             continue
         node = entity(statement.value_entity) if statement.value_entity is not None else None
         value = "" if node is not None else statement.value.strip()
@@ -175,6 +186,8 @@ def graph_statements_record(
             change.closed += _closed(ending, at=at)
             continue
         if statement.attribute == "name" and subject.kind != EntityKind.USER:
+            if len(value) > NAME_MAX:
+                continue
             _alias_added(subject, value)
         if same:
             for edge in same:

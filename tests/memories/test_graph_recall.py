@@ -744,3 +744,21 @@ def test_a_request_to_the_assistant_answers_a_question_only_in_its_words(agent):
     # In the request's own words, or asked what the user asked, a request answers.
     assert said(recall(agent, "How to descale a kettle?")[:1], "descale")
     assert said(recall(agent, "What did the user ask about the kettle?")[:1], "descale")
+
+
+def test_a_name_longer_than_the_graph_holds_names_nothing_and_the_message_is_kept(agent):
+    """A 3,000-letter word where a place or a brother's name stands is no name: the message
+    and its memories are written, the graph records no entity for it (a column of 255 would
+    have failed the whole write)."""
+    converse(
+        agent,
+        [
+            "I live in Z" + "z" * 3000 + ".",
+            "My brother M" + "m" * 1500 + " is a lawyer.",
+            "My favourite " + "x" * 200 + " is tea.",
+        ],
+    )
+    assert Memory.objects.filter(user_id=USER, content__contains="z" * 3000).exists()
+    assert not GraphNode.objects.filter(user_id=USER, name__startswith="Zzz").exists()
+    assert not GraphNode.objects.filter(user_id=USER, name__startswith="Mmm").exists()
+    assert all(len(edge.relation) <= 100 for edge in GraphEdge.objects.filter(user_id=USER))
