@@ -25,13 +25,14 @@ from typing import Any, ClassVar, NamedTuple
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.contrib.admin.models import LogEntry
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import quote, unquote
 from django.contrib.contenttypes.models import ContentType
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.db import DatabaseError, connections, transaction
+from django.db import DatabaseError, DataError, ProgrammingError, connections, router, transaction
 from django.db.models import Model, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -222,7 +223,31 @@ class AuditTrail(NamedTuple):
     context: dict[str, Any]
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class CheckedParameters:
+    """A model admin mixin: a list's lookup, or an action's selection, that PostgreSQL or the
+    primary key cannot take is a wrong parameter (Django's own "?e=1" page, an error message),
+    not a 500. Django lets a list filter by any lookup on the model's own fields (a NUL, an
+    invalid `__regex`, a number past a column's range) and posts any ids to an action."""
+
+    def get_changelist_instance(self, request: HttpRequest):
+        try:
+            # A savepoint: a failed count leaves the request's transaction usable.
+            with transaction.atomic(using=router.db_for_read(self.model)):
+                return super().get_changelist_instance(request)
+        except (DataError, ProgrammingError, OverflowError) as error:
+            raise IncorrectLookupParameters(error) from error
+
+    def response_action(self, request: HttpRequest, queryset: QuerySet):
+        try:
+            for value in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME):
+                self.model._meta.pk.to_python(value)
+        except ValidationError:
+            self.message_user(request, "The selection names no such objects.", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+        return super().response_action(request, queryset)
+
+
+class ReadOnlyAdmin(CheckedParameters, admin.ModelAdmin):
     """A list and view pages, nothing editable; no exact counts of big lists (nor the filter
     facets' counts, one per choice). The history page shows the object's audit trail, if it has
     one, and the admin's log of what staff did to it, and says so when there is none. With no

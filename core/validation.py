@@ -53,6 +53,16 @@ def text_problem(value: str) -> str | None:
     return "Lone surrogate characters are not allowed."
 
 
+def regex_problem(pattern: str) -> str | None:
+    """A Python regular expression that does not compile (a repetition past the engine's limit,
+    "x{99999999999}", raises OverflowError, not re.error)."""
+    try:
+        re.compile(pattern)
+    except (re.error, OverflowError) as error:
+        return f"Not a regular expression: {error}."
+    return None
+
+
 def user_id_problem(value: Any, *, new: bool = True) -> str | None:
     """`new`: an id about to be written, which every route must be able to name. Otherwise an
     id to look up, which may be one stored before these rules (say, by the V1 upgrade): only

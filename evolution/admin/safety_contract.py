@@ -141,8 +141,10 @@ class SafetyContractAdmin(ReadOnlyAdmin):
                     )
         else:
             start = None
-            if request.GET.get("from", "").isdigit():
-                start = SafetyContract.objects.filter(pk=int(request.GET["from"])).first()
+            start_id = request.GET.get("from", "")
+            # ASCII digits a bigint holds: str.isdigit() also takes "²", int() no 5,000 digits.
+            if start_id.isascii() and start_id.isdigit() and len(start_id) <= 18:
+                start = SafetyContract.objects.filter(pk=int(start_id)).first()
             first_agent = Agent.objects.order_by("id").first()
             if start is None and first_agent is not None:
                 start = safety_contract_current(agent=first_agent)

@@ -1,10 +1,10 @@
-import re
 from typing import Any
 
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
+from core.validation import regex_problem
 from evolution.models import (
     Agent,
     GuardEvent,
@@ -48,10 +48,8 @@ class RegexField(JsonStringField):
 
     def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
-        try:
-            re.compile(value)
-        except re.error as error:
-            raise serializers.ValidationError(f"Not a regular expression: {error}.") from None
+        if (problem := regex_problem(value)) is not None:
+            raise serializers.ValidationError(problem)
         return value
 
 

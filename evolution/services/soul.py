@@ -11,7 +11,6 @@ and only staff write a contract's additions.
 
 import hashlib
 import json
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from core.db.locks import LockNamespace, xact_lock
 from core.errors import Conflict, Forbidden, Invalid, NotFound
 from core.metrics import SOUL_PROPOSALS
 from core.tokens import estimated_tokens
+from core.validation import regex_problem, text_problem, validated
 from evolution.contract import contract_extract, source_hash
 from evolution.evaluation import soul_checks, unified_diff
 from evolution.models import Agent, SafetyContract, SoulAuthor, SoulStatus, SoulVersion
@@ -121,6 +121,7 @@ def _reason(reason: str, *, required: bool) -> str:
         raise Invalid("Say why.", field="reason")
     if len(reason) > REASON_MAX_CHARS:
         raise Invalid(f"At most {REASON_MAX_CHARS} characters.", field="reason")
+    validated(reason=text_problem(reason))
     return reason
 
 
@@ -508,12 +509,7 @@ def safety_contract_update(
             if not isinstance(item, str) or not item.strip() or len(item) > 500:
                 raise Invalid("A non-empty string of at most 500 characters.", field=f"{name}[{n}]")
     for n, pattern in enumerate(constraints):
-        try:
-            re.compile(pattern)
-        except re.error as error:
-            raise Invalid(
-                f"Not a regular expression: {error}.", field=f"constraints[{n}]"
-            ) from None
+        validated(**{f"constraints[{n}]": regex_problem(pattern)})
     if not (anchors or constraints):  # as the schema says (SafetyContractInputSchema)
         raise Invalid("Name at least one anchor or constraint.", field="anchors")
     with _soul_write(agent, caller, "contract"):

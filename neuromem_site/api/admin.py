@@ -1,11 +1,12 @@
 from django.contrib import admin
 from django.db import transaction
 
+from core.admin_base import CheckedParameters
 from neuromem_site.api.models import ApiClient
 
 
 @admin.register(ApiClient)
-class ApiClientAdmin(admin.ModelAdmin):
+class ApiClientAdmin(CheckedParameters, admin.ModelAdmin):
     """Browse and revoke clients. Tokens are created with `manage.py create_api_client`,
     which prints the token once; the admin never sees it."""
 

@@ -13,6 +13,8 @@ from django.http import HttpRequest
 from django_celery_beat.admin import PeriodicTaskAdmin
 from django_celery_beat.models import PeriodicTask
 
+from core.admin_base import CheckedParameters
+
 # action → what the admin's history says was done to each task
 LOGGED = {
     "enable_tasks": "Enabled",
@@ -42,7 +44,7 @@ admin.site.unregister(PeriodicTask)
 
 
 @admin.register(PeriodicTask)
-class PeriodicTaskStaffAdmin(PeriodicTaskAdmin):
+class PeriodicTaskStaffAdmin(CheckedParameters, PeriodicTaskAdmin):
     enable_tasks = guarded("enable_tasks", LOGGED["enable_tasks"])
     disable_tasks = guarded("disable_tasks", LOGGED["disable_tasks"])
     toggle_tasks = guarded("toggle_tasks", LOGGED["toggle_tasks"])

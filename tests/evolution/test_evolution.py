@@ -406,3 +406,18 @@ def test_vetoing_a_restored_version_does_not_restore_the_same_text(soul):
         agent=soul_agent(), caller=STAFF, version=restored.version, reason="not that either"
     )
     assert again.content == v1.content != SEED  # v1, the newest stable text that differs
+
+
+def test_a_reason_or_constraint_postgresql_or_the_regex_engine_cannot_take_is_refused(soul):
+    """A NUL in a veto's reason (it goes into the audit trail's setting) and a repetition past
+    the regex engine's limit (OverflowError, not re.error) are the field's errors."""
+    proposal = propose(edited("Maybe."))
+    with pytest.raises(Invalid) as refused:
+        soul_veto(agent=soul_agent(), caller=STAFF, version=proposal.version, reason="x\x00y")
+    assert refused.value.field == "reason"
+    assert SoulVersion.objects.get(pk=proposal.pk).status == "proposed"
+    with pytest.raises(Invalid) as refused:
+        safety_contract_update(
+            agent=soul_agent(), caller=STAFF, anchors=["A"], constraints=["x{99999999999}"]
+        )
+    assert refused.value.field == "constraints[0]"

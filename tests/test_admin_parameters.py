@@ -1,0 +1,71 @@
+"""The admin's lists and actions answer a parameter PostgreSQL or the primary key cannot take
+as a wrong parameter (Django's "?e=1" page, an error message), never a 500, and change nothing.
+Django lets a list filter by any lookup on the model's own fields and posts any ids to an
+action."""
+
+import pytest
+from django.contrib.messages import get_messages
+
+from evolution.models import Agent
+from evolution.services import agent_create
+from memories.models import Memory
+from neuromem_site.api.models import ApiClient
+from neuromem_site.api.services import api_client_create
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("url", "query"),
+    [
+        ("/admin/memories/memory/", {"memory_type__exact": "\x00"}),
+        ("/admin/memories/memory/", {"content__regex": "("}),
+        ("/admin/memories/memory/", {"created_at__year": "99999999999"}),
+        ("/admin/reflection/trait/", {"trait_confidence__gt": "1e39"}),
+        ("/admin/core/jobrun/", {"status__exact": "\x00"}),
+        ("/admin/api/apiclient/", {"name__regex": "("}),
+        ("/admin/django_celery_beat/periodictask/", {"task": "\x00"}),
+    ],
+    ids=["nul", "bad-regex", "year-overflow", "past-real", "nul-in-a-filter", "api", "beat"],
+)
+def test_a_lookup_postgresql_refuses_is_a_wrong_parameter(admin_client, url, query):
+    response = admin_client.get(url, query)
+    assert response.status_code == 302, response.status_code
+    assert response["Location"].endswith("?e=1")
+
+
+@pytest.mark.parametrize(
+    ("url", "action", "selected"),
+    [
+        ("/admin/reflection/trait/", "veto_selected", "not-a-uuid"),
+        ("/admin/evolution/agent/", "guard_on", "x"),
+        ("/admin/api/apiclient/", "revoke", "x"),
+    ],
+)
+def test_an_action_on_ids_that_cannot_exist_says_so_and_changes_nothing(
+    admin_client, url, action, selected
+):
+    client, _ = api_client_create(name="someone", user_prefixes=["s:"], is_staff=False)
+    agent_create(caller=client.caller, name="helper")
+    before = (
+        list(Agent.objects.values_list("id", "guard_enabled")),
+        list(ApiClient.objects.values_list("id", "is_active")),
+        Memory.objects.count(),
+    )
+    response = admin_client.post(url, {"action": action, "_selected_action": [selected]})
+    assert response.status_code == 302
+    assert [str(m) for m in get_messages(response.wsgi_request)] == [
+        "The selection names no such objects."
+    ]
+    after = (
+        list(Agent.objects.values_list("id", "guard_enabled")),
+        list(ApiClient.objects.values_list("id", "is_active")),
+        Memory.objects.count(),
+    )
+    assert after == before
+
+
+def test_the_contract_page_takes_only_an_id_a_bigint_holds(admin_client):
+    for start in ("²", "9" * 5000, "12"):
+        response = admin_client.get("/admin/evolution/safetycontract/add/", {"from": start})
+        assert response.status_code == 200, start
