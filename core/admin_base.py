@@ -231,9 +231,13 @@ class CheckedParameters:
 
     def get_changelist_instance(self, request: HttpRequest):
         try:
-            # A savepoint: a failed count leaves the request's transaction usable.
+            # A savepoint: a failed statement leaves the request's transaction usable. The
+            # page's rows are read here too, where a count the planner's estimate replaced
+            # would not have met the error first.
             with transaction.atomic(using=router.db_for_read(self.model)):
-                return super().get_changelist_instance(request)
+                changelist = super().get_changelist_instance(request)
+                changelist.result_list = list(changelist.result_list)
+                return changelist
         except (DataError, ProgrammingError, OverflowError) as error:
             raise IncorrectLookupParameters(error) from error
 

@@ -19,6 +19,8 @@ JSON_MAX_DEPTH = 32
 HALFVEC_MAX = 65504.0
 
 _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
+# UTF-8 cannot carry one: text with it cannot even be answered.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # Control characters and "/" (a path segment: /users/{user_id}/ could not name the user).
 _USER_ID_FORBIDDEN = re.compile("[\x00-\x1f\x7f/\ud800-\udfff]")
 
@@ -51,6 +53,14 @@ def text_problem(value: str) -> str | None:
     if found.group() == "\x00":
         return "NUL characters (\\u0000) are not allowed."
     return "Lone surrogate characters are not allowed."
+
+
+def bigint_id(text: str) -> int | None:
+    """The positive id of a bigint column that `text` spells in ASCII digits, else None
+    (str.isdigit() also takes "²"; int() refuses to read over 4,300 digits, 2**63 has 19)."""
+    if text.isascii() and text.isdigit() and len(text) <= 19 and 0 < int(text) < 2**63:
+        return int(text)
+    return None
 
 
 def regex_problem(pattern: str) -> str | None:

@@ -374,12 +374,13 @@ def recall_sql(
         FROM fused f
         JOIN memories m ON m.id = f.id AND m.memory_type = f.memory_type
         CROSS JOIN LATERAL (
-            -- bounded as numeric, which holds any JSON number, and rounded: 1e400 is out of
-            -- float8's range, and 5e-324 would underflow once multiplied
-            SELECT CASE WHEN jsonb_typeof(m.metadata->'emotion'->'arousal') = 'number'
-                        THEN round(least(greatest(
-                            (m.metadata->'emotion'->>'arousal')::numeric, 0), 1), 6)::float8
-                        ELSE 0 END AS arousal
+            -- bounded as numeric, which holds any JSON number: 1e400 is out of float8's
+            -- range, and 5e-324 would underflow once multiplied
+            SELECT CASE WHEN n.arousal IS NULL OR n.arousal < 1e-300 THEN 0
+                        ELSE least(n.arousal, 1)::float8 END AS arousal
+            FROM (SELECT CASE WHEN jsonb_typeof(m.metadata->'emotion'->'arousal') = 'number'
+                              THEN (m.metadata->'emotion'->>'arousal')::numeric
+                         END AS arousal) n
         ) a
     )
     SELECT vector_rank, text_rank, similarity, coverage, rrf_score::float8,

@@ -7,10 +7,11 @@ import pytest
 from django.contrib.messages import get_messages
 
 from evolution.models import Agent
-from evolution.services import agent_create
+from evolution.services import agent_create, agent_default, safety_contract_update
 from memories.models import Memory
 from neuromem_site.api.models import ApiClient
 from neuromem_site.api.services import api_client_create
+from tests.evolution.conftest import STAFF
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +66,13 @@ def test_an_action_on_ids_that_cannot_exist_says_so_and_changes_nothing(
     assert after == before
 
 
-def test_the_contract_page_takes_only_an_id_a_bigint_holds(admin_client):
-    for start in ("²", "9" * 5000, "12"):
-        response = admin_client.get("/admin/evolution/safetycontract/add/", {"from": start})
-        assert response.status_code == 200, start
+def test_the_contract_page_starts_from_the_contract_named_by_an_id_a_bigint_holds(admin_client):
+    client, _ = api_client_create(name="someone", user_prefixes=["s:"], is_staff=False)
+    agent = agent_default(caller=client.caller)
+    first = safety_contract_update(agent=agent, caller=STAFF, anchors=["Stay kind"], constraints=[])
+    safety_contract_update(agent=agent, caller=STAFF, anchors=["Be brief"], constraints=[])
+    url = "/admin/evolution/safetycontract/add/"
+    assert "Stay kind" not in admin_client.get(url).content.decode()  # the current one's
+    assert "Stay kind" in admin_client.get(url, {"from": str(first.pk)}).content.decode()
+    for start in ("²", "9" * 5000, str(2**63 - 1), str(2**63)):
+        assert admin_client.get(url, {"from": start}).status_code == 200, start

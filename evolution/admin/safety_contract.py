@@ -15,6 +15,7 @@ from django.utils.html import format_html, format_html_join
 
 from core.admin_base import ReadOnlyAdmin, staff_caller
 from core.errors import DomainError
+from core.validation import bigint_id
 from evolution.models import Agent, SafetyContract
 from evolution.selectors import safety_contract_current
 from evolution.services import safety_contract_update
@@ -141,10 +142,8 @@ class SafetyContractAdmin(ReadOnlyAdmin):
                     )
         else:
             start = None
-            start_id = request.GET.get("from", "")
-            # ASCII digits a bigint holds: str.isdigit() also takes "²", int() no 5,000 digits.
-            if start_id.isascii() and start_id.isdigit() and len(start_id) <= 18:
-                start = SafetyContract.objects.filter(pk=int(start_id)).first()
+            if (start_id := bigint_id(request.GET.get("from", ""))) is not None:
+                start = SafetyContract.objects.filter(pk=start_id).first()
             first_agent = Agent.objects.order_by("id").first()
             if start is None and first_agent is not None:
                 start = safety_contract_current(agent=first_agent)

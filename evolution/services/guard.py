@@ -21,6 +21,7 @@ from django.utils import timezone
 from core.access import Caller
 from core.errors import Invalid, Refused
 from core.risk import RiskLevel
+from core.validation import bigint_id
 from evolution.evaluation import (
     ANCHOR_MISSING,
     GUARD_ERROR_CODES,
@@ -56,13 +57,11 @@ def guard_scope_parsed(
 ) -> GuardScope:
     """The scope named by text (an HTTP header, an environment variable): an agent's id, or
     None for the default agent, and a session; Invalid naming the field at fault."""
-    # At most 19 digits before int(): Python refuses to read over 4,300 (and 2**63 has 19).
-    if agent is not None and not (
-        agent.isascii() and agent.isdigit() and len(agent) <= 19 and 0 < int(agent) < 2**63
-    ):
+    agent_id = None if agent is None else bigint_id(agent)
+    if agent is not None and agent_id is None:
         raise Invalid("An agent's id (GET /api/v1/agents/).", field=agent_field)
     return GuardScope(
-        agent_id=None if agent is None else int(agent),
+        agent_id=agent_id,
         session=guard_session_checked(session, field=session_field),
     )
 

@@ -194,8 +194,12 @@ class MemoryBatchApi(APIView):
 
 
 def path_params(request: Request, memory_id: str) -> dict[str, Any]:
-    """The query string's parameters and the memory the path names (the path wins)."""
-    return {**request.query_params.dict(), "memory_id": memory_id}
+    """The query string's parameters and the memory the path names: the path names it alone
+    (a `user_id` or `key` in the query string is no parameter of these routes: ignored, as
+    other unknown ones are)."""
+    query = request.query_params.dict()
+    named = {name: value for name, value in query.items() if name not in ("user_id", "key")}
+    return {**named, "memory_id": memory_id}
 
 
 def on_path_memory(

@@ -8,7 +8,6 @@ or something crashed, goes through
 """
 
 import logging
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +25,7 @@ from rest_framework.serializers import as_serializer_error
 from core.db.outages import database_unavailable
 from core.errors import Conflict, DomainError, Forbidden, Invalid, NotFound, Unavailable
 from core.logs import security_log
+from core.validation import LONE_SURROGATE
 
 log = logging.getLogger("neuromem.api")
 
@@ -114,9 +114,6 @@ STATUS_CODES: dict[int, str] = {
     429: "RATE_LIMITED",
     503: "UNAVAILABLE",
 }
-
-
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def printable(value: Any) -> Any:

@@ -28,16 +28,23 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+# Each JSON Schema type: whether a JSON value is of it, and the message for one that is not.
+JSON_VALUE_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "string": (lambda value: isinstance(value, str), "Must be a string."),
+    "boolean": (lambda value: isinstance(value, bool), "Must be true or false."),
+    "number": (is_number, "Must be a number."),
+    "integer": (lambda value: is_number(value) and isinstance(value, int), "Must be an integer."),
+    "array": (lambda value: isinstance(value, list), "Must be a list."),
+    "object": (lambda value: isinstance(value, dict), "Must be an object."),
+    "null": (lambda value: value is None, "Must be null."),
+}
 # The JSON type a body field must arrive as: DRF would turn 7 into "7", 0 into false and false
 # into 0.0, which a client generated from the schema never sends on purpose.
 JSON_TYPES: dict[type[serializers.Field], tuple[Callable[[Any], bool], str]] = {
-    serializers.CharField: (lambda value: isinstance(value, str), "Must be a string."),
-    serializers.BooleanField: (lambda value: isinstance(value, bool), "Must be true or false."),
-    serializers.FloatField: (is_number, "Must be a number."),
-    serializers.IntegerField: (
-        lambda value: is_number(value) and isinstance(value, int),
-        "Must be an integer.",
-    ),
+    serializers.CharField: JSON_VALUE_TYPES["string"],
+    serializers.BooleanField: JSON_VALUE_TYPES["boolean"],
+    serializers.FloatField: JSON_VALUE_TYPES["number"],
+    serializers.IntegerField: JSON_VALUE_TYPES["integer"],
 }
 
 

@@ -5,7 +5,8 @@
 failed the refresh for every user; one far ahead made it overflow.
 
 VIEW_SQL is the view's one definition from here on (reflection/services/maintenance.py creates
-it again after an embeddings rebuild). Backwards: 0007's view exactly.
+it again after an embeddings rebuild). Backwards: 0007's view exactly, which fails as it did on
+such a trait (it is made with its data): remove or correct the trait first.
 """
 
 import importlib

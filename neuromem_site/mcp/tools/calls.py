@@ -17,6 +17,7 @@ from rest_framework.renderers import JSONRenderer
 from core.access import Caller
 from evolution.services import GuardScope, guard_gate
 from neuromem_site.api.envelope import error_fields_renamed, exception_handler
+from neuromem_site.api.serializers import JSON_VALUE_TYPES
 from neuromem_site.mcp.schema import OUTPUT_FORMAT
 from neuromem_site.mcp.tools.base import McpTool
 
@@ -71,36 +72,17 @@ def tool_call(
         return ToolAnswer(ok=False, text=render(error_object(exc)))
 
 
-# Each JSON Schema type a tool's argument may declare, its check and the API's message for a
-# value of another type. A boolean is no number, as in a request body (StrictInputSerializer).
-JSON_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "string": (lambda value: isinstance(value, str), "Must be a string."),
-    "integer": (
-        lambda value: isinstance(value, int) and not isinstance(value, bool),
-        "Must be an integer.",
-    ),
-    "number": (
-        lambda value: isinstance(value, int | float) and not isinstance(value, bool),
-        "Must be a number.",
-    ),
-    "boolean": (lambda value: isinstance(value, bool), "Must be true or false."),
-    "array": (lambda value: isinstance(value, list), "Must be a list."),
-    "object": (lambda value: isinstance(value, dict), "Must be an object."),
-    "null": (lambda value: value is None, "Must be null."),
-}
-
-
 def arguments_typed_check(arguments: Mapping[str, Any], properties: Mapping[str, Any]) -> None:
-    """Each argument of the JSON type its schema declares: the tools that share a route's
-    query-string serializer would otherwise read the number 123 as the text "123", where the
-    route only ever receives text."""
+    """Each argument of the JSON type its schema declares, as a request body's field must be
+    (JSON_TYPES): the tools that share a route's query-string serializer would otherwise read
+    the number 123 as the text "123", where the route only ever receives text."""
     for name, value in arguments.items():
         declared = properties[name].get("type")
         if declared is None:
             continue
         types = [declared] if isinstance(declared, str) else declared
-        if not any(JSON_TYPES[kind][0](value) for kind in types):
-            raise serializers.ValidationError({name: [JSON_TYPES[types[0]][1]]})
+        if not any(JSON_VALUE_TYPES[kind][0](value) for kind in types):
+            raise serializers.ValidationError({name: [JSON_VALUE_TYPES[types[0]][1]]})
 
 
 def scope_defaults(arguments: Mapping[str, Any], tool: McpTool, scope: GuardScope) -> dict:
