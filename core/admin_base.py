@@ -19,6 +19,7 @@ one confirmation page (templates/admin/action_confirmation.html) that asks for t
 """
 
 import json
+import logging
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, NamedTuple
@@ -42,6 +43,8 @@ from django.utils.functional import cached_property
 from core.access import Caller
 from core.errors import DomainError
 from core.validation import text_problem
+
+log = logging.getLogger("neuromem.admin")
 
 
 def staff_caller(request: HttpRequest) -> Caller:
@@ -239,6 +242,8 @@ class CheckedParameters:
                 changelist.result_list = list(changelist.result_list)
                 return changelist
         except (DataError, ProgrammingError, OverflowError) as error:
+            # Logged: a fault of the admin's own SQL would otherwise pass for the visitor's.
+            log.warning("admin list %s refused its parameters: %s", request.path, error)
             raise IncorrectLookupParameters(error) from error
 
     def response_action(self, request: HttpRequest, queryset: QuerySet):

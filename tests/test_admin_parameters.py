@@ -29,10 +29,14 @@ pytestmark = pytest.mark.django_db
     ],
     ids=["nul", "bad-regex", "year-overflow", "past-real", "nul-in-a-filter", "api", "beat"],
 )
-def test_a_lookup_postgresql_refuses_is_a_wrong_parameter(admin_client, url, query):
+def test_a_lookup_postgresql_refuses_is_a_wrong_parameter(admin_client, caplog, url, query):
     response = admin_client.get(url, query)
     assert response.status_code == 302, response.status_code
     assert response["Location"].endswith("?e=1")
+    refused = [r for r in caplog.records if r.name == "neuromem.admin"]
+    assert [r.getMessage().split(":")[0] for r in refused] == [
+        f"admin list {url} refused its parameters"
+    ]
 
 
 @pytest.mark.parametrize(
