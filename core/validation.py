@@ -123,7 +123,11 @@ def json_problem(value: Any) -> str | None:
 def float4(value: float) -> float:
     """`value` for a PostgreSQL `real` column: one so small that it rounds to zero there is 0
     (PostgreSQL would refuse it as an underflow). ValueError when not finite or too big."""
-    if not math.isfinite(value):
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer too large for any float
+        raise ValueError("is out of range") from None
+    if not finite:
         raise ValueError("must be a finite number")
     with np.errstate(over="ignore", under="ignore"):
         rounded = np.float32(value)
