@@ -24,10 +24,9 @@ import hashlib
 import logging
 import re
 import uuid
-from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
-from functools import cache, partial
+from functools import partial
 
 import numpy as np
 import psycopg
@@ -294,10 +293,8 @@ def recall_plan(*, request: RecallQuery) -> str:
     return VECTOR_LITERAL.sub("'[…]'::halfvec", plan)  # 1,024 numbers say nothing here
 
 
-@cache
-def memory_loader() -> Callable[[Sequence], Memory]:
-    """Builds a Memory from values of RECALLED_FIELDS' columns, converted as the ORM would."""
-    return row_loader(Memory, RECALLED_FIELDS)
+# Builds a Memory from values of RECALLED_FIELDS' columns, converted as the ORM would.
+load_memory = row_loader(Memory, RECALLED_FIELDS)
 
 
 def memories_recall(*, caller: Caller, request: RecallQuery) -> list[RecallHit]:
@@ -309,13 +306,12 @@ def memories_recall(*, caller: Caller, request: RecallQuery) -> list[RecallHit]:
 
 
 def _recalled(request: RecallQuery) -> list[RecallHit]:
-    load = memory_loader()
     # The rules may set hits aside: recall looks further than the limit for them.
     fetched = replace(request, limit=request.limit * 2 + 10) if request.answer_rules else request
     history = _asks_what_held_before(request)  # searched and ruled alike
     hits = [
         RecallHit(
-            memory=load(memory),
+            memory=load_memory(memory),
             score=score,
             rrf_score=rrf_score,
             vector_rank=vector_rank,

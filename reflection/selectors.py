@@ -18,7 +18,7 @@ from core.tokens import HAN, estimated_tokens
 from memories.graph.selectors import Attribute, current_attributes
 from memories.models import Memory, MemoryType, TraitStage, TraitSubtype
 from memories.predicates import current_sql
-from memories.recall import memory_loader
+from memories.recall import load_memory
 from memories.recall_statement import RECALLED_FIELDS
 from memories.selectors import memories_visible_to, trait_field
 from memories.vectors import vector_cursor
@@ -109,10 +109,9 @@ def traits_believed_memories(*, caller: Caller, user_id: str) -> list[Memory]:
             prepare=settings.DATABASE_PREPARED_STATEMENTS,
         )
         rows = cursor.fetchall()
-    load = memory_loader()
     believed = []
     for *values, decayed_confidence in rows:
-        memory = load(values)
+        memory = load_memory(values)
         memory.decayed_confidence = decayed_confidence
         believed.append(memory)
     return believed

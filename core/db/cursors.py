@@ -4,12 +4,14 @@ nor send a vector in binary."""
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from typing import TypeVar
 
 import psycopg
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field, Model
+from django.db.models.expressions import Col
 
 M = TypeVar("M", bound=Model)
 
@@ -44,18 +46,25 @@ def psycopg_cursor(
 
 def row_loader(model: type[M], fields: Sequence[Field]) -> Callable[[Sequence], M]:
     """Builds a `model` instance from a row of `fields`' columns, their values converted as the
-    ORM converts them (the converters looked up once, not per row)."""
-    conversions = []
-    for n, field in enumerate(fields):
-        column = field.get_col(model._meta.db_table)
-        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
-        if converters:
-            conversions.append((n, column, converters))
+    ORM converts them. The converters are looked up once, at the first row: made at import, a
+    loader needs no database setting yet."""
     names = [field.attname for field in fields]
+
+    @cache
+    def conversions() -> list[tuple[int, Col, list]]:
+        found = []
+        for n, field in enumerate(fields):
+            column = field.get_col(model._meta.db_table)
+            converters = connection.ops.get_db_converters(column) + column.get_db_converters(
+                connection
+            )
+            if converters:
+                found.append((n, column, converters))
+        return found
 
     def load(row: Sequence) -> M:
         values = list(row)
-        for n, column, converters in conversions:
+        for n, column, converters in conversions():
             for convert in converters:
                 values[n] = convert(values[n], column, connection)
         return model.from_db(connection.alias, names, values)

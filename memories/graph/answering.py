@@ -24,10 +24,9 @@ is the asked subject's current value, or nothing when nothing is known (docs/gra
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cache
 
 from django.conf import settings
 from django.db.models import Q
@@ -129,11 +128,7 @@ _USER_NODES_SQL = f"""
     SELECT {", ".join(f'"{field.column}"' for field in _NODE_FIELDS)} FROM graph_nodes
     WHERE user_id = %s ORDER BY kind, name
 """
-
-
-@cache
-def _node_loader() -> Callable[[Sequence], GraphNode]:
-    return row_loader(GraphNode, _NODE_FIELDS)
+_load_node = row_loader(GraphNode, _NODE_FIELDS)
 
 
 def _user_nodes(user_id: str) -> list[GraphNode]:
@@ -143,8 +138,7 @@ def _user_nodes(user_id: str) -> list[GraphNode]:
     with psycopg_cursor(read_connection()) as cursor:
         cursor.execute(_USER_NODES_SQL, [user_id], prepare=settings.DATABASE_PREPARED_STATEMENTS)
         rows = cursor.fetchall()
-    load = _node_loader()
-    return [load(row) for row in rows]
+    return [_load_node(row) for row in rows]
 
 
 def _by_surname(nodes: list[GraphNode], name: str) -> GraphNode | None:

@@ -1,6 +1,3 @@
-from collections.abc import Callable, Sequence
-from functools import cache
-
 from django.conf import settings
 from django.db import connection
 
@@ -14,11 +11,7 @@ _BY_TOKEN_SQL = f"""
            EXISTS (SELECT 1 FROM agents a WHERE a.client_id = c.id AND a.guard_enabled)
     FROM api_clients c WHERE c.token_hash = %s AND c.is_active
 """
-
-
-@cache
-def _client_loader() -> Callable[[Sequence], ApiClient]:
-    return row_loader(ApiClient, _FIELDS)
+_load_client = row_loader(ApiClient, _FIELDS)
 
 
 def api_client_by_token(*, token: str) -> ApiClient | None:
@@ -34,6 +27,6 @@ def api_client_by_token(*, token: str) -> ApiClient | None:
     if row is None:
         return None
     *values, guards_on = row
-    client = _client_loader()(values)
+    client = _load_client(values)
     client.guards_on = guards_on
     return client
