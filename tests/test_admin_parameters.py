@@ -4,8 +4,12 @@ Django lets a list filter by any lookup on the model's own fields and posts any 
 action."""
 
 import pytest
+from django.contrib.admin import site
+from django.contrib.admin.models import LogEntry
 from django.contrib.messages import get_messages
+from django_celery_beat.models import IntervalSchedule, PeriodicTask, PeriodicTasks
 
+from core.admin_base import CheckedParameters
 from evolution.models import Agent
 from evolution.services import agent_create, agent_default, safety_contract_update
 from memories.models import Memory
@@ -26,8 +30,24 @@ pytestmark = pytest.mark.django_db
         ("/admin/core/jobrun/", {"status__exact": "\x00"}),
         ("/admin/api/apiclient/", {"name__regex": "("}),
         ("/admin/django_celery_beat/periodictask/", {"task": "\x00"}),
+        ("/admin/django_celery_beat/intervalschedule/", {"period__regex": "("}),
+        ("/admin/django_celery_beat/crontabschedule/", {"minute__regex": "("}),
+        ("/admin/auth/user/", {"username__regex": "("}),
+        ("/admin/auth/group/", {"name": "\x00"}),
     ],
-    ids=["nul", "bad-regex", "year-overflow", "past-real", "nul-in-a-filter", "api", "beat"],
+    ids=[
+        "nul",
+        "bad-regex",
+        "year-overflow",
+        "past-real",
+        "nul-in-a-filter",
+        "api",
+        "beat",
+        "beat-interval",
+        "beat-crontab",
+        "auth-user",
+        "auth-group",
+    ],
 )
 def test_a_lookup_postgresql_refuses_is_a_wrong_parameter(admin_client, caplog, url, query):
     response = admin_client.get(url, query)
@@ -80,3 +100,70 @@ def test_the_contract_page_starts_from_the_contract_named_by_an_id_a_bigint_hold
     assert "Stay kind" in admin_client.get(url, {"from": str(first.pk)}).content.decode()
     for start in ("²", "9" * 5000, str(2**63 - 1), str(2**63)):
         assert admin_client.get(url, {"from": start}).status_code == 200, start
+
+
+def test_every_admin_list_holds_its_lookups_to_the_check():
+    registered = {model._meta.label: admin for model, admin in site._registry.items()}
+    unchecked = [
+        label for label, admin in registered.items() if not isinstance(admin, CheckedParameters)
+    ]
+    assert "auth.User" in registered and unchecked == []
+
+
+@pytest.mark.parametrize("action", ["enable_tasks", "disable_tasks", "toggle_tasks", "run_tasks"])
+def test_a_beat_action_on_tasks_that_do_not_exist_leaves_the_schedule_unchanged(
+    admin_client, action
+):
+    changed = PeriodicTasks.last_change()
+    response = admin_client.post(
+        "/admin/django_celery_beat/periodictask/",
+        {"action": action, "_selected_action": [str(2**62)]},
+    )
+    assert response.status_code == 302
+    assert [str(m) for m in get_messages(response.wsgi_request)] == [
+        "The selection names no such objects."
+    ]
+    assert PeriodicTasks.last_change() == changed
+    assert not LogEntry.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("args", "[NaN]", "[0]: Numbers must be finite."),
+        ("args", "[1e400]", "[0]: Numbers must be finite."),
+        ("args", "[" * 5000 + "]" * 5000, "Nested deeper than 32 levels."),
+        ("args", "[" * 33 + "1" + "]" * 33, "Nested deeper than 32 levels."),
+        ("args", '{"a": 1}', "Must be a JSON array."),
+        ("kwargs", "[1]", "Must be a JSON object."),
+        ("kwargs", '{"a": "\\u0000"}', "a: NUL characters (\\u0000) are not allowed."),
+        ("args", '[1, "x", {"deep": [2]}]', None),
+    ],
+)
+def test_a_beat_task_saves_only_arguments_celery_can_send(admin_client, field, value, error):
+    every = IntervalSchedule.objects.create(every=60, period="seconds")
+    form = {
+        "name": "probe",
+        "regtask": "",
+        "task": "tests.probe",
+        "interval": every.pk,
+        "enabled": "on",
+        "args": "[]",
+        "kwargs": "{}",
+        "priority": "",
+        "expire_seconds": "",
+        "queue": "",
+        "exchange": "",
+        "routing_key": "",
+        "headers": "{}",
+        "description": "",
+        field: value,
+    }
+    response = admin_client.post("/admin/django_celery_beat/periodictask/add/", form)
+    if error is None:
+        assert response.status_code == 302
+        assert PeriodicTask.objects.get(name="probe").args == value
+        return
+    assert response.status_code == 200  # the form again, with the field's error
+    assert response.context["adminform"].form.errors[field] == [error]
+    assert not PeriodicTask.objects.filter(name="probe").exists()
