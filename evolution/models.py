@@ -65,7 +65,7 @@ def numbered_per_agent(
 
 class Agent(models.Model):
     """An agent with its own SOUL, named after the API client that owns it (a client may own
-    several; its default one is made on first use). An agent without a client is the
+    several; its default one is made with the client). An agent without a client is the
     deployment's own, reached by staff only."""
 
     client = models.ForeignKey(

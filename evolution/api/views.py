@@ -69,7 +69,6 @@ class AgentListApi(APIView):
 
     @extend_schema(responses=AgentOutput(many=True))
     def get(self, request: Request) -> Response:
-        route_agent(request, None)  # the default agent exists from first use on
         return page_response(
             request,
             self,

@@ -43,19 +43,27 @@ ApiClient = Agent._meta.get_field("client").related_model
 
 
 def agent_default(*, caller: Caller) -> Agent:
-    """The API client's default agent, named after it and made on first use. A staff caller
-    that is no API client (NeuroMem itself, a staff member in the admin) gets the first agent,
-    made as the deployment's own when there is none."""
+    """The API client's default agent (made with the client, `agent_default_create`). A staff
+    caller that is no API client (NeuroMem itself, a staff member in the admin) gets the first
+    agent, made as the deployment's own when there is none."""
     client = ApiClient.objects.filter(name=caller.name).first()
-    if client is None and not caller.is_staff:
+    if client is not None:
+        found = Agent.objects.filter(client=client, is_default=True).first()
+        if found is None:
+            raise NotFound("Agent not found.")
+        return found
+    if not caller.is_staff:
         raise NotFound("Agent not found.")  # no client, no agent of its own
     with transaction.atomic():
-        xact_lock(LockNamespace.SOUL, [f"agents:{client.pk if client else ''}"])
-        if client is None:
-            found = Agent.objects.order_by("id").first()
-            return found or Agent.objects.create(client=None, name="default", is_default=True)
-        found = Agent.objects.filter(client=client, is_default=True).first()
-        return found or Agent.objects.create(client=client, name=client.name, is_default=True)
+        xact_lock(LockNamespace.SOUL, ["agents:"])
+        found = Agent.objects.order_by("id").first()
+        return found or Agent.objects.create(client=None, name="default", is_default=True)
+
+
+def agent_default_create(*, client: ApiClient) -> Agent:
+    """A new API client's default agent, named after it. Made in the client's own transaction,
+    so that no later call, refused or not, has to make it."""
+    return Agent.objects.create(client=client, name=client.name, is_default=True)
 
 
 def agent_for(*, caller: Caller, agent_id: int | None) -> Agent:
@@ -74,7 +82,6 @@ def agent_create(*, caller: Caller, name: str) -> Agent:
     client = ApiClient.objects.filter(name=caller.name).first()
     if client is None:
         raise Forbidden("Only an API client owns agents.")
-    agent_default(caller=caller)  # its first agent is its default one
     with transaction.atomic():
         xact_lock(LockNamespace.SOUL, [f"agents:{client.pk}"])
         if Agent.objects.filter(client=client, name=name).exists():

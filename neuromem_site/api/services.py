@@ -5,6 +5,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from evolution.services import agent_default_create
 from neuromem_site.api.models import ApiClient
 
 TOKEN_PREFIX = "nm_"
@@ -20,7 +21,8 @@ def token_hash(token: str) -> str:
 def api_client_create(
     *, name: str, user_prefixes: list[str], is_staff: bool = False
 ) -> tuple[ApiClient, str]:
-    """Create a client and return it with its token; the token is not stored and not shown again."""
+    """Create a client, with its default agent, and return it with its token; the token is not
+    stored and not shown again."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     client = ApiClient(
         name=name,
@@ -31,6 +33,7 @@ def api_client_create(
     )
     client.full_clean()
     client.save()
+    agent_default_create(client=client)
     return client, token
 
 

@@ -1,6 +1,7 @@
-"""The agents' migrations (evolution 0003, 0004, 0005) forward on a database holding SOUL
+"""The agents' migrations (evolution 0003 to 0006) forward on a database holding SOUL
 versions, their events and a contract: all move to the first agent (the oldest API client's
-default one), the per-agent rules hold after it, and every agent's guardrail starts off."""
+default one), the per-agent rules hold after it, every agent's guardrail starts off, and every
+client has its default agent."""
 
 import psycopg
 import pytest
@@ -44,7 +45,11 @@ def test_today_s_lineage_moves_to_the_first_agent():
                 "SELECT a.id, a.name, c.name, a.is_default FROM agents a"
                 " LEFT JOIN api_clients c ON c.id = a.client_id"
             ).fetchall()
-            assert [row[1:] for row in agents] == [("first", "first", True)]
+            # 0006: the later client, which never had an agent, has its default one now.
+            assert [row[1:] for row in agents] == [
+                ("first", "first", True),
+                ("later", "later", True),
+            ]
             agent_id = agents[0][0]
             versions = "SELECT agent_id, version, status FROM soul_versions ORDER BY version"
             assert conn.execute(versions).fetchall() == [
@@ -88,3 +93,30 @@ def test_today_s_lineage_moves_to_the_first_agent():
             )
             with pytest.raises(psycopg.errors.RaiseException):
                 conn.execute("UPDATE guard_events SET kind = 'guardrail_blocked'")
+
+
+def test_every_client_gets_its_default_agent_once():
+    with scratch_database() as url:
+        migrated(url, "evolution", "0005")
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(CLIENT_SQL, ["none", "none", "2026-01-01"])
+            conn.execute(CLIENT_SQL, ["some", "some", "2026-01-02"])
+            (some,) = conn.execute("SELECT id FROM api_clients WHERE name = 'some'").fetchone()
+            conn.execute(
+                "INSERT INTO agents (client_id, name, is_default) VALUES"
+                " (%s, 'some', true), (%s, 'helper', false)",
+                [some, some],
+            )
+        migrated(url, "evolution", "0006")
+        migrated(url, "evolution", "0005")  # the reverse keeps the agents
+        migrated(url, "evolution", "0006")  # and again: nothing doubled
+        with psycopg.connect(url, autocommit=True) as conn:
+            agents = conn.execute(
+                "SELECT c.name, a.name, a.is_default FROM agents a"
+                " JOIN api_clients c ON c.id = a.client_id ORDER BY c.name, a.id"
+            ).fetchall()
+    assert agents == [
+        ("none", "none", True),
+        ("some", "some", True),
+        ("some", "helper", False),
+    ]

@@ -48,7 +48,15 @@ def test_every_client_has_a_default_agent_named_after_it(a):
     (default,) = ok(a.get("/api/v1/agents/"))
     assert (default["name"], default["client"], default["is_default"]) == ("a", "a", True)
     again = ok(a.get("/api/v1/agents/"))
-    assert again == [default]  # made once, on first use
+    assert again == [default]
+
+
+def test_a_client_s_default_agent_is_made_with_it_so_a_refused_call_makes_nothing(make_client):
+    fresh, _ = make_client("fresh", ["f:"])
+    made = list(Agent.objects.values_list("client__name", "name", "is_default"))
+    assert made == [("fresh", "fresh", True)]
+    error(fresh.post("/api/v1/soul/proposals/", {"content": ""}, "json"), 400, "VALIDATION_ERROR")
+    assert list(Agent.objects.values_list("client__name", "name", "is_default")) == made
 
 
 def test_a_client_creates_more_agents_and_lists_only_its_own(a, b, staff):
