@@ -36,17 +36,25 @@ def _choice(choices: type) -> Any:
     return parse
 
 
-def _number(kind: type) -> Any:
-    def parse(value: Any) -> int | float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError("must be a number")
-        if kind is int:
-            if not -(2**31) <= value < 2**31:
-                raise ValueError("is out of range")
-            return int(value)
-        return float4(value)  # a `real` column
+def _number(value: Any) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a number")
+    return value
 
-    return parse
+
+def _count(value: Any) -> int:
+    """A counter (an `integer` column): the decay divides by 1 + its multiple, and a negative
+    one made every read of the trait and the refresh of the believed traits fail."""
+    if not isinstance(_number(value), int) or not 0 <= value < 2**31:
+        raise ValueError(f"must be a whole number from 0 to {2**31 - 1}")
+    return value
+
+
+def _share(value: Any) -> float:
+    """A confidence (a `real` column), from 0 to 1."""
+    if not 0 <= _number(value) <= 1:
+        raise ValueError("must be a number from 0 to 1")
+    return float4(value)
 
 
 def _timestamp(value: Any) -> datetime:
@@ -66,11 +74,11 @@ def _timestamp(value: Any) -> datetime:
 TRAIT_METADATA = {
     "trait_subtype": ("trait_subtype", _choice(TraitSubtype)),
     "trait_stage": ("trait_stage", _choice(TraitStage)),
-    "confidence": ("trait_confidence", _number(float)),
+    "confidence": ("trait_confidence", _share),
     "context": ("trait_context", _choice(TraitContext)),
     "parent_id": ("trait_parent_id", lambda value: uuid.UUID(str(value))),
-    "reinforcement_count": ("trait_reinforcement_count", _number(int)),
-    "contradiction_count": ("trait_contradiction_count", _number(int)),
+    "reinforcement_count": ("trait_reinforcement_count", _count),
+    "contradiction_count": ("trait_contradiction_count", _count),
     "last_reinforced": ("trait_last_reinforced", _timestamp),
     "first_observed": ("trait_first_observed", _timestamp),
     "window_start": ("trait_window_start", _timestamp),

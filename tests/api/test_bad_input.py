@@ -357,13 +357,28 @@ TRAIT = {"trait_stage": "established", "trait_subtype": "behavior", "confidence"
         ('{"first_observed": "0001-01-01T00:00:00+14:00"}', "metadata.first_observed"),
         ('{"last_reinforced": "9999-12-31T23:59:59-23:59"}', "metadata.last_reinforced"),
         ('{"confidence": 1%s}' % ("0" * 400), "metadata.confidence"),
+        ('{"confidence": 7}', "metadata.confidence"),
+        ('{"confidence": -0.5}', "metadata.confidence"),
+        ('{"reinforcement_count": -10}', "metadata.reinforcement_count"),
+        ('{"contradiction_count": -1}', "metadata.contradiction_count"),
+        ('{"reinforcement_count": 2.5}', "metadata.reinforcement_count"),
     ],
-    ids=["before-year-1-in-utc", "after-year-9999-in-utc", "integer-beyond-float"],
+    ids=[
+        "before-year-1-in-utc",
+        "after-year-9999-in-utc",
+        "integer-beyond-float",
+        "confidence-above-1",
+        "confidence-below-0",
+        "negative-reinforcements",
+        "negative-contradictions",
+        "count-not-whole",
+    ],
 )
 def test_a_trait_s_metadata_out_of_range_is_refused(http, metadata, field):
-    """A trait's time stored in UTC must be one a read can turn back into a datetime, and its
-    confidence a number a float holds: else the row would be written and every read of it
-    fail."""
+    """A trait's time stored in UTC must be one a read can turn back into a datetime, its
+    confidence a share, its counts never negative (the decay divides by 1 + a multiple of the
+    reinforcements): else the row would be written and every read of it fail, and the refresh
+    of every user's believed traits with it."""
     body = '{"user_id": "t:u", "content": "Tom runs", "memory_type": "trait", "metadata": %s}'
     response = raw_post(http, "/api/v1/memories/", body % metadata)
     assert response.status_code == 400, response.content
