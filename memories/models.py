@@ -217,7 +217,8 @@ class Memory(models.Model):
         max_length=20, null=True, blank=True, choices=TraitDerivedFrom
     )
 
-    # The seed's entity references: NULL until the (planned) entity graph fills them.
+    # Entities of the memory graph (graph_nodes): the subject of a fact written from a
+    # conversation (memories/ingest.py), NULL otherwise; nothing sets the object yet.
     subject_entity_id = models.UUIDField(null=True, blank=True)
     object_entity_id = models.UUIDField(null=True, blank=True)
     source_episode_ids = ArrayField(models.UUIDField(), null=True, blank=True)

@@ -40,9 +40,9 @@ from memories.predicates import latest_sql
 log = logging.getLogger(__name__)
 
 NAME_PATTERN = r"^idx_[a-z]+_(embedding|search)_u_[0-9a-f]{16}$"
-# A denser build than the shared graphs' (ef_construction 64): built off the request path, and
-# measured on the benchmark's heavy user (10,000 facts, 200 queries, ef_search 100): recall@10
-# 0.949–0.966 over three builds with 64, 0.987–0.988 over two with 200, for ~2x build time.
+# A denser build than the shared graphs' (ef_construction 64): beat builds it off the request
+# path, so the longer build costs no request, and it finds more of a heavy user's nearest
+# memories (docs/benchmarks.md, "Numbers behind the design notes").
 GRAPH_OPTIONS = "m = 16, ef_construction = 200"
 
 

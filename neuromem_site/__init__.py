@@ -1,8 +1,9 @@
 import os
 
 # One BLAS thread per process, set before NumPy loads: the web and worker processes already run
-# one per core, and OpenBLAS's own threads beside them tripled recall's p95 when the query is
-# embedded in the request (docs/benchmarks.md, "Recall"). A deployment may still set its own.
+# one per core, and OpenBLAS's own threads beside them slowed recall when the query is embedded
+# in the request (docs/benchmarks.md, "Recall", "With the semantic default"). A deployment may
+# still set its own.
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 

@@ -151,7 +151,8 @@ def near_duplicates_by_meaning(memory_ids: list[uuid.UUID]) -> list[tuple[uuid.U
 
     One query: each (user, type) window is read once for all the batch's memories in it, and
     each vector in it taken out of TOAST once (`l2_normalize`, which leaves the cosine as it
-    is), not once per comparison: ~20 ms for 100 memories of one user against 500."""
+    is), not once per comparison (timing: docs/benchmarks.md, "Numbers behind the design
+    notes")."""
     if not memory_ids:
         return []
     with vector_cursor() as cursor:
