@@ -250,7 +250,11 @@ def concepts_named(text: str) -> tuple[Concept, ...]:
 
 
 def _head(
-    text: str, owned: bool, demonstrative: re.Pattern[str] | None, possessed: re.Pattern[str]
+    text: str,
+    owned: bool,
+    demonstrative: re.Pattern[str] | None,
+    possessed: re.Pattern[str],
+    third_person: re.Pattern[str],
 ) -> tuple[str, bool, bool, str]:
     """The topic's head once a pointer back ("that relationship") and another owner ("my
     friend's address") are read off it: (head, anaphoric, owned, owner)."""
@@ -258,8 +262,13 @@ def _head(
     if demonstrative is not None and (pointed := demonstrative.match(text)) is not None:
         anaphoric, text = True, pointed["head"]
     owner = ""
+    people = list(third_person.finditer(text))
     if (possessed_by := possessed.match(text)) is not None:
         owner, owned, text = possessed_by["owner"], False, possessed_by["head"]
+    elif len({person["noun"].lower() for person in people}) == 1:
+        # One person named as the user's ("where my brother lives", "my brother Mark"): the
+        # topic is theirs, as "my brother's …" is; the user's own sentences are not about it.
+        owner, owned = people[0].groupdict().get("name") or people[0]["noun"], False
     return text, anaphoric, owned, owner
 
 
@@ -273,7 +282,7 @@ def topic_read(said: str) -> Topic:
         text = text[lead.end() :]
     if ANAPHOR.match(text):
         return Topic(said, anaphoric=True, owned=owned)
-    text, anaphoric, owned, owner = _head(text, owned, DEMONSTRATIVE, POSSESSED)
+    text, anaphoric, owned, owner = _head(text, owned, DEMONSTRATIVE, POSSESSED, THIRD_PERSON)
     concepts = concepts_named(text)
     named = [m.span() for c in concepts for m in c.names.finditer(text)]
     words = tuple(
@@ -297,7 +306,7 @@ def _chinese_topic(text: str) -> Topic:
     if ZH_ANAPHOR.match(text) or re.match(r"^(?:刚才|刚刚|我刚才|我刚)", text):
         return Topic(text, anaphoric=True, owned=owned, chinese=True)
     demonstrative = ZH_DEMONSTRATIVE if "我" not in text else None
-    text, anaphoric, owned, owner = _head(text, owned, demonstrative, ZH_POSSESSED)
+    text, anaphoric, owned, owner = _head(text, owned, demonstrative, ZH_POSSESSED, ZH_THIRD_PERSON)
     concepts = concepts_named(text)
     named = [m.span() for c in concepts for m in c.names.finditer(text)]
     segments, start = [], 0
@@ -332,6 +341,12 @@ ZH_PERSON_NOUNS = (
     r"|妈|爸|哥|姐|弟|妹"
 )
 ZH_POSSESSED = re.compile(rf"^(?:我的?)?(?P<owner>{ZH_PERSON_NOUNS})的(?P<head>.+)$")
+# A person the user names as theirs anywhere in a topic: "where my brother lives", "my brother
+# Mark", "我哥哥住在哪".
+THIRD_PERSON = re.compile(
+    rf"\bmy\s+(?P<noun>{PERSON_NOUNS})\b(?!')(?:\s+(?-i:(?P<name>[A-Z][a-z]+)))?", re.I
+)
+ZH_THIRD_PERSON = re.compile(rf"我的?(?P<noun>{ZH_PERSON_NOUNS})")
 # A third person owning what follows: "Tom's", "my friend's", "his", "her", "my brother Mike".
 # Places that own what follows as a person would: "my office in Pioneer Square" is not where
 # the user lives.

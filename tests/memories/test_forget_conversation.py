@@ -95,6 +95,24 @@ def test_a_turn_that_said_two_things_keeps_the_other(agent, session):
     assert messages()[0] == "[forgotten] I also play chess."
 
 
+@pytest.mark.parametrize(
+    ("topic", "forgotten"),
+    [
+        ("where my brother lives", []),  # nothing says where he lives; not the user's city
+        ("my brother Mark", ["My brother Mark is a lawyer in Boston."]),
+        ("my brother", ["My brother Mark is a lawyer in Boston."]),
+    ],
+)
+def test_a_topic_naming_someone_of_the_user_s_is_theirs(agent, session, topic, forgotten):
+    say(agent, session, "I live in Denver.")
+    say(agent, session, "My brother Mark is a lawyer in Boston.")
+    said = messages()
+    response = agent.post(f"/api/v1/users/{USER}/forget/", {"topic": topic}, format="json")
+    assert response.status_code == 200, response.json()
+    assert messages() == ["[forgotten]" if message in forgotten else message for message in said]
+    assert "User: I live in Denver." in held("episodic")
+
+
 def test_a_vague_request_forgets_nothing_and_says_so(agent, session):
     say(agent, session, "I grow tomatoes on my balcony.")
     answer = say(agent, session, "Just forget everything.")

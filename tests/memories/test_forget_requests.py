@@ -111,6 +111,20 @@ def test_a_topic_is_its_concepts_and_what_makes_it_specific():
     assert (brother.owner, brother.owned) == ("brother", False)
     assert brother.about("My brother had knee surgery.")
     assert not brother.about("I had knee surgery.")
+    # Named as the user's anywhere in the topic, a person owns it as "my brother's" does.
+    for said, owner in (
+        ("where my brother lives", "brother"),
+        ("my brother Mark", "Mark"),
+        ("everything about my ex", "ex"),
+        ("我哥哥住在哪", "哥哥"),
+    ):
+        topic = topic_read(said)
+        assert (topic.owner, topic.owned) == (owner, False), said
+    for sentence in ("I live in Denver.", "My kids are 5 and 7.", "我住在上海。"):
+        assert not topic_read("my brother").about(sentence), sentence
+        assert not topic_read("我哥哥住在哪").about(sentence), sentence
+    assert topic_read("my brother").about("My brother Mark is a lawyer in Boston.")
+    assert topic_read("my wife and my kids").owned  # two people: the family's, the user's
 
 
 def test_whose_it_is():
