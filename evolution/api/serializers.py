@@ -340,7 +340,8 @@ class AgentOutput(OutputModelSerializer):
 
 
 class GuardCheckOutput(serializers.Serializer):
-    """Seed 003's GuardCheckResult."""
+    """A guard check's result (`GuardCheckResult`): whether the agent's Core Safety Contract is
+    visible in the context, what is missing or violated, and the session it speaks for."""
 
     passed = serializers.BooleanField()
     missing_anchors = serializers.ListField(

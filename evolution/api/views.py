@@ -112,9 +112,9 @@ class AgentDetailApi(APIView):
 
 
 class GuardCheckApi(APIView):
-    """The runtime guardrail's check (seed 003 §4.0.10): is the agent's Core Safety Contract
-    visible in the context it is about to send its model? Run it before each model call; the
-    result is the session's guard state for that round."""
+    """The runtime guardrail's check: is the agent's Core Safety Contract visible in the context
+    it is about to send its model? Run it before each model call; the result is the session's
+    guard state for that round."""
 
     guard_exempt = True  # the guard itself: always reachable, or a failed check could not be redone
     max_body_bytes = 4 * settings.GUARD_CONTEXT_MAX_CHARS + 4096  # see ApiErrorEnvelopeMiddleware

@@ -1,8 +1,9 @@
-"""Seed 004's routes: `/add_memory`, `/get_memory`, `/update_memory`, `/update_memory_key`,
-`/search`, `/fulltext` and `/api/memories/{key}/bulk`, for clients written against that API.
+"""The key-addressed routes: `/add_memory`, `/get_memory`, `/update_memory`,
+`/update_memory_key`, `/search`, `/fulltext` and `/api/memories/{key}/bulk`, at the site root,
+for clients written against an older memory API.
 
 Served by the same operations, selectors and services as /api/v1/ (memories/api/operations.py),
-in the seed's shapes: memories are addressed by `key` (unique among a user's current
+in that API's shapes: memories are addressed by `key` (unique among a user's current
 memories), parameters are camelCase (`scoreMin`, `sortLinks`, ...), and a memory reads
 `{key, value: {text, summary, links}, meta: {...}}`. Errors name the camelCase field. Like
 every route they take a `user_id` and the caller's token, and the removed fields `domain` and
@@ -89,12 +90,12 @@ REMOVED_FIELDS = ("domain", "type")
 
 
 def seed_field_names() -> AbstractContextManager[None]:
-    """Errors raised inside name the field as the seed's routes call it."""
+    """Errors raised inside name the field as these routes call it (camelCase)."""
     return error_fields_renamed(SEED_NAMES)
 
 
 def v1_params(request: Request) -> dict[str, Any]:
-    """The query string's seed parameters under their /api/v1/ names (others ignored)."""
+    """The query string's camelCase parameters under their /api/v1/ names (others ignored)."""
     present = [name for name in REMOVED_FIELDS if name in request.query_params]
     if present:
         raise removed_field(present[0])
@@ -106,7 +107,7 @@ def v1_params(request: Request) -> dict[str, Any]:
 
 
 def removed_field(name: str) -> ApiError:
-    return ApiError(f"'{name}' was removed from the memory API (seed 004).", field=name)
+    return ApiError(f"'{name}' was removed from the memory API.", field=name)
 
 
 def sort_links_param(value: Any) -> bool:
@@ -127,7 +128,7 @@ def seed_link(link: Link) -> dict[str, Any]:
 
 
 def seed_memory(memory: Memory, *, links: list[Link] | None = None) -> dict[str, Any]:
-    """A memory in seed 004's shape."""
+    """A memory in the key-addressed routes' shape."""
     value: dict[str, Any] = {"text": memory.content}
     summary = (memory.metadata or {}).get("summary")
     if summary is not None:
@@ -158,7 +159,7 @@ def seed_memory(memory: Memory, *, links: list[Link] | None = None) -> dict[str,
 
 
 class SeedMemoryOutput(serializers.Serializer):
-    """A memory in seed 004's shape (for the schema; `seed_memory` builds it)."""
+    """A memory in the key-addressed routes' shape (for the schema; `seed_memory` builds it)."""
 
     key = serializers.CharField(help_text="The memory's key, else its id")
     value = serializers.DictField(help_text="`text`, `summary` (when set), `links`")
@@ -173,7 +174,8 @@ NO_MEMORY_WITH_KEY = OpenApiResponse(
 
 
 class SeedBodyInput(StrictInputSerializer):
-    """A seed route's JSON body: `domain` and `type` name the fields seed 004 removed."""
+    """A key-addressed route's JSON body. `domain` and `type`, fields the memory API no longer
+    has, are refused (VALIDATION_ERROR naming the field)."""
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
@@ -282,7 +284,7 @@ class AddMemoryApi(APIView):
 
 
 class GetMemoryApi(APIView):
-    risk_levels = {"post": RiskLevel.LOW}  # reads: a POST for seed 004's body
+    risk_levels = {"post": RiskLevel.LOW}  # reads: a POST for its JSON body
 
     @keyed_schema(GetMemoryInput)
     def post(self, request: Request) -> Response:
@@ -336,8 +338,8 @@ class UpdateMemoryKeyApi(APIView):
 
 
 class SeedParams(QueryInputSerializer):
-    """For the schema: the parameters `v1_input` validates, as the seed's routes spell them,
-    and `sortLinks`."""
+    """For the schema: the parameters `v1_input` validates, as these routes spell them
+    (camelCase), and `sortLinks`."""
 
     v1_input: ClassVar[type[serializers.Serializer]]
 
@@ -355,8 +357,9 @@ class SeedSearchParams(SeedParams):
 class SeedSearchApi(APIView):
     @list_schema(SeedSearchParams, SeedMemoryOutput)
     def get(self, request: Request) -> Response:
-        """Hybrid search (as /api/v1/search/, under recall's question rules: seed clients
-        recall by it), each hit as a seed memory with its links and its `relevance`."""
+        """Hybrid search (as /api/v1/search/, but under recall's question rules: these routes'
+        clients recall by it), each hit a memory in these routes' shape with its links and its
+        `relevance` (the recall score)."""
         with seed_field_names():
             sort_links = sort_links_param(request.query_params.get("sortLinks"))
             data = validated_user_input(request, SearchInput, v1_params(request))
@@ -458,7 +461,8 @@ class BulkApi(APIView):
         ),
     )
     def get(self, request: Request, key: str) -> Response:
-        """Depth-first read of the memories linked from the one holding `key` (seed 004)."""
+        """Depth-first read of the memories linked from the one holding `key`, each in these
+        routes' shape."""
         with seed_field_names():
             params = {**v1_params(request), "key": key}
             if "user_id" not in params:

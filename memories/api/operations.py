@@ -138,7 +138,7 @@ def bulk_read(*, caller: Caller, params: Mapping[str, Any]) -> BulkRead:
 
 
 def memory_bulk_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
-    """GET /memories/{id}/bulk/, in seed 004's shape."""
+    """GET /memories/{id}/bulk/, in the key-addressed bulk read's camelCase shape."""
     return bulk_shaped(
         bulk_read(caller=caller, params=params),
         target=lambda memory: memory_with_links(memory, sort_links=True),
@@ -149,7 +149,8 @@ def memory_bulk_result(*, caller: Caller, params: Mapping[str, Any]) -> dict:
 def bulk_shaped(
     read: BulkRead, *, target: Callable[[Memory], dict], reached: Callable[[Memory], dict]
 ) -> dict:
-    """A bulk read in seed 004's shape, each memory written by `target` or `reached`."""
+    """A bulk read in the camelCase shape both bulk routes answer (`targetMemory`,
+    `associatedMemories`, `metadata`), each memory written by `target` or `reached`."""
     return {
         "targetMemory": target(read.target),
         "associatedMemories": [
@@ -272,8 +273,8 @@ def search_hits(
 ) -> list[RecallHit]:
     """/search/'s hits (`data` validated by SearchInput): hybrid recall among the memories the
     activity filters let through, by relevance, or (`sort_by=score`) by activity score.
-    `answering`: under the question rules, as recall (the seed's /search, which its clients
-    recall by)."""
+    `answering`: under the question rules, as recall (the key-addressed /search, which its
+    clients recall by)."""
     memory_type = data.get("memory_type")
     query = RecallQuery(
         user_id=data["user_id"],

@@ -1,7 +1,8 @@
-"""Memory statistics over HTTP: `GET /api/v1/memories/stats/` (snake_case) and seed 004's
-`GET /api/memories/stats` (camelCase), one validation and one selector (memories/stats.py).
+"""Memory statistics over HTTP: `GET /api/v1/memories/stats/` (snake_case) and
+`GET /api/memories/stats` (camelCase, for the clients of the key-addressed routes), one
+validation and one selector (memories/stats.py).
 
-Parameters (the seed route spells them `fromTimestamp`, `toTimestamp`, `histogramBinSize`,
+Parameters (the camelCase route spells them `fromTimestamp`, `toTimestamp`, `histogramBinSize`,
 `cacheTtlMs`, `exportFormat`; `user_id` on both):
 
 - `user_id`: one end user (NOT_FOUND outside the client's prefixes); without it, every end
@@ -14,7 +15,7 @@ Parameters (the seed route spells them `fromTimestamp`, `toTimestamp`, `histogra
 - `export_format`: `json` (default), `csv` (text/csv, the layout of `stats_csv`), `both` (the
   JSON with the CSV text in `csv`).
 
-A number out of range is the seed's range error (`field`, `minAllowed`, `maxAllowed`,
+A number out of range is a range error (`field`, `minAllowed`, `maxAllowed`,
 `provided`); an unknown parameter, one given twice or empty, or a bad value is a
 VALIDATION_ERROR on that parameter, as the route spells it. Every answer carries
 `X-Cache: HIT` or `MISS`.
@@ -89,7 +90,7 @@ SNAKE_CASE = {
         "export_format",
     )
 }
-# Seed 004's spelling; `user_id` as on every route.
+# The camelCase route's spelling; `user_id` as on every route.
 CAMEL_CASE = {
     "user_id": "user_id",
     "from_timestamp": "fromTimestamp",
@@ -236,7 +237,7 @@ class MemoryStatsOutput(serializers.Serializer):
     csv = serializers.CharField(required=False, help_text="Only with export_format `both`.")
 
 
-# Seed 004's camelCase spelling of the same answer.
+# The camelCase route's spelling of the same answer.
 class SeedMemoryStatsHistogramOutput(serializers.Serializer):
     binSize = serializers.IntegerField(source="bin_size")
     bins = MemoryStatsBinOutput(many=True, source="histogram")
@@ -396,9 +397,9 @@ class SeedMemoryStatsApi(APIView):
 
     @stats_schema(
         operation_id="seed_memories_stats",
-        description=f"Seed 004's route, camelCase. {STATS_DESCRIPTION}".replace(
-            "export_format=csv", "exportFormat=csv"
-        ),
+        description=(
+            f"For the clients of the key-addressed routes, camelCase. {STATS_DESCRIPTION}"
+        ).replace("export_format=csv", "exportFormat=csv"),
         parameters=SeedMemoryStatsInput,
         output=SeedMemoryStatsOutput,
         format_param="exportFormat",

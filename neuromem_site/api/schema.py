@@ -229,9 +229,10 @@ TAGS = [
     {"name": "auth", "description": "The API client a bearer token belongs to."},
     {"name": "health", "description": "Database, Redis, worker and beat checks (no auth)."},
     {
-        "name": "seed 004",
-        "description": "The memory API of seed 004, outside /api/v1/: memories by `key`, "
-        "camelCase parameters, its shapes; stats and the memory system's health.",
+        "name": "key-addressed",
+        "description": "For clients written against an older memory API, outside /api/v1/: "
+        "memories by `key`, camelCase parameters, that API's shapes; stats and the memory "
+        "system's health.",
     },
 ]
 # The first path segment after /api/v1/ → its tag.
@@ -351,7 +352,7 @@ def implied_statuses(operation: dict[str, Any]) -> set[str]:
 
 def operation_tag(path: str) -> str:
     if not path.startswith("/api/v1/"):
-        return "seed 004"
+        return "key-addressed"
     segment = path.removeprefix("/api/v1/").split("/", 1)[0]
     return TAG_BY_SEGMENT.get(segment, segment)
 
