@@ -373,7 +373,20 @@ def remember(
     extraction: Extraction,
     caller: Caller,
 ) -> WriteResult:
-    """Write one extracted fact; a new value for a slot supersedes the current one."""
+    """Write one extracted fact; a new value for a slot supersedes the current one. A value
+    said before the current one held (an import of older messages) is its past: written
+    already ended when the current value began."""
+    fact = MemoryInput(
+        user_id=session.user_id,
+        content=extraction.content,
+        memory_type=MemoryType.FACT,
+        importance=extraction.importance,
+        valid_at=message.created_at,
+        recorded_at=message.created_at,
+        key=extraction.slot,
+        session_id=session.id,
+        conversation_id=message.id,
+    )
     current = (
         Memory.objects.current()
         .filter(user_id=session.user_id, key=extraction.slot)
@@ -382,32 +395,21 @@ def remember(
         if extraction.slot
         else None
     )
-    if current is not None:
-        if current.content_hash == content_md5(extraction.content):
-            return WriteResult(Operation.NOOP, current)
-        successor = memory_supersede(
-            memory=current,
-            content=extraction.content,
-            caller=caller,
-            session_id=session.id,
-            conversation_id=message.id,
-            valid_at=message.created_at,
-            invalid_at=message.created_at,  # the old value stopped being true then
-            recorded_at=message.created_at,
-        )
-        current.refresh_from_db()
-        return WriteResult(Operation.UPDATE, successor, superseded=current)
-    return memory_add(
-        item=MemoryInput(
-            user_id=session.user_id,
-            content=extraction.content,
-            memory_type=MemoryType.FACT,
-            importance=extraction.importance,
-            valid_at=message.created_at,
-            recorded_at=message.created_at,
-            key=extraction.slot,
-            session_id=session.id,
-            conversation_id=message.id,
-        ),
+    if current is None:
+        return memory_add(item=fact, caller=caller)
+    if current.content_hash == content_md5(extraction.content):
+        return WriteResult(Operation.NOOP, current)
+    if current.valid_at is not None and message.created_at < current.valid_at:
+        return memory_add(item=replace(fact, invalid_at=current.valid_at), caller=caller)
+    successor = memory_supersede(
+        memory=current,
+        content=extraction.content,
         caller=caller,
+        session_id=session.id,
+        conversation_id=message.id,
+        valid_at=message.created_at,
+        invalid_at=message.created_at,  # the old value stopped being true then
+        recorded_at=message.created_at,
     )
+    current.refresh_from_db()
+    return WriteResult(Operation.UPDATE, successor, superseded=current)

@@ -70,6 +70,9 @@ class MemoryInput:
     metadata: dict[str, Any] = field(default_factory=dict)
     importance: float | None = None
     valid_at: datetime | None = None
+    # When it stopped being true, for a fact learnt after its end (a statement older than the
+    # value held now): not current from the start, it takes no key and supersedes nothing.
+    invalid_at: datetime | None = None
     # When the service learnt it (`created_at`): now, or an imported message's time.
     recorded_at: datetime | None = None
     key: str | None = None
@@ -160,6 +163,7 @@ def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version:
         metadata=metadata,
         importance=0.5 if item.importance is None else item.importance,
         valid_at=item.valid_at or timezone.now(),
+        invalid_at=item.invalid_at,
         created_at=item.recorded_at or timezone.now(),
         key=item.key,
         version=version,
@@ -288,7 +292,8 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
         del prepared[index]
         results[index] = error
     lock_memory_writes({(memory.user_id, memory.memory_type) for memory in prepared.values()})
-    for index, error in keys_taken(prepared).items():
+    current = {index: memory for index, memory in prepared.items() if memory.invalid_at is None}
+    for index, error in keys_taken(current).items():
         del prepared[index]
         results[index] = error
 
@@ -332,6 +337,7 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
             embedding=memory.embedding,
         )
         for index, memory in new.items()
+        if memory.invalid_at is None
     ]
     stored_ids = near_duplicates(candidates)
     in_batch = near_duplicates_in_batch(candidates)

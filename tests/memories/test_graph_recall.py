@@ -93,6 +93,20 @@ def test_a_change_of_address_is_answered_with_the_new_city_and_as_of_before_with
     ]
 
 
+def test_an_older_conversation_imported_after_a_newer_one_is_the_past_of_its_values(agent):
+    converse(agent, ["I live in Denver now."], start=T0 + timedelta(weeks=1))
+    converse(agent, ["I live in Austin, right by the river."], start=T0)
+    facts = Memory.objects.filter(user_id=USER, memory_type="fact", key__isnull=False)
+    held = {m.content: (m.valid_at, m.invalid_at) for m in facts}
+    denver, austin = held["The user lives in Denver"], held["The user lives in Austin"]
+    assert denver == (T0 + timedelta(weeks=1), None)  # still current
+    assert austin == (T0, denver[0])  # ended when Denver began
+    now = recall(agent, "Where does the user live?")
+    assert said(now[:1], "Denver") and not said(now, "Austin")
+    before = recall(agent, "Where does the user live?", as_of=(T0 + timedelta(days=3)).isoformat())
+    assert said(before[:1], "Austin") and not said(before, "Denver")
+
+
 def test_a_message_about_two_brothers_gives_one_fact_each_and_recall_keeps_them_apart(agent):
     converse(
         agent, ["My brother Mike is a doctor in Chicago. My brother Mark is a lawyer in Boston."]
