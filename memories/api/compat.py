@@ -62,6 +62,7 @@ from neuromem_site.api.serializers import (
     Float4Field,
     JsonObjectField,
     QueryInputSerializer,
+    RangedIntegerField,
     StrictInputSerializer,
     TextField,
     UserIdField,
@@ -383,7 +384,7 @@ class FulltextInput(ActivityFilterInput):
     match = serializers.ChoiceField(
         ["any", "all"], required=False, default="any", help_text="Any keyword, or all of them."
     )
-    limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=200)
+    limit = RangedIntegerField(minimum=1, maximum=200, required=False, default=10)
 
     def validate_keywords(self, value: str) -> list[str]:
         keywords = [keyword.strip() for keyword in value.split(",") if keyword.strip()]
@@ -415,6 +416,8 @@ class FulltextApi(APIView):
             limit=data["limit"],
             activity=activity_filter(data),
         )
+        if data["sort_order"] == "asc":  # as /search: the same hits, best last
+            found.reverse()
         accesses_record(memory_ids=[memory.id for memory, _ in found])  # as search hits do
         return Response(
             [

@@ -93,7 +93,7 @@ def memory_update_with_links(
         wanted = None
         if links is not None:  # checked, and the keys looked up, before anything is written
             memory = _link_source(memory, caller)
-            wanted = _targets_by_key(user_id=memory.user_id, links=links)
+            wanted = _targets_by_key(user_id=memory.user_id, links=links, source=memory)
         if changes:
             memory = memory_update(
                 memory=memory, version=version, changes=dict(changes), caller=caller
@@ -111,9 +111,11 @@ def _link_source(memory: Memory, caller: Caller) -> Memory:
     return source
 
 
-def _targets_by_key(*, user_id: str, links: Sequence[KeyedLink]) -> dict[uuid.UUID, float]:
+def _targets_by_key(
+    *, user_id: str, links: Sequence[KeyedLink], source: Memory | None = None
+) -> dict[uuid.UUID, float]:
     """target id → weight for `links`, their keys looked up among the user's current memories
-    in one query."""
+    in one query; none may be `source` itself."""
     ids = dict(
         Memory.objects.current()
         .filter(user_id=user_id, key__in={link.key for link in links})
@@ -122,6 +124,8 @@ def _targets_by_key(*, user_id: str, links: Sequence[KeyedLink]) -> dict[uuid.UU
     for index, link in enumerate(links):
         if link.key not in ids:
             raise Invalid(f"No current memory with key '{link.key}'.", field=f"links[{index}].key")
+        if source is not None and ids[link.key] == source.id:
+            raise Invalid("A memory cannot link to itself.", field=f"links[{index}].key")
     return {ids[link.key]: link.weight for link in links}
 
 

@@ -144,8 +144,8 @@ class ChoiceListField(serializers.CharField):
 
 
 class RangedIntegerField(serializers.IntegerField):
-    """An integer whose bounds answer the seed's range error (`minAllowed`, `maxAllowed`,
-    `provided`, `field` as the route spells it) rather than DRF's message."""
+    """An integer whose bounds answer the range error (`minAllowed`, `maxAllowed`, `provided`,
+    `field` as the route spells it) rather than DRF's message."""
 
     def __init__(self, *, minimum: int, maximum: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)

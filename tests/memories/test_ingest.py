@@ -266,6 +266,16 @@ def test_a_forget_that_names_nothing_forgets_nothing_and_stores_nothing(agent, s
 # --- Sessions --------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("content", ["", "   ", "\n\t"])
+def test_a_blank_message_is_refused_and_stores_nothing(agent, session, content):
+    response = agent.post(
+        f"/api/v1/sessions/{session}/messages/", {"role": "user", "content": content}, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "content"
+    assert not ConversationMessage.objects.exists()
+
+
 def test_ended_session_takes_no_messages(agent, session):
     ended = agent.post(f"/api/v1/sessions/{session}/end/")
     assert ended.json()["data"]["ended_at"] is not None

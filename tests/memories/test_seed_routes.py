@@ -206,6 +206,31 @@ def test_fulltext_finds_any_or_all_keywords(agent):
     assert found("keywords=喝茶") == [("c", ["喝茶"])]
     empty = agent.get(f"/fulltext?user_id={USER}&keywords=,,")
     assert empty.status_code == 400 and error(empty)["field"] == "keywords"
+    best_first = found("keywords=coffee,morning")
+    assert len(best_first) == 2
+    assert found("keywords=coffee,morning&sortOrder=asc") == best_first[::-1]
+    too_many = agent.get(f"/fulltext?user_id={USER}&keywords=tea&limit=500")
+    assert too_many.status_code == 400
+    assert {key: error(too_many)[key] for key in ("field", "minAllowed", "maxAllowed")} == {
+        "field": "limit",
+        "minAllowed": 1,
+        "maxAllowed": 200,
+    }
+
+
+def test_a_memory_linked_to_itself_by_its_key_is_refused_on_the_link(agent):
+    add(agent, "k1", "The first")
+    for body in ({}, {"value": {"text": "The first, reworded"}}):
+        response = agent.post(
+            "/update_memory",
+            {"user_id": USER, "key": "k1", "links": [{"key": "k1", "weight": 0.5}], **body},
+            format="json",
+        )
+        assert response.status_code == 400, response.json()
+        assert error(response)["field"] == "links[0].key"
+        assert error(response)["message"] == "A memory cannot link to itself."
+    assert list(Memory.objects.values_list("content", "version")) == [("The first", 1)]
+    assert not MemoryLink.objects.exists()
 
 
 def test_bulk_read_by_key_in_the_seed_shape(agent):

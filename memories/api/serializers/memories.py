@@ -155,7 +155,7 @@ class ActivityFilterInput(QueryInputSerializer):
         low, high = data.get("score_min"), data.get("score_max")
         if low is not None and high is not None and low > high:
             raise serializers.ValidationError(
-                {"score_min": [f"Must not exceed score_max ({high:g})."]}
+                {"score_min": [f"Must not exceed the highest score asked for ({high:g})."]}
             )
         return data
 

@@ -34,7 +34,7 @@ class SessionOutput(OutputModelSerializer):
 
 class MessageInput(StrictInputSerializer):
     role = serializers.ChoiceField(["user", "assistant", "system"])
-    content = serializers.CharField(max_length=settings.MEMORY_MAX_CHARS, trim_whitespace=False)
+    content = TextField(max_length=settings.MEMORY_MAX_CHARS)
     sent_at = serializers.DateTimeField(
         required=False,
         help_text="When the message was said, for importing a past conversation: not in the "
