@@ -32,6 +32,11 @@ END = r"(?![\s\S])"
 TEXT_PATTERN = rf"^[^\u0000]*{END}"
 # Text that is not blank once trimmed.
 NON_BLANK_TEXT_PATTERN = rf"^[^\u0000]*[^\u0000{WHITESPACE}][^\u0000]*{END}"
+# A name lists show (an agent's, name_problem): no control characters, not blank once trimmed.
+NAME_PATTERN = (
+    rf"^[^\u0000-\u001f\u007f]*[^{WHITESPACE}\u0000-\u001f\u007f][^\u0000-\u001f\u007f]*{END}"
+)
+_NAME_FORBIDDEN = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 # A new end-user id (user_id_problem); an id to look up is NON_BLANK_TEXT_PATTERN.
 _ID_EDGE = rf"[^{WHITESPACE}/\u0000-\u001f\u007f]"
 USER_ID_PATTERN = rf"^{_ID_EDGE}(?:[^/\u0000-\u001f\u007f]*{_ID_EDGE})?{END}"
@@ -53,6 +58,16 @@ def text_problem(value: str) -> str | None:
     if found.group() == "\x00":
         return "NUL characters (\\u0000) are not allowed."
     return "Lone surrogate characters are not allowed."
+
+
+def name_problem(value: str, *, most: int) -> str | None:
+    """A name lists show: no control characters (a tab or a line break in an admin list's
+    name), no lone surrogates, 1 to `most` characters once stripped."""
+    if _NAME_FORBIDDEN.search(value):
+        return "A name without control characters (tabs, line breaks …)."
+    if not value.strip() or len(value.strip()) > most:
+        return f"A name of 1 to {most} characters."
+    return None
 
 
 def bigint_id(text: str) -> int | None:

@@ -19,6 +19,7 @@ from evolution.selectors import SoulVersionDetail
 from evolution.services import AGENT_NAME_MAX_CHARS, REASON_MAX_CHARS, TEXT_MAX_CHARS
 from evolution.services.guard import SESSION_MAX_CHARS
 from neuromem_site.api.serializers import (
+    NameField,
     OutputModelSerializer,
     QueryInputSerializer,
     StrictInputSerializer,
@@ -82,8 +83,9 @@ def version_field(help_text: str) -> serializers.IntegerField:
 
 
 class AgentInput(StrictInputSerializer):
-    name = serializers.CharField(
-        max_length=AGENT_NAME_MAX_CHARS, help_text="Unique among this client's agents."
+    name = NameField(
+        max_length=AGENT_NAME_MAX_CHARS,
+        help_text="Unique among this client's agents; no control characters.",
     )
 
 

@@ -26,7 +26,7 @@ from core.db.locks import LockNamespace, xact_lock
 from core.errors import Conflict, Forbidden, Invalid, NotFound
 from core.metrics import SOUL_PROPOSALS
 from core.tokens import estimated_tokens
-from core.validation import regex_problem, text_problem, validated
+from core.validation import name_problem, regex_problem, text_problem, validated
 from evolution.contract import contract_extract, source_hash
 from evolution.evaluation import soul_checks, unified_diff
 from evolution.models import Agent, SafetyContract, SoulAuthor, SoulStatus, SoulVersion
@@ -76,9 +76,9 @@ def agent_for(*, caller: Caller, agent_id: int | None) -> Agent:
 
 def agent_create(*, caller: Caller, name: str) -> Agent:
     """Another agent of the calling API client, with no SOUL yet."""
-    name = (name or "").strip()
-    if not name or len(name) > AGENT_NAME_MAX_CHARS:
-        raise Invalid(f"A name of 1 to {AGENT_NAME_MAX_CHARS} characters.", field="name")
+    name = name or ""
+    validated(name=name_problem(name, most=AGENT_NAME_MAX_CHARS))
+    name = name.strip()
     client = ApiClient.objects.filter(name=caller.name).first()
     if client is None:
         raise Forbidden("Only an API client owns agents.")

@@ -449,8 +449,11 @@ def user_export_result(*, caller: Caller, user_id: str) -> dict:
 def entity_detail_data(*, caller: Caller, data: Mapping[str, Any]) -> dict:
     """The entity `data` names (user_id, entity_id; validated), with its edges as known at
     `as_of`."""
-    node = entity_get(caller=caller, user_id=data["user_id"], entity_id=data["entity_id"])
-    edges = entity_edges(node=node, as_of=data.get("as_of"))
+    as_of = data.get("as_of")
+    node = entity_get(
+        caller=caller, user_id=data["user_id"], entity_id=data["entity_id"], as_of=as_of
+    )
+    edges = entity_edges(node=node, as_of=as_of)
     return EntityDetailOutput(node, context={"edges": edges}).data
 
 

@@ -50,10 +50,16 @@ def entities_list(
     return nodes.order_by(*ENTITY_ORDERING)
 
 
-def entity_get(*, caller: Caller, user_id: str, entity_id: uuid.UUID) -> GraphNode:
-    """The entity, or NotFound — also when it belongs to another end user."""
+def entity_get(
+    *, caller: Caller, user_id: str, entity_id: uuid.UUID, as_of: datetime | None = None
+) -> GraphNode:
+    """The entity (known at `as_of`, as `entities_list` lists it), or NotFound — also when it
+    belongs to another end user."""
     user_access_check(caller=caller, user_id=user_id, write=False)
-    node = GraphNode.objects.filter(pk=entity_id, user_id=user_id).first()
+    nodes = GraphNode.objects.filter(pk=entity_id, user_id=user_id)
+    if as_of is not None:
+        nodes = nodes.filter(created_at__lte=as_of)
+    node = nodes.first()
     if node is None:
         raise NotFound(f"Entity '{entity_id}' not found.")
     return node

@@ -13,6 +13,7 @@ from rest_framework.parsers import JSONParser
 
 from core.validation import (
     END,
+    NAME_PATTERN,
     NON_BLANK_TEXT_PATTERN,
     TEXT_PATTERN,
     USER_ID_MAX_LENGTH,
@@ -122,6 +123,16 @@ class TextField(serializers.CharField):
         if not value.strip():
             raise serializers.ValidationError("Must not be blank.")
         return value
+
+
+class NameField(serializers.CharField):
+    """A name lists show: not blank, no control characters, spaces around it dropped (the
+    service checks it as sent: core.validation.name_problem)."""
+
+    pattern = NAME_PATTERN
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(trim_whitespace=False, **kwargs)
 
 
 class ChoiceListField(serializers.CharField):

@@ -116,6 +116,10 @@ def test_the_list_as_of_holds_the_entities_known_then(agent, graph):
     assert names(T1 - timedelta(days=1)) == []
     assert names(T1) == ["user"]
     assert names(T2) == ["user", "person"]
+    # One entity as of an instant before it was recorded is as absent as from the list.
+    mark = entity_url(graph["mark"].id)
+    assert agent.get(mark, {"as_of": T1.isoformat()}).status_code == 404
+    assert agent.get(mark, {"as_of": T2.isoformat()}).status_code == 200
 
 
 def test_the_list_pages_with_the_cursor_it_gives(agent, graph):
@@ -194,7 +198,9 @@ def test_as_of_before_a_change_answers_the_old_value_current(agent, graph):
             if e["relation"] == "lives in"
         ]
 
-    assert lives_in(T1 - timedelta(seconds=1)) == []  # nothing said yet
+    # Nothing said yet: no such entity then.
+    before = agent.get(entity_url(ana.id), {"as_of": (T1 - timedelta(seconds=1)).isoformat()})
+    assert before.status_code == 404
     # Between the two statements: Austin, not yet ended (its end was recorded at T2).
     assert lives_in(T2 - timedelta(seconds=1)) == [("Austin", None, None)]
     after = [("Austin", "2025-06-01T09:00:00Z", "2025-06-01T09:00:00Z"), ("Denver", None, None)]

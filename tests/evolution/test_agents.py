@@ -80,7 +80,12 @@ def test_a_client_creates_more_agents_and_lists_only_its_own(a, b, staff):
     error(a.post("/api/v1/agents/", {"name": ""}, "json"), 400, "VALIDATION_ERROR", "name")
     error(a.post("/api/v1/agents/", {"name": "x" * 101}, "json"), 400, "VALIDATION_ERROR", "name")
     error(a.post("/api/v1/agents/", {}, "json"), 400, "VALIDATION_ERROR", "name")
+    for name in ("a\tb", "a\x01b", "helper\n", "   "):
+        refused = error(a.post("/api/v1/agents/", {"name": name}, "json"), 400, "VALIDATION_ERROR")
+        assert refused["field"] == "name", name
     assert len(ok(a.get("/api/v1/agents/"))) == 2
+    spaced = ok(a.post("/api/v1/agents/", {"name": "  spaced  "}, "json"), 201)
+    assert spaced["name"] == "spaced"
 
 
 def test_two_agents_souls_are_kept_apart(a):
