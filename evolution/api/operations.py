@@ -22,7 +22,12 @@ from evolution.api.serializers import (
     SoulVersionOutput,
 )
 from evolution.models import Agent
-from evolution.selectors import soul_active, soul_markdown, soul_proposals_pending
+from evolution.selectors import (
+    soul_active,
+    soul_markdown,
+    soul_proposals_pending,
+    soul_version_find,
+)
 from evolution.services import (
     SoulProposal,
     agent_for,
@@ -95,6 +100,10 @@ def soul_rollback_result(
     proposal."""
     data = validated_input(SoulRollbackInput, params)
     if data["action"] == "veto":
+        named = data.get("version")
+        if named is not None and soul_version_find(agent=agent, version=named) is None:
+            # Named in the body, unlike the veto route's path: the error says where.
+            raise NotFound(f"SOUL version {named} not found.", field="version")
         result = soul_veto(
             agent=agent, caller=caller, version=data.get("version"), reason=data["reason"]
         )

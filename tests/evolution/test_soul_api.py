@@ -383,6 +383,8 @@ def test_a_veto_through_rollback_needs_a_reason_and_its_own_field(agent, soul):
     )
     body = {"action": "undo", "reason": "x"}
     assert_error(agent.post(f"{API}/rollback/", body, "json"), 400, "VALIDATION_ERROR", "action")
+    body = {"action": "veto", "version": 99, "reason": "x"}
+    assert_error(agent.post(f"{API}/rollback/", body, "json"), 404, "NOT_FOUND", "version")
     assert SoulVersion.objects.count() == 1
 
 
