@@ -313,12 +313,13 @@ class UpdateMemoryApi(APIView):
                 changes["metadata"]["summary"] = value["summary"]
         if "importance" in data:
             changes["importance"] = data["importance"]
-        updated = memory_update_with_links(
-            caller=request.user.caller,
-            memory=memory,
-            changes=changes,
-            links=keyed_links(data.get("links")),
-        )
+        with error_fields_renamed({"content": "value.text"}):
+            updated = memory_update_with_links(
+                caller=request.user.caller,
+                memory=memory,
+                changes=changes,
+                links=keyed_links(data.get("links")),
+            )
         return Response(seed_response(updated))
 
 

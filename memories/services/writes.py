@@ -445,6 +445,7 @@ def memory_update(
         changes = dict(changes)
         content = changes.pop("content", None)
         if content is not None and content != memory.content:
+            _content_not_held_elsewhere(memory, content)
             memory = memory_supersede(
                 memory=memory,
                 content=content,
@@ -456,6 +457,27 @@ def memory_update(
                 return memory
             version = memory.version
         return _update_in_place(memory, version=version, changes=changes)
+
+
+def _content_not_held_elsewhere(memory: Memory, content: str) -> None:
+    """A client's edit to content another current memory of the user holds as the same type is
+    a Conflict, as writing it anew is: two current memories would say the same."""
+    held = (
+        Memory.objects.current()
+        .filter(
+            user_id=memory.user_id,
+            memory_type=memory.memory_type,
+            content_hash=content_md5(redact(content).text),
+        )
+        .exclude(pk=memory.pk)
+        .first()
+    )
+    if held is not None:
+        raise Conflict(
+            f"This content is already held by the current memory '{held.id}'.",
+            field="content",
+            memory_id=str(held.id),
+        )
 
 
 def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -> Memory:

@@ -54,7 +54,7 @@ class ApiError(exceptions.APIException):
 @contextmanager
 def error_fields_renamed(names: Mapping[str, str]) -> Iterator[None]:
     """A validation, API or domain error raised inside names its field as `names` spells it
-    (ours → the caller's: seed 004's camelCase, an MCP alias)."""
+    (ours → the caller's: the key-addressed routes' camelCase, an MCP alias)."""
     try:
         yield
     except exceptions.ValidationError as error:

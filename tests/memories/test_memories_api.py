@@ -204,6 +204,28 @@ def test_patch_needs_the_current_version(agent):
     assert (current["version"], current["importance"]) == (2, 0.9)
 
 
+def test_patch_to_content_another_current_memory_holds_is_a_conflict(agent):
+    first, second = (
+        post(agent, {"user_id": "agent:1", "content": text, "memory_type": "fact"}).json()["data"][
+            "memory"
+        ]
+        for text in ("Likes tea", "Likes coffee")
+    )
+    response = agent.patch(
+        f"/api/v1/memories/{first['id']}/",
+        {"version": 1, "content": "Likes coffee"},
+        format="json",
+    )
+    assert response.status_code == 409, response.json()
+    error = response.json()["error"]
+    assert (error["field"], error["memory_id"]) == ("content", second["id"])
+    current = Memory.objects.current().filter(user_id="agent:1")
+    assert sorted(current.values_list("content", "version")) == [
+        ("Likes coffee", 1),
+        ("Likes tea", 1),
+    ]
+
+
 def test_patch_content_supersede_versions_and_history(agent):
     memory = post(
         agent,

@@ -218,6 +218,22 @@ def test_fulltext_finds_any_or_all_keywords(agent):
     }
 
 
+def test_update_memory_to_text_another_key_holds_is_a_conflict_on_the_text(agent):
+    add(agent, "k1", "The first")
+    add(agent, "k2", "The second")
+    response = agent.post(
+        "/update_memory",
+        {"user_id": USER, "key": "k1", "value": {"text": "The second"}},
+        format="json",
+    )
+    assert response.status_code == 409, response.json()
+    assert (error(response)["code"], error(response)["field"]) == ("CONFLICT", "value.text")
+    assert sorted(Memory.objects.values_list("key", "content")) == [
+        ("k1", "The first"),
+        ("k2", "The second"),
+    ]
+
+
 def test_a_memory_linked_to_itself_by_its_key_is_refused_on_the_link(agent):
     add(agent, "k1", "The first")
     for body in ({}, {"value": {"text": "The first, reworded"}}):
