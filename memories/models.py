@@ -263,6 +263,16 @@ class Memory(models.Model):
             models.CheckConstraint(
                 name="chk_memory_score", condition=Q(score__gte=0, score__lte=100)
             ),
+            # The decay divides by 1 + a multiple of the reinforcements: a negative count
+            # failed every read of the trait and the believed traits' refresh for every user.
+            models.CheckConstraint(
+                name="chk_trait_confidence",
+                condition=Q(trait_confidence__gte=0, trait_confidence__lte=1),
+            ),
+            models.CheckConstraint(
+                name="chk_trait_counts",
+                condition=Q(trait_reinforcement_count__gte=0, trait_contradiction_count__gte=0),
+            ),
             choice_constraint(
                 name="chk_memory_embedding_status",
                 field="embedding_status",
