@@ -71,7 +71,8 @@ class MemoryInput:
     importance: float | None = None
     valid_at: datetime | None = None
     # When it stopped being true, for a fact learnt after its end (a statement older than the
-    # value held now): not current from the start, it takes no key and supersedes nothing.
+    # value held now): not current from the start, its key conflicts with no current holder
+    # and it supersedes nothing.
     invalid_at: datetime | None = None
     # When the service learnt it (`created_at`): now, or an imported message's time.
     recorded_at: datetime | None = None
