@@ -410,6 +410,8 @@ def remember(
         valid_at=message.created_at,
         invalid_at=message.created_at,  # the old value stopped being true then
         recorded_at=message.created_at,
+        # The slot moves even where a fact without it already says the new value.
+        unique_content=False,
     )
     current.refresh_from_db()
     return WriteResult(Operation.UPDATE, successor, superseded=current)

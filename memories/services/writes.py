@@ -390,15 +390,20 @@ def memory_supersede(
     valid_at: datetime | None = None,
     invalid_at: datetime | None = None,
     recorded_at: datetime | None = None,
+    unique_content: bool = True,
 ) -> Memory:
     """A new version with new content; the old one gets expired_at and superseded_by. A new
     value that replaces the old one in the world (a slot's: "I moved to Denver") passes
     `invalid_at`, when the old value stopped being true, and `valid_at` for the new one: "as
     of" an instant before it, the old value is still found. `recorded_at` dates the change
     itself (an imported message's time: the successor's created_at, the old row's
-    expired_at); default now."""
+    expired_at); default now. With `unique_content` (every edit but a slot's new value),
+    content another current memory of the user holds as the same type is a Conflict, as
+    writing it anew is: two current memories would say the same."""
     with audit_actor(caller.name):
         memory = write_target(memory, caller)
+        if unique_content:
+            _content_not_held_elsewhere(memory, content)
         metadata = memory.metadata if metadata is None else metadata
         item = MemoryInput(
             user_id=memory.user_id,
@@ -446,7 +451,6 @@ def memory_update(
         changes = dict(changes)
         content = changes.pop("content", None)
         if content is not None and content != memory.content:
-            _content_not_held_elsewhere(memory, content)
             memory = memory_supersede(
                 memory=memory,
                 content=content,
@@ -461,8 +465,7 @@ def memory_update(
 
 
 def _content_not_held_elsewhere(memory: Memory, content: str) -> None:
-    """A client's edit to content another current memory of the user holds as the same type is
-    a Conflict, as writing it anew is: two current memories would say the same."""
+    """Conflict when another current memory of `memory`'s user holds `content` as its type."""
     held = (
         Memory.objects.current()
         .filter(

@@ -204,18 +204,20 @@ def test_patch_needs_the_current_version(agent):
     assert (current["version"], current["importance"]) == (2, 0.9)
 
 
-def test_patch_to_content_another_current_memory_holds_is_a_conflict(agent):
+@pytest.mark.parametrize("route", ["patch", "supersede"])
+def test_an_edit_to_content_another_current_memory_holds_is_a_conflict(agent, route):
     first, second = (
         post(agent, {"user_id": "agent:1", "content": text, "memory_type": "fact"}).json()["data"][
             "memory"
         ]
         for text in ("Likes tea", "Likes coffee")
     )
-    response = agent.patch(
-        f"/api/v1/memories/{first['id']}/",
-        {"version": 1, "content": "Likes coffee"},
-        format="json",
-    )
+    path = f"/api/v1/memories/{first['id']}/"
+    body = {"version": 1, "content": "Likes coffee"}
+    if route == "patch":
+        response = agent.patch(path, body, format="json")
+    else:
+        response = agent.post(f"{path}supersede/", body, format="json")
     assert response.status_code == 409, response.json()
     error = response.json()["error"]
     assert (error["field"], error["memory_id"]) == ("content", second["id"])
