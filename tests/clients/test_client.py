@@ -171,6 +171,21 @@ def test_an_end_users_data_graph_forgetting_and_purge(nm: NeuroMem):
         nm.users.purge("elsewhere:bob")
 
 
+def test_an_end_user_id_is_one_path_segment_whatever_it_holds(nm: NeuroMem):
+    """ "cl:a%62" is not "cl:ab", and "?" or "#" does not end the path."""
+    names = ["cl:ab", "cl:a%62", "cl:a?b", "cl:a#b", "cl:a b"]
+    for name in names:
+        nm.memories.add(name, f"Memory of {name}")
+    for name in names:
+        exported = nm.users.export(name)
+        assert exported["user_id"] == name
+        assert [m["content"] for m in exported["memories"]] == [f"Memory of {name}"]
+        assert nm.traits.list(name) is not None  # a 301 to a cut path before
+    purged = nm.users.purge("cl:a%62")
+    assert (purged["user_id"], purged["deleted"]["memories"]) == ("cl:a%62", 1)
+    assert [m["content"] for m in nm.users.export("cl:ab")["memories"]] == ["Memory of cl:ab"]
+
+
 def test_traits_and_the_prompt_context(nm: NeuroMem, staff: NeuroMem):
     trait = nm.memories.add(
         USER,

@@ -198,6 +198,36 @@ def test_no_answer_is_retried_for_reads_only():
         with pytest.raises(ConnectionFailed):
             nm.memories.add(USER, "I like tea")
         assert len(accepted) == 1
+        # DELETEs whose repeat answers otherwise: a purge's counts would be zeros, an unlink
+        # NotFound.
+        memory = str(uuid.uuid4())
+        for delete in (lambda: nm.users.purge(USER), lambda: nm.memories.unlink(memory, memory)):
+            accepted.clear()
+            with pytest.raises(ConnectionFailed):
+                delete()
+            assert len(accepted) == 1
+        nm.close()
+
+
+def html_page(conn) -> None:
+    conn.recv(65536)
+    page = b"<html>Sign in to the proxy</html>"
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: "
+        + str(len(page)).encode()
+        + b"\r\nConnection: close\r\n\r\n"
+        + page
+    )
+    conn.close()
+
+
+def test_an_answer_that_is_no_envelope_is_a_neuromem_error():
+    """A proxy's sign-in page, with 200: a NeuroMemError like every failure."""
+    with tcp_server(html_page) as (url, _):
+        nm = NeuroMem(url, "nm_token", max_retries=0)
+        with pytest.raises(NeuroMemError) as raised:
+            nm.whoami()
+        assert raised.value.status == 200 and "Sign in to the proxy" in raised.value.message
         nm.close()
 
 

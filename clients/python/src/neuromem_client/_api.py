@@ -29,6 +29,7 @@ from neuromem_client._core import (
     data,
     query_params,
     reindexed,
+    segment,
     soul_path,
     wire,
 )
@@ -261,7 +262,7 @@ class Memories(Resource[C]):
         params = query_params(
             include="embedding" if include_embedding else None, sort_links=sort_links
         )
-        return data("GET", f"/memories/{memory_id}/", params=params)
+        return data("GET", f"/memories/{segment(memory_id)}/", params=params)
 
     @endpoint
     def update(
@@ -270,12 +271,12 @@ class Memories(Resource[C]):
         """Change a current memory whose `version` you read (a stale one raises Conflict with
         `current_version`). New `content` makes a new version; `key=None` clears the key."""
         payload = {"version": version, **{name: wire(v) for name, v in changes.items()}}
-        return data("PATCH", f"/memories/{memory_id}/", json=payload)
+        return data("PATCH", f"/memories/{segment(memory_id)}/", json=payload)
 
     @endpoint
     def delete(self, memory_id: str) -> Steps[Memory]:
         """Soft delete: the memory stops being current; its history stays."""
-        return data("DELETE", f"/memories/{memory_id}/")
+        return data("DELETE", f"/memories/{segment(memory_id)}/")
 
     @endpoint
     def supersede(
@@ -288,7 +289,7 @@ class Memories(Resource[C]):
     ) -> Steps[Memory]:
         """A new version replaces the memory (with `version`, a stale one raises Conflict)."""
         payload = body(content=content, metadata=metadata, version=version)
-        return data("POST", f"/memories/{memory_id}/supersede/", json=payload)
+        return data("POST", f"/memories/{segment(memory_id)}/supersede/", json=payload)
 
     @endpoint
     def invalidate(
@@ -296,22 +297,22 @@ class Memories(Resource[C]):
     ) -> Steps[Memory]:
         """The fact stopped being true at `invalid_at` (default now)."""
         payload = body(invalid_at=invalid_at)
-        return data("POST", f"/memories/{memory_id}/invalidate/", json=payload)
+        return data("POST", f"/memories/{segment(memory_id)}/invalidate/", json=payload)
 
     @endpoint
     def history(self, memory_id: str) -> Steps[list[HistoryEvent]]:
         """The memory's audit events, oldest first."""
-        return data("GET", f"/memories/{memory_id}/history/")
+        return data("GET", f"/memories/{segment(memory_id)}/history/")
 
     @endpoint
     def versions(self, memory_id: str) -> Steps[list[Memory]]:
         """The supersede chain the memory belongs to, oldest first."""
-        return data("GET", f"/memories/{memory_id}/versions/")
+        return data("GET", f"/memories/{segment(memory_id)}/versions/")
 
     @endpoint
     def links(self, memory_id: str) -> Steps[list[Link]]:
         """The memory's links to current memories, in their order."""
-        memory = yield from data("GET", f"/memories/{memory_id}/")
+        memory = yield from data("GET", f"/memories/{segment(memory_id)}/")
         return memory["links"]
 
     @endpoint
@@ -319,11 +320,17 @@ class Memories(Resource[C]):
         """Link the memory to another current memory of the same user (0 ≤ weight ≤ 1). One
         link a pair, so a repeat only sets the weight again: retried like a PUT."""
         payload = {"target_id": target_id, "weight": weight}
-        return data("POST", f"/memories/{memory_id}/links/", json=payload, idempotent=True)
+        return data("POST", f"/memories/{segment(memory_id)}/links/", json=payload, idempotent=True)
 
     @endpoint
     def unlink(self, memory_id: str, target_id: str) -> Steps[LinkRemoved]:
-        return data("DELETE", f"/memories/{memory_id}/links/", params={"target_id": target_id})
+        # Tried once: a repeat after the link went would answer NotFound.
+        return data(
+            "DELETE",
+            f"/memories/{segment(memory_id)}/links/",
+            params={"target_id": target_id},
+            idempotent=False,
+        )
 
     # Last in the class: a method named `list` shadows the builtin in annotations after it.
     @listing
@@ -383,12 +390,12 @@ class Sessions(Resource[C]):
         """Store a message (`user`, `assistant` or `system`); a user's message also writes
         the facts and the episode it states. Not retried: a repeat is another message."""
         payload = body(role=role, content=content, sent_at=sent_at)
-        return data("POST", f"/sessions/{session_id}/messages/", json=payload)
+        return data("POST", f"/sessions/{segment(session_id)}/messages/", json=payload)
 
     @endpoint
     def end(self, session_id: str) -> Steps[Session]:
         """End the session (a reflection cycle follows); ending it again changes nothing."""
-        return data("POST", f"/sessions/{session_id}/end/", idempotent=True)
+        return data("POST", f"/sessions/{segment(session_id)}/end/", idempotent=True)
 
 
 class Users(Resource[C]):
@@ -398,12 +405,13 @@ class Users(Resource[C]):
     def export(self, user_id: str) -> Steps[dict[str, Any]]:
         """Everything held about the end user (memories with every version, history,
         sessions, messages, graph …)."""
-        return data("GET", f"/users/{user_id}/export/")
+        return data("GET", f"/users/{segment(user_id)}/export/")
 
     @endpoint
     def purge(self, user_id: str) -> Steps[PurgeResult]:
-        """Hard-delete everything about the end user; answers the rows deleted per table."""
-        return data("DELETE", f"/users/{user_id}/")
+        """Hard-delete everything about the end user; answers the rows deleted per table. Tried
+        once: a repeat would answer zero rows, not what was deleted."""
+        return data("DELETE", f"/users/{segment(user_id)}/", idempotent=False)
 
     @endpoint
     def forget(
@@ -418,19 +426,23 @@ class Users(Resource[C]):
         answers what would go, so it is retried; a real forget is not (a repeat would
         answer `nothing_held`, hiding what the first one forgot)."""
         payload = body(topic=topic, memory_ids=memory_ids, dry_run=dry_run)
-        return data("POST", f"/users/{user_id}/forget/", json=payload, idempotent=bool(dry_run))
+        return data(
+            "POST", f"/users/{segment(user_id)}/forget/", json=payload, idempotent=bool(dry_run)
+        )
 
     @listing
     def entities(self, user_id: str, *, as_of: datetime | str | None = None) -> Listing[Entity]:
         """The user's entities in their memory graph, oldest first, a page at a time."""
-        return Listing(f"/users/{user_id}/entities/", query_params(as_of=as_of, limit=PAGE_MAX))
+        return Listing(
+            f"/users/{segment(user_id)}/entities/", query_params(as_of=as_of, limit=PAGE_MAX)
+        )
 
     @endpoint
     def entity(
         self, user_id: str, entity_id: str, *, as_of: datetime | str | None = None
     ) -> Steps[EntityDetail]:
         """One entity with its edges, current and past."""
-        path = f"/users/{user_id}/entities/{entity_id}/"
+        path = f"/users/{segment(user_id)}/entities/{segment(entity_id)}/"
         return data("GET", path, params=query_params(as_of=as_of))
 
 
@@ -440,12 +452,12 @@ class TraitsResource(Resource[C]):
     @endpoint
     def list(self, user_id: str) -> Steps[Traits]:
         """The user's believed traits, grouped by subtype."""
-        return data("GET", f"/users/{user_id}/traits/")
+        return data("GET", f"/users/{segment(user_id)}/traits/")
 
     @endpoint
     def get(self, trait_id: str) -> Steps[TraitDetail]:
         """One trait with its evidence, parents and children."""
-        return data("GET", f"/traits/{trait_id}/")
+        return data("GET", f"/traits/{segment(trait_id)}/")
 
     @endpoint
     def prompt_context(
@@ -453,12 +465,12 @@ class TraitsResource(Resource[C]):
     ) -> Steps[PromptContext]:
         """A markdown block for an agent's system prompt: traits, what holds now, facts."""
         params = query_params(max_tokens=max_tokens)
-        return data("GET", f"/users/{user_id}/prompt-context/", params=params)
+        return data("GET", f"/users/{segment(user_id)}/prompt-context/", params=params)
 
     @endpoint
     def veto(self, trait_id: str, reason: str) -> Steps[Memory]:
         """Dissolve a trait (staff clients only)."""
-        return data("POST", f"/traits/{trait_id}/veto/", json={"reason": reason})
+        return data("POST", f"/traits/{segment(trait_id)}/veto/", json={"reason": reason})
 
 
 class SoulResource(Resource[C]):

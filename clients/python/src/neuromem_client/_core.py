@@ -8,6 +8,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
+from urllib.parse import quote
 
 import httpx
 
@@ -29,6 +30,12 @@ IDEMPOTENT_METHODS = frozenset({"GET", "PUT", "DELETE"})
 BATCH_MAX = 1000
 PAGE_MAX = 200
 T = TypeVar("T")
+
+
+def segment(value: object) -> str:
+    """`value` as one URL path segment, every reserved character escaped: the service acts on
+    the id named ("a%62" is not "ab"; "?" and "#" do not end the path)."""
+    return quote(str(value), safe="")
 
 
 @dataclass(frozen=True)
@@ -193,7 +200,7 @@ def query_value(value: Any) -> Any:
 
 def soul_path(agent_id: int | None, rest: str = "") -> str:
     """A SOUL route: the caller's default agent, or `agent_id`."""
-    prefix = "/soul/" if agent_id is None else f"/agents/{agent_id}/soul/"
+    prefix = "/soul/" if agent_id is None else f"/agents/{segment(agent_id)}/soul/"
     return prefix + rest
 
 

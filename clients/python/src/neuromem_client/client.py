@@ -11,7 +11,7 @@ import httpx
 from neuromem_client._api import BaseClient
 from neuromem_client._calls import Listing
 from neuromem_client._core import Operation, Request, Retry, Steps, page
-from neuromem_client.errors import NeuroMemError
+from neuromem_client.errors import NeuroMemError, envelope_of
 
 T = TypeVar("T")
 
@@ -53,7 +53,7 @@ class NeuroMem(BaseClient[httpx.Response]):
         outcome: Any = None
         while (request := operation.next(outcome)) is not None:
             try:
-                outcome = self._send(request).json()
+                outcome = envelope_of(self._send(request))
             except NeuroMemError as error:
                 outcome = error  # thrown into the steps: they may handle it
         return operation.result

@@ -155,6 +155,23 @@ def error_from_response(response: httpx.Response) -> NeuroMemError:
     return cls(str(error.get("message") or ""), **kwargs)
 
 
+def envelope_of(response: httpx.Response) -> dict[str, Any]:
+    """A success's envelope; an answer that is none (a proxy's HTML page) is a NeuroMemError,
+    not a JSON decoding error."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict) or "data" not in body:
+        raise NeuroMemError(
+            f"The answer is no NeuroMem envelope ({response.headers.get('content-type', '')}): "
+            f"{response.text[:200]}",
+            status=response.status_code,
+            request_id=response.headers.get("X-Request-ID"),
+        )
+    return body
+
+
 def error_from_transport(error: httpx.TransportError) -> ConnectionFailed:
     cls = RequestTimeout if isinstance(error, httpx.TimeoutException) else ConnectionFailed
     return cls(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
