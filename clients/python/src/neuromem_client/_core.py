@@ -21,7 +21,7 @@ from neuromem_client.errors import (
     error_from_transport,
 )
 
-VERSION = "1.0.0"
+VERSION = "1.0.1"
 API_PREFIX = "/api/v1"
 # Methods a repeat cannot do twice: a GET reads, a PUT sets, a DELETE of what is gone changes
 # nothing. POSTs that are idempotent all the same say so call by call.
