@@ -94,18 +94,16 @@ def session_end(*, session: ConversationSession, caller: Caller) -> Conversation
 EPISODE_IMPORTANCE = 0.4
 
 
-def _checked_sent_at(*, session: ConversationSession, sent_at: datetime | None) -> datetime:
-    now = timezone.now()
+def _sent_at_check(*, session: ConversationSession, sent_at: datetime | None) -> None:
     if sent_at is None:
-        return now
-    if sent_at > now:
+        return  # now, once the message's locks are held
+    if sent_at > timezone.now():
         raise Invalid("A message cannot be sent in the future.", field="sent_at")
     last = session.messages.order_by("-created_at").values_list("created_at", flat=True).first()
     if last is not None and sent_at < last:
         raise Invalid(
             "A message cannot be dated before the session's last message.", field="sent_at"
         )
-    return sent_at
 
 
 @dataclass(frozen=True)
@@ -141,7 +139,7 @@ def session_message_add(
     `sent_at` dates a message said earlier (importing a past conversation); it must not be
     in the future nor before the session's last message, so the turns stay in order."""
     user_access_check(caller=caller, user_id=session.user_id, write=True)
-    sent_at = _checked_sent_at(session=session, sent_at=sent_at)
+    _sent_at_check(session=session, sent_at=sent_at)
     if session.ended_at is not None:
         raise Conflict("This session has ended; open a new one.", field="session_id")
     redacted = redact(content)
@@ -166,17 +164,19 @@ def session_message_add(
     stored = _requests_marked(redacted.text, forgets_asked)
     with audit_actor(caller.name):
         # Every memory-write lock this message may need, first and in one sorted go: locks
-        # taken one write at a time (a fact, its key, then the episode) could deadlock with
-        # another writer taking them in another order.
-        kinds = MemoryType.values if forgets_asked else (MemoryType.FACT, MemoryType.EPISODIC)
-        lock_memory_writes({(session.user_id, kind) for kind in kinds})
+        # taken one write at a time (a fact, then a slot held by a document, then the episode)
+        # could deadlock with another writer taking them in another order.
+        lock_memory_writes({(session.user_id, kind) for kind in MemoryType.values})
+        if not ConversationSession.objects.filter(pk=session.pk).exists():
+            raise NotFound("Session not found.")  # purged while the message waited
         message = ConversationMessage.objects.create(
             session=session,
             user_id=session.user_id,
             role=role,
             content=stored,
             extraction_status=status,
-            created_at=sent_at,
+            # Stamped under the locks: a forget or a purge that committed first is earlier.
+            created_at=sent_at or timezone.now(),
             redactions=dict(redacted.counts) or None,
         )
         results: list[WriteResult] = []

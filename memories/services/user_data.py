@@ -12,8 +12,9 @@ from core.access import Caller, user_access_check
 from core.jobs import enqueue_on_commit
 from core.logs import security_log
 from memories.common_names import common_names_forget
-from memories.models import Memory
+from memories.models import Memory, MemoryType
 from memories.selectors import user_held
+from memories.services.writes import lock_memory_writes
 from memories.signals import user_data_purged
 
 
@@ -35,6 +36,10 @@ def user_purge(*, caller: Caller, user_id: str) -> dict[str, int]:
     it is erasing).
     """
     user_access_check(caller=caller, user_id=user_id, write=True)
+    # Every writer of the user's memories and messages waits for the purge, so the rows listed
+    # here are all there are when they are deleted (a write committing meanwhile left its
+    # history and its message behind).
+    lock_memory_writes({(user_id, kind) for kind in MemoryType.values})
     held = user_held(user_id=user_id)
     memory_ids = held.memory_ids
     with pgtrigger.ignore(

@@ -447,6 +447,10 @@ def memory_update(
     """PATCH: new content makes a new version (supersede); other fields change in place.
     Either way `version` must be the current one (optimistic lock)."""
     with audit_actor(caller.name):
+        if changes.get("memory_type"):
+            # Both types' writes, in one sorted go: the row moves into the other type's.
+            moving_to, _ = normalised_type(changes["memory_type"], {})
+            lock_memory_writes({(memory.user_id, memory.memory_type), (memory.user_id, moving_to)})
         memory = write_target(memory, caller)
         changes = dict(changes)
         content = changes.pop("content", None)
@@ -464,13 +468,16 @@ def memory_update(
         return _update_in_place(memory, version=version, changes=changes)
 
 
-def _content_not_held_elsewhere(memory: Memory, content: str) -> None:
-    """Conflict when another current memory of `memory`'s user holds `content` as its type."""
+def _content_not_held_elsewhere(
+    memory: Memory, content: str, *, memory_type: str | None = None
+) -> None:
+    """Conflict when another current memory of `memory`'s user holds `content` as its type
+    (or `memory_type`, the type it is moving to)."""
     held = (
         Memory.objects.current()
         .filter(
             user_id=memory.user_id,
-            memory_type=memory.memory_type,
+            memory_type=memory_type or memory.memory_type,
             content_hash=content_md5(redact(content).text),
         )
         .exclude(pk=memory.pk)
@@ -497,6 +504,8 @@ def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -
     memory_type, metadata = normalised_type(
         fields.get("memory_type", memory.memory_type), fields.get("metadata", memory.metadata)
     )
+    if memory_type != memory.memory_type:
+        _content_not_held_elsewhere(memory, memory.content, memory_type=memory_type)
     if {"memory_type", "metadata"} & fields.keys():
         fields.update(memory_type=memory_type, metadata=metadata)
         fields.update(trait_fields(memory_type=memory_type, metadata=metadata))
@@ -586,6 +595,8 @@ def duplicates_by_meaning_supersede(*, memory_ids: list[uuid.UUID]) -> int:
         for pair in pairs:
             if not all(memory_id in rows for memory_id in pair):
                 continue  # superseded meanwhile, here or by a write
+            if len({rows[i].memory_type for i in pair}) > 1:
+                continue  # one moved to another type meanwhile: no longer alike
             earlier, later = sorted((rows[i] for i in pair), key=lambda m: (m.created_at, m.id))
             key = later.key if later.key is not None else earlier.key
             if earlier.key is not None and key != earlier.key:

@@ -15,6 +15,7 @@ from core.access import SYSTEM
 from memories.ingest import session_end, session_message_add, session_open
 from memories.models import ConversationSession, Memory, MemoryHistory
 from memories.services import MemoryInput, content_md5, memory_add
+from memories.services.forgetting import user_forget
 from reflection.cycle.plan import cycle_plan
 from reflection.cycle.state import cycle_state_load
 from reflection.detection import Detection, Match, Pattern, Review, detector
@@ -352,6 +353,30 @@ def test_a_trait_changed_during_planning_is_read_again_not_overwritten(monkeypat
     trait.refresh_from_db()
     assert trait.trait_stage == "dissolved"  # the veto stands
     assert trait.metadata["veto"]["reason"] == "wrong"
+
+
+def test_what_is_forgotten_during_planning_never_comes_back_as_a_trait(monkeypatch):
+    user = "race:2"
+    memory_add(
+        item=MemoryInput(user_id=user, content="The user prefers green tea", memory_type="fact"),
+        caller=SYSTEM,
+    )
+    plans = []
+    real_plan = cycle_plan
+
+    def plan_then_forget(state, *, now):
+        plan = real_plan(state, now=now)
+        if not plans:
+            user_forget(caller=SYSTEM, user_id=user, topic="green tea")  # lands mid-cycle
+        plans.append(plan)
+        return plan
+
+    monkeypatch.setattr("reflection.services.cycles.cycle_plan", plan_then_forget)
+    cycle = reflect(user)
+    assert cycle.status == "completed", cycle.error_message
+    assert len(plans) == 2 and any(trait.created for trait in plans[0].traits)
+    assert not Memory.objects.filter(user_id=user, content__icontains="green tea").exists()
+    assert not TraitEvidence.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)
