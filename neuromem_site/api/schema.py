@@ -185,8 +185,8 @@ ERROR_EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "413": {
         "code": "PAYLOAD_TOO_LARGE",
-        "message": "The request body is 200000 bytes; this route takes at most 107104.",
-        "maxAllowed": 107104,
+        "message": "The request body is 200000 bytes; this route takes at most 93792.",
+        "maxAllowed": 93792,  # with the default settings (EMBEDDING_DIM 512)
         "provided": 200000,
     },
     "414": {"code": "VALIDATION_ERROR", "message": "Request-URI Too Long"},

@@ -11,15 +11,17 @@ GET (a server-to-client event stream) and DELETE (ending a session) have no mean
 sessions: 405, as the MCP specification allows.
 """
 
+import json
 import logging
 from typing import Any
 
 import anyio
 from asgiref.sync import async_to_sync
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.types import INVALID_REQUEST
 from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -47,10 +49,11 @@ def asgi_scope(request: Request) -> dict[str, Any]:
         "raw_path": request.path.encode(),
         "root_path": "",
         "query_string": meta.get("QUERY_STRING", "").encode("latin-1"),
-        # WSGI hands headers over as latin-1 text: back to the bytes they came as.
+        # WSGI hands headers over as latin-1 text: back to the bytes they came as. No Accept
+        # accepts anything (RFC 9110), as on the REST API; the SDK would answer 406.
         "headers": [
             (name.lower().encode("latin-1"), value.encode("latin-1"))
-            for name, value in request.headers.items()
+            for name, value in {"Accept": "*/*", **request.headers}.items()
         ],
         "client": (meta.get("REMOTE_ADDR", ""), int(meta.get("REMOTE_PORT") or 0)),
         "server": (meta.get("SERVER_NAME", ""), int(meta.get("SERVER_PORT") or 0)),
@@ -90,6 +93,27 @@ async def asgi_exchange(
     return start["status"], start["headers"], b"".join(chunks)
 
 
+def invalid_request(body: bytes) -> str | None:
+    """Why `body`, parsed, is no JSON-RPC 2.0 message, or None. The SDK would drop a request
+    whose `id` is null or a float as a notification (202, no answer) and answer other
+    malformed envelopes `-32602` with its validator's dump; a body that is no JSON at all is
+    left to it (`-32700`)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict):
+        return "A JSON-RPC message is one JSON object (batches are not supported)."
+    if message.get("jsonrpc") != "2.0":
+        return 'A JSON-RPC message has "jsonrpc": "2.0".'
+    identifier = message.get("id")
+    if "id" in message and (isinstance(identifier, bool) or not isinstance(identifier, str | int)):
+        return "A request's id is a string or an integer."
+    if not isinstance(message.get("method"), str) and not {"result", "error"} & message.keys():
+        return "A request or notification names its method."
+    return None
+
+
 class McpApi(APIView):
     """MCP's streamable HTTP transport: POST one JSON-RPC message, get its answer as JSON."""
 
@@ -101,6 +125,16 @@ class McpApi(APIView):
         # The SDK would answer a plain-text 400; this is the REST API's 415.
         if request.content_type.split(";")[0].strip().lower() != "application/json":
             raise exceptions.UnsupportedMediaType(request.content_type)
+        problem = invalid_request(request.body)
+        if problem is not None:
+            return JsonResponse(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {"code": INVALID_REQUEST, "message": problem},
+                },
+                status=400,
+            )
         caller = request.user.caller
         status, headers, body = async_to_sync(asgi_exchange)(
             mcp_server(lambda: caller, guard_scope(request)), asgi_scope(request), request.body

@@ -115,6 +115,54 @@ def test_one_post_one_json_answer_and_nothing_else(web, make_agent):
     assert garbled.status_code == 400 and garbled.json()["error"]["code"] == -32700  # PARSE_ERROR
 
 
+CALL = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "memory_list"}}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "message",
+    [
+        {**CALL, "id": None},
+        {**CALL, "id": 1.5},
+        {**CALL, "id": {"x": 1}},
+        {**CALL, "id": True},
+        [{**CALL, "id": 1}],
+        {"id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 1},
+        7,
+    ],
+    ids=[
+        "null-id",
+        "float-id",
+        "object-id",
+        "boolean-id",
+        "batch",
+        "no-jsonrpc",
+        "no-method",
+        "number",
+    ],
+)
+def test_a_message_that_is_no_json_rpc_request_is_an_invalid_request(make_agent, message):
+    """Never silently dropped as a notification (a request whose id is null), nor answered with
+    the SDK validator's dump: JSON-RPC's own -32600, and no tool runs."""
+    response = make_agent("a").http.post("/mcp", message, format="json", HTTP_ACCEPT="*/*")
+    assert response.status_code == 400
+    answer = response.json()
+    assert (answer["jsonrpc"], answer["id"], answer["error"]["code"]) == ("2.0", None, -32600)
+    assert "pydantic" not in answer["error"]["message"]
+
+
+@pytest.mark.django_db
+def test_no_accept_header_accepts_the_json_answer(make_agent):
+    """As on the REST API (RFC 9110: no Accept, anything goes); only one that excludes JSON is
+    406."""
+    http = make_agent("a").http
+    answered = http.post("/mcp", {**LIST_TOOLS}, format="json")
+    assert answered.status_code == 200 and answered.json()["id"] == 1
+    refused = http.post("/mcp", {**LIST_TOOLS}, format="json", HTTP_ACCEPT="text/html")
+    assert refused.status_code == 406
+
+
 @pytest.mark.django_db  # not transactional: the memory below is never committed
 def test_tools_run_on_the_requests_own_database_connection(make_agent):
     """Through Django's test client, inside the test's transaction: the tool sees the memory
