@@ -1,6 +1,7 @@
 """Which real database errors mean "the database is away" (503 UNAVAILABLE) and which stay
 errors of the statement (500): core/db/outages.py, on errors PostgreSQL and psycopg raise."""
 
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -45,6 +46,32 @@ def test_a_statement_timeout_is_away(conn: psycopg.Connection):
     error = raised(lambda: conn.execute("SELECT pg_sleep(1)"))
     assert isinstance(error, psycopg.errors.QueryCanceled)
     assert database_unavailable(error)
+
+
+def test_a_deadlock_rolled_back_is_away_for_a_moment():
+    """Two transactions each waiting for the other's lock: PostgreSQL rolls one back, and the
+    same request again finds the other done."""
+    errors: list[BaseException] = []
+    both_hold = threading.Barrier(2)
+
+    def take(held: int, wanted: int) -> None:
+        with psycopg.connect(server_url("postgres")) as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [held])
+            both_hold.wait(timeout=30)
+            try:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", [wanted])
+            except psycopg.Error as error:
+                errors.append(error)
+                conn.rollback()  # its locks go: the other transaction goes on
+
+    sides = [threading.Thread(target=take, args=pair) for pair in ((1, 2), (2, 1))]
+    for side in sides:
+        side.start()
+    for side in sides:
+        side.join(timeout=60)
+    (deadlock,) = errors
+    assert isinstance(deadlock, psycopg.errors.DeadlockDetected)
+    assert database_unavailable(deadlock)
 
 
 def test_errors_of_the_statement_are_not(conn: psycopg.Connection):

@@ -7,7 +7,9 @@ a connection exception (class 08); the server shutting down, restarting after a 
 starting (57P01-57P03); an idle session it ended (57P05); too many connections (53300).
 A statement timeout or an operator's cancel (57014) counts as away too: NeuroMem sets no
 statement_timeout, so one comes from an operator shedding load, and the cancelled statement
-rolled back, so the same request later is safe.
+rolled back, so the same request later is safe. So is a deadlock or a serialization failure
+(40P01, 40001): PostgreSQL rolled the whole transaction back, and the same request a moment
+later finds the other transaction done.
 
 Not away: everything else, syntax and constraint errors, bad data, and psycopg's
 InterfaceError (misuse of the driver; psycopg 3 reports a closed connection as an
@@ -17,7 +19,9 @@ OperationalError).
 import psycopg
 from django.db import Error as DjangoDatabaseError
 
-UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "57P05", "53300", "57014"})
+UNAVAILABLE_SQLSTATES = frozenset(
+    {"57P01", "57P02", "57P03", "57P05", "53300", "57014", "40P01", "40001"}
+)
 
 
 def database_unavailable(error: BaseException) -> bool:
