@@ -399,7 +399,7 @@ def remember(
         return memory_add(item=fact, caller=caller)
     if current.content_hash == content_md5(extraction.content):
         return WriteResult(Operation.NOOP, current)
-    if current.valid_at is not None and message.created_at < current.valid_at:
+    if current.valid_at is not None and message.created_at < current.valid_at <= timezone.now():
         return memory_add(item=replace(fact, invalid_at=current.valid_at), caller=caller)
     successor = memory_supersede(
         memory=current,

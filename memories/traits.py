@@ -5,6 +5,7 @@ V1 wrote them into `metadata`, which stays as the fallback (readers look at the 
 Writers, readers and the reflection engine share these parsers.
 """
 
+import math
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -45,9 +46,10 @@ def _number(value: Any) -> int | float:
 def _count(value: Any) -> int:
     """A counter (an `integer` column): the decay divides by 1 + its multiple, and a negative
     one made every read of the trait and the refresh of the believed traits fail."""
-    if not isinstance(_number(value), int) or not 0 <= value < 2**31:
+    whole = isinstance(_number(value), int) or (math.isfinite(value) and value.is_integer())
+    if not whole or not 0 <= value < 2**31:
         raise ValueError(f"must be a whole number from 0 to {2**31 - 1}")
-    return value
+    return int(value)
 
 
 def _share(value: Any) -> float:

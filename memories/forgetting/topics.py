@@ -255,6 +255,7 @@ def _head(
     demonstrative: re.Pattern[str] | None,
     possessed: re.Pattern[str],
     third_person: re.Pattern[str],
+    mine: re.Pattern[str],
 ) -> tuple[str, bool, bool, str]:
     """The topic's head once a pointer back ("that relationship") and another owner ("my
     friend's address") are read off it: (head, anaphoric, owned, owner)."""
@@ -265,10 +266,13 @@ def _head(
     people = list(third_person.finditer(text))
     if (possessed_by := possessed.match(text)) is not None:
         owner, owned, text = possessed_by["owner"], False, possessed_by["head"]
-    elif len({person["noun"].lower() for person in people}) == 1:
-        # One person named as the user's ("where my brother lives", "my brother Mark"): the
-        # topic is theirs, as "my brother's …" is; the user's own sentences are not about it.
-        owner, owned = people[0].groupdict().get("name") or people[0]["noun"], False
+    elif len(people) == 1 == len(mine.findall(text)) and (
+        (name := people[0].groupdict().get("name")) or people[0].group() != text
+    ):
+        # One person, the only thing the topic calls the user's, named or asked about ("my
+        # brother Mark", "where my brother lives"): the topic is theirs, as "my brother's …"
+        # is. Not "my trip with my brother", "my mom said my address", nor "my kids" alone.
+        owner, owned = name or people[0]["noun"], False
     return text, anaphoric, owned, owner
 
 
@@ -282,7 +286,7 @@ def topic_read(said: str) -> Topic:
         text = text[lead.end() :]
     if ANAPHOR.match(text):
         return Topic(said, anaphoric=True, owned=owned)
-    text, anaphoric, owned, owner = _head(text, owned, DEMONSTRATIVE, POSSESSED, THIRD_PERSON)
+    text, anaphoric, owned, owner = _head(text, owned, DEMONSTRATIVE, POSSESSED, THIRD_PERSON, MINE)
     concepts = concepts_named(text)
     named = [m.span() for c in concepts for m in c.names.finditer(text)]
     words = tuple(
@@ -306,7 +310,9 @@ def _chinese_topic(text: str) -> Topic:
     if ZH_ANAPHOR.match(text) or re.match(r"^(?:刚才|刚刚|我刚才|我刚)", text):
         return Topic(text, anaphoric=True, owned=owned, chinese=True)
     demonstrative = ZH_DEMONSTRATIVE if "我" not in text else None
-    text, anaphoric, owned, owner = _head(text, owned, demonstrative, ZH_POSSESSED, ZH_THIRD_PERSON)
+    text, anaphoric, owned, owner = _head(
+        text, owned, demonstrative, ZH_POSSESSED, ZH_THIRD_PERSON, ZH_MINE
+    )
     concepts = concepts_named(text)
     named = [m.span() for c in concepts for m in c.names.finditer(text)]
     segments, start = [], 0
@@ -347,6 +353,9 @@ THIRD_PERSON = re.compile(
     rf"\bmy\s+(?P<noun>{PERSON_NOUNS})\b(?!')(?:\s+(?-i:(?P<name>[A-Z][a-z]+)))?", re.I
 )
 ZH_THIRD_PERSON = re.compile(rf"我的?(?P<noun>{ZH_PERSON_NOUNS})")
+# What a topic calls the user's: "my trip", "my brother"; 我.
+MINE = re.compile(r"\bmy\s+\w+", re.I)
+ZH_MINE = re.compile("我")
 # A third person owning what follows: "Tom's", "my friend's", "his", "her", "my brother Mike".
 # Places that own what follows as a person would: "my office in Pioneer Square" is not where
 # the user lives.

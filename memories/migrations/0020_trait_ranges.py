@@ -1,7 +1,10 @@
 """A trait's confidence lies from 0 to 1 and its counts are never negative, now checked by the
-database as by the write path (memories/traits.py). Rows written before the write path checked
-them are brought into range first: a confidence to its nearest bound, a negative count to 0.
-The audit trigger logs each such repair as an UPDATE.
+database as by the write path (memories/traits.py). Traits written before the write path checked
+them are brought into range first, in their columns and in the V1 `metadata` keys an edit
+parses again: a confidence to its nearest bound, a negative count to 0. The audit trigger
+records what it follows (the confidence, the metadata); the counts are bookkeeping it does not.
+The repair reads the trait partition only; adding the constraints reads every partition once,
+under the table's lock (a few seconds a million memories).
 
 Backwards: the constraints go; the repaired values stay (the values they replaced broke every
 read of the trait)."""
@@ -12,11 +15,24 @@ from django.db.models import Q
 REPAIR_SQL = """
 UPDATE memories
 SET trait_confidence = least(greatest(trait_confidence, 0), 1)
-WHERE trait_confidence < 0 OR trait_confidence > 1;
+WHERE memory_type = 'trait' AND (trait_confidence < 0 OR trait_confidence > 1);
 UPDATE memories
 SET trait_reinforcement_count = greatest(trait_reinforcement_count, 0),
     trait_contradiction_count = greatest(trait_contradiction_count, 0)
-WHERE trait_reinforcement_count < 0 OR trait_contradiction_count < 0;
+WHERE memory_type = 'trait' AND (trait_reinforcement_count < 0 OR trait_contradiction_count < 0);
+UPDATE memories
+SET metadata = metadata || jsonb_build_object(
+    'confidence', least(greatest((metadata->>'confidence')::float8, 0), 1))
+WHERE memory_type = 'trait' AND jsonb_typeof(metadata->'confidence') = 'number'
+  AND (metadata->>'confidence')::float8 NOT BETWEEN 0 AND 1;
+UPDATE memories
+SET metadata = metadata || jsonb_build_object('reinforcement_count', 0)
+WHERE memory_type = 'trait' AND jsonb_typeof(metadata->'reinforcement_count') = 'number'
+  AND (metadata->>'reinforcement_count')::float8 < 0;
+UPDATE memories
+SET metadata = metadata || jsonb_build_object('contradiction_count', 0)
+WHERE memory_type = 'trait' AND jsonb_typeof(metadata->'contradiction_count') = 'number'
+  AND (metadata->>'contradiction_count')::float8 < 0;
 """
 
 

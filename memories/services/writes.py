@@ -309,6 +309,9 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
     }
     new: dict[int, Memory] = {}
     for index, memory in prepared.items():
+        if memory.invalid_at is not None:
+            new[index] = memory  # ended already: it repeats no current memory
+            continue
         identity = (memory.user_id, memory.memory_type, memory.content_hash)
         held = existing.get(identity)
         if held is not None and memory.key is not None and held.key != memory.key:
@@ -416,6 +419,9 @@ def memory_supersede(
             session_id=session_id,
             conversation_id=conversation_id,
             valid_at=valid_at,
+            # New words for what had ended (an imported past value, a value said wrong) end
+            # when it did: the successor holds the key against no current memory.
+            invalid_at=memory.invalid_at,
             recorded_at=recorded_at,
         )
         successor = _memory_row(

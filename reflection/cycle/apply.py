@@ -12,7 +12,7 @@ from memories.models import (
     MemoryType,
     TraitStage,
 )
-from memories.predicates import current_q
+from memories.predicates import current_q, latest_q
 from memories.services import embeddings_schedule, lock_memory_writes
 from memories.services.rows import memory_content_columns, memory_rows_insert
 from reflection.cycle.plan import CyclePlan
@@ -46,12 +46,12 @@ def _trait_columns(trait: TraitState) -> dict[str, Any]:
 
 def _evidence_still_held(plan: CyclePlan) -> None:
     """Under the user's memory-write locks (held to the end of the caller's transaction): the
-    memories the plan cites as evidence are still current, else StaleTrait (plan again). A
-    forget or an edit committed while the cycle planned would otherwise come back as a trait
-    citing what is gone."""
+    memories the plan cites as evidence are still there as the planner read them (the latest
+    version, not forgotten), else StaleTrait (plan again). A forget or an edit committed while
+    the cycle planned would otherwise come back as a trait citing what is gone."""
     lock_memory_writes({(plan.user_id, kind) for kind in MemoryType.values})
     cited = {memory_id for trait in plan.traits for memory_id, _, _ in trait.new_evidence}
-    held = Memory.objects.filter(current_q(), forgotten_at__isnull=True, pk__in=cited)
+    held = Memory.objects.filter(latest_q(), forgotten_at__isnull=True, pk__in=cited)
     gone = cited - set(held.values_list("id", flat=True))
     if gone:
         raise StaleTrait(f"{len(gone)} evidence memories changed since the cycle read them")

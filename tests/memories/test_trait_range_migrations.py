@@ -15,7 +15,8 @@ INSERT INTO memories (id, user_id, memory_type, content, importance, score, vers
                       trait_stage, trait_confidence, trait_reinforcement_count,
                       trait_contradiction_count, trait_last_reinforced)
 VALUES
-  (gen_random_uuid(), 'u:1', 'trait', 'Swims at noon', 0.5, 50, 1, 0, '{}', now(), 'pending',
+  (gen_random_uuid(), 'u:1', 'trait', 'Swims at noon', 0.5, 50, 1, 0,
+   '{"confidence": 7, "reinforcement_count": -10, "context": "work"}', now(), 'pending',
    'behavior', 'established', 7, -10, -1, now()),
   (gen_random_uuid(), 'u:1', 'trait', 'Reads at night', 0.5, 50, 1, 0, '{}', now(), 'pending',
    'behavior', 'established', -3, 2, 0, now()),
@@ -47,8 +48,13 @@ def test_traits_out_of_range_are_repaired_and_refused_from_then_on():
             assert conn.execute(believed).fetchone() == (1,)
             with pytest.raises(psycopg.errors.CheckViolation):
                 conn.execute(BAD_SQL)
+            metadata = "SELECT metadata FROM memories WHERE content = 'Swims at noon'"
+            assert conn.execute(metadata).fetchone() == (
+                {"confidence": 1.0, "reinforcement_count": 0, "context": "work"},
+            )  # an edit parses it again: in range there too
             repairs = "SELECT count(*) FROM memory_history WHERE event = 'UPDATE'"
-            assert conn.execute(repairs).fetchone() == (2,)  # each repair is on record
+            # What the audit follows: two confidences, then the metadata, a key at a time.
+            assert conn.execute(repairs).fetchone() == (4,)
         migrated(url, "memories", "0019")
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(BAD_SQL)  # no constraint any more; the repaired values stay

@@ -396,6 +396,8 @@ def test_trait_fields_parse_types():
     )
     assert fields["trait_reinforcement_count"] == 4
     assert fields["trait_first_observed"].year == 2025
+    whole = trait_fields(memory_type="trait", metadata={"contradiction_count": 3.0})
+    assert whole["trait_contradiction_count"] == 3  # a whole number, as JSON clients send it
 
 
 @pytest.mark.django_db(transaction=True)

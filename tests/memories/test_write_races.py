@@ -4,7 +4,6 @@ memory moving to another type is alike only to that type's memories, and the emb
 worker's supersede by meaning never pairs two types."""
 
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -17,7 +16,8 @@ from core.access import SYSTEM
 from core.errors import Conflict
 from memories.ingest import session_message_add, session_open
 from memories.models import Memory, MemoryHistory, MemoryType
-from memories.services import MemoryInput, lock_memory_writes, memory_add, memory_update
+from memories.services import MemoryInput, lock_memory_writes, memory_add, memory_update, writes
+from memories.services.dedup import near_duplicates_by_meaning
 from memories.services.user_data import user_purge
 from memories.services.writes import duplicates_by_meaning_supersede
 from memories.signals import user_data_purged
@@ -106,13 +106,21 @@ def unit_vector(seed: int) -> list[float]:
     return (vector / np.linalg.norm(vector)).tolist()
 
 
-def test_the_worker_never_supersedes_a_memory_that_moved_to_another_type_meanwhile():
+def test_the_worker_never_supersedes_a_memory_that_moved_to_another_type_meanwhile(monkeypatch):
     vector = unit_vector(1)
     earlier, later = fact("The user walks the dog every evening"), fact("Each evening: dog walk")
     Memory.objects.filter(pk__in=[earlier.pk, later.pk]).update(
         embedding=vector, embedding_status="ready"
     )
     superseded: list[int] = []
+    found = threading.Event()
+
+    def pairs_found(memory_ids):
+        pairs = near_duplicates_by_meaning(memory_ids)
+        found.set()
+        return pairs
+
+    monkeypatch.setattr(writes, "near_duplicates_by_meaning", pairs_found)
     with transaction.atomic():
         memory_update(
             memory=earlier, version=1, changes={"memory_type": MemoryType.EPISODIC}, caller=SYSTEM
@@ -120,7 +128,7 @@ def test_the_worker_never_supersedes_a_memory_that_moved_to_another_type_meanwhi
         worker = in_thread(
             lambda: superseded.append(duplicates_by_meaning_supersede(memory_ids=[later.id]))
         )
-        time.sleep(0.5)  # let the worker find the pair, then wait for this write's locks
+        assert found.wait(timeout=30)  # the pair, as committed: two facts; then this write's locks
     worker.join()
     assert superseded == [0]
     moved = Memory.objects.get(pk=earlier.pk)

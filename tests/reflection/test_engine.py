@@ -379,6 +379,17 @@ def test_what_is_forgotten_during_planning_never_comes_back_as_a_trait(monkeypat
     assert not TraitEvidence.objects.exists()
 
 
+def test_an_invalidated_memory_is_evidence_as_the_planner_read_it():
+    """A correction leaves a memory invalidated but not expired, as the planner reads it: the
+    cycle's evidence check takes it as it is, never as gone on every attempt."""
+    user = "said-wrong:1"
+    converse(user, ENGLISH)
+    ran_again = Memory.objects.filter(user_id=user, content__icontains="ran again")
+    assert ran_again.update(invalid_at=timezone.now()) == 1
+    cycle = reflect(user)
+    assert cycle.status == "completed", cycle.error_message
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_cycles_for_one_user_run_one_at_a_time(monkeypatch):
     converse("lock:1", ENGLISH[:1])
