@@ -192,15 +192,16 @@ def _save_new(rows: list[tuple[Memory, MemoryInput]]) -> None:
     )
 
 
-def write_target(memory: Memory, caller: Caller) -> Memory:
+def write_target(memory: Memory, caller: Caller, *, moving_to: str | None = None) -> Memory:
     """The memory's row as stored, once `caller` may write it, locked against other writes
-    for its user and type until commit. The check is made on the row that will change, never
-    on the object handed in (a stale or hand-built one could name another user)."""
+    for its user and type (and `moving_to`, the type it moves to: one sorted go) until commit.
+    The check is made on the row that will change, never on the object handed in (a stale or
+    hand-built one could name another user)."""
     stored = Memory.objects.filter(pk=memory.pk).values_list("user_id", "memory_type").first()
     if stored is None:
         raise NotFound(f"Memory '{memory.pk}' not found.")
     user_access_check(caller=caller, user_id=stored[0], write=True)
-    lock_memory_writes({stored})
+    lock_memory_writes({stored, (stored[0], moving_to or stored[1])})
     return Memory.objects.get(pk=memory.pk)
 
 
@@ -453,11 +454,10 @@ def memory_update(
     """PATCH: new content makes a new version (supersede); other fields change in place.
     Either way `version` must be the current one (optimistic lock)."""
     with audit_actor(caller.name):
-        if changes.get("memory_type"):
-            # Both types' writes, in one sorted go: the row moves into the other type's.
+        moving_to = None
+        if changes.get("memory_type"):  # the row moves into the other type's writes
             moving_to, _ = normalised_type(changes["memory_type"], {})
-            lock_memory_writes({(memory.user_id, memory.memory_type), (memory.user_id, moving_to)})
-        memory = write_target(memory, caller)
+        memory = write_target(memory, caller, moving_to=moving_to)
         changes = dict(changes)
         content = changes.pop("content", None)
         if content is not None and content != memory.content:
