@@ -221,7 +221,7 @@ def _word_matches(sentence: str, word: str, *, stemmed: bool = False) -> list[_M
     return [
         _Match(m.start(), m.end())
         for m in WORD.finditer(sentence)
-        if (stem(m.group()) if stemmed else m.group().lower().rstrip(".")) in wanted
+        if (stem(m.group().rstrip(".")) if stemmed else m.group().lower().rstrip(".")) in wanted
     ]
 
 
@@ -266,13 +266,11 @@ def _head(
     people = list(third_person.finditer(text))
     if (possessed_by := possessed.match(text)) is not None:
         owner, owned, text = possessed_by["owner"], False, possessed_by["head"]
-    elif len(people) == 1 == len(mine.findall(text)) and (
-        (name := people[0].groupdict().get("name")) or people[0].group() != text
-    ):
-        # One person, the only thing the topic calls the user's, named or asked about ("my
-        # brother Mark", "where my brother lives"): the topic is theirs, as "my brother's …"
-        # is. Not "my trip with my brother", "my mom said my address", nor "my kids" alone.
-        owner, owned = name or people[0]["noun"], False
+    elif len(people) == 1 == len(mine.findall(text)):
+        # One person, the only thing the topic calls the user's ("my ex", "my brother Mark",
+        # "where my brother lives"): the topic is theirs, as "my brother's …" is; "my ex" is not
+        # the boyfriend of now. Not "my trip with my brother" nor "my mom said my address".
+        owner, owned = people[0].groupdict().get("name") or people[0]["noun"], False
     return text, anaphoric, owned, owner
 
 
