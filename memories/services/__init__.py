@@ -1,6 +1,7 @@
 """Writes to memories, by subject:
 
-- `writes`: the operation model (ADD / UPDATE / NOOP), versions, optimistic locking.
+- `writes`: the operation model (ADD / UPDATE / NOOP), supersede, versions, the write locks.
+- `edits`: a stored memory edited (PATCH), its key renamed, deleted, invalidated.
 - `dedup`: near duplicates, found in SQL.
 - `embedding_jobs`: the worker's embeddings, scheduled after commit and re-queued by beat.
 - `links`: weighted links between one end user's memories.
@@ -9,6 +10,12 @@
 Trait types and parsing live in `memories.traits`; reads in `memories.selectors`.
 """
 
+from memories.services.edits import (
+    memory_delete,
+    memory_invalidate,
+    memory_key_rename,
+    memory_update,
+)
 from memories.services.embedding_jobs import (
     embeddings_requeue_stale,
     embeddings_schedule,
@@ -31,11 +38,7 @@ from memories.services.writes import (
     lock_memory_writes,
     memory_add,
     memory_add_many,
-    memory_delete,
-    memory_invalidate,
-    memory_key_rename,
     memory_supersede,
-    memory_update,
 )
 
 __all__ = [

@@ -23,12 +23,12 @@ from core.access import Caller, user_access_check
 from core.db.actor import audit_actor
 from core.errors import Conflict, Invalid, NotFound
 from memories.models import Memory, MemoryLink
+from memories.services.edits import memory_update
 from memories.services.writes import (
     MemoryInput,
     Operation,
     WriteResult,
     memory_add,
-    memory_update,
     write_target,
 )
 

@@ -8,7 +8,6 @@ acts for: it decides which end users the write may touch, and names the audit lo
 """
 
 import uuid
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -50,7 +49,7 @@ from memories.services.dedup import (
     with_lexical_vectors,
 )
 from memories.services.embedding_rebuild import embeddings_rebuild_unfinished
-from memories.services.keys import key_conflict, keys_taken, lock_keys
+from memories.services.keys import keys_taken, lock_keys
 from memories.services.rows import content_md5, memory_rows_insert
 from memories.traits import TRAIT_METADATA, normalised_type, trait_fields
 
@@ -407,7 +406,7 @@ def memory_supersede(
     with audit_actor(caller.name):
         memory = write_target(memory, caller)
         if unique_content:
-            _content_not_held_elsewhere(memory, content)
+            content_held_check(memory, content)
         metadata = memory.metadata if metadata is None else metadata
         item = MemoryInput(
             user_id=memory.user_id,
@@ -445,38 +444,7 @@ def memory_supersede(
         return successor
 
 
-UPDATABLE_IN_PLACE = {"metadata", "importance", "key", "valid_at", "memory_type"}
-
-
-def memory_update(
-    *, memory: Memory, version: int, changes: dict[str, Any], caller: Caller
-) -> Memory:
-    """PATCH: new content makes a new version (supersede); other fields change in place.
-    Either way `version` must be the current one (optimistic lock)."""
-    with audit_actor(caller.name):
-        moving_to = None
-        if changes.get("memory_type"):  # the row moves into the other type's writes
-            moving_to, _ = normalised_type(changes["memory_type"], {})
-        memory = write_target(memory, caller, moving_to=moving_to)
-        changes = dict(changes)
-        content = changes.pop("content", None)
-        if content is not None and content != memory.content:
-            memory = memory_supersede(
-                memory=memory,
-                content=content,
-                caller=caller,
-                expected_version=version,
-                metadata=changes.pop("metadata", None),
-            )
-            if not changes:
-                return memory
-            version = memory.version
-        return _update_in_place(memory, version=version, changes=changes)
-
-
-def _content_not_held_elsewhere(
-    memory: Memory, content: str, *, memory_type: str | None = None
-) -> None:
+def content_held_check(memory: Memory, content: str, *, memory_type: str | None = None) -> None:
     """Conflict when another current memory of `memory`'s user holds `content` as its type
     (or `memory_type`, the type it is moving to)."""
     held = (
@@ -495,84 +463,6 @@ def _content_not_held_elsewhere(
             field="content",
             memory_id=str(held.id),
         )
-
-
-def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -> Memory:
-    fields = {name: value for name, value in changes.items() if name in UPDATABLE_IN_PLACE}
-    validated(
-        key=None if fields.get("key") is None else text_problem(fields["key"]),
-        metadata=json_problem(fields["metadata"]) if "metadata" in fields else None,
-    )
-    if "metadata" in fields:
-        fields["metadata"], found = redact_json(fields["metadata"])
-        if found:
-            fields["redactions"] = dict(Counter(memory.redactions or {}) + found)
-    memory_type, metadata = normalised_type(
-        fields.get("memory_type", memory.memory_type), fields.get("metadata", memory.metadata)
-    )
-    if memory_type != memory.memory_type:
-        _content_not_held_elsewhere(memory, memory.content, memory_type=memory_type)
-    if {"memory_type", "metadata"} & fields.keys():
-        fields.update(memory_type=memory_type, metadata=metadata)
-        fields.update(trait_fields(memory_type=memory_type, metadata=metadata))
-    if fields.get("key") is not None and fields["key"] != memory.key:
-        lock_keys({(memory.user_id, fields["key"])})
-        holder = (
-            Memory.objects.current()
-            .filter(user_id=memory.user_id, key=fields["key"])
-            .exclude(pk=memory.pk)
-            .first()
-        )
-        if holder is not None:
-            raise key_conflict(fields["key"], holder)
-    updated = Memory.objects.filter(latest_q(), pk=memory.pk, version=version).update(
-        **fields, version=F("version") + 1, updated_at=timezone.now()
-    )
-    if not updated:
-        raise stale(memory)
-    return Memory.objects.get(pk=memory.pk)
-
-
-def memory_key_rename(*, memory: Memory, key: str, caller: Caller) -> Memory:
-    """Give the current memory another key, unique among its user's current memories (taken:
-    Conflict). Acts on the memory as stored now: no version to match."""
-    with audit_actor(caller.name):
-        memory = write_target(memory, caller)
-        if memory.expired_at is not None:
-            raise stale(memory)
-        return _update_in_place(memory, version=memory.version, changes={"key": key})
-
-
-def memory_delete(*, memory: Memory, caller: Caller, at: datetime | None = None) -> Memory:
-    """Soft delete: the row and its history stay; recall no longer sees it. `at` dates the
-    deletion (an imported "forget" message's time); default now."""
-    with audit_actor(caller.name):
-        memory = write_target(memory, caller)
-        now = timezone.now()
-        Memory.objects.filter(latest_q(), pk=memory.pk).update(
-            expired_at=at or now, updated_at=now, version=F("version") + 1, **SCORE_FLAGS_CLEARED
-        )
-        return Memory.objects.get(pk=memory.pk)
-
-
-def memory_invalidate(
-    *, memory: Memory, caller: Caller, invalid_at: datetime | None = None
-) -> Memory:
-    """The fact stopped being true at `invalid_at`: it leaves current reads, and "as of" any
-    instant from then on no longer sees it."""
-    with audit_actor(caller.name):
-        memory = write_target(memory, caller)
-        now = timezone.now()
-        updated = Memory.objects.filter(latest_q(), pk=memory.pk).update(
-            invalid_at=invalid_at or now,
-            expired_at=now,
-            updated_at=now,
-            version=F("version") + 1,
-            **SCORE_FLAGS_CLEARED,
-        )
-        if not updated:
-            raise stale(memory)
-        return Memory.objects.get(pk=memory.pk)
 
 
 def duplicates_by_meaning_supersede(*, memory_ids: list[uuid.UUID]) -> int:
