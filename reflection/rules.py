@@ -167,4 +167,34 @@ def lifecycle_rules() -> LifecycleRules:
             if not isinstance(value, dict):
                 raise ImproperlyConfigured(f"TRAIT_RULES: {name} must be an object")
             overrides[name] = {**default, **value}
-    return replace(defaults, **overrides)
+    rules = replace(defaults, **overrides)
+    problem = _rules_out_of_range(rules)
+    if problem is not None:
+        raise ImproperlyConfigured(f"TRAIT_RULES: {problem}")
+    return rules
+
+
+# Factors a confidence is moved by (c + (1 − c)·f, c·(1 − f), and undone dividing by 1 − f):
+# below 1, or a cycle would write a confidence the database refuses (or divide by zero).
+FACTORS = ("contradiction_factor", "contradiction_factor_step", "contradiction_factor_max")
+
+
+def _rules_out_of_range(rules: LifecycleRules) -> str | None:
+    """What in `rules` no cycle can work with, or None: confidences, thresholds and ratios are
+    shares (0 to 1), factors below 1, counts, days and decay rates never negative."""
+    defaults = LifecycleRules()
+    for item in fields(LifecycleRules):
+        value = getattr(rules, item.name)
+        values = list(value.values()) if isinstance(value, dict) else [value]
+        if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+            return f"{item.name} must be a number (or a table of numbers)"
+        share = isinstance(getattr(defaults, item.name), float)
+        if item.name in FACTORS or item.name == "quality_factor":
+            if not all(0 <= v < 1 for v in values):
+                return f"{item.name} must be from 0 to below 1"
+        elif share and not item.name.startswith("decay"):
+            if not 0 <= value <= 1:
+                return f"{item.name} must be from 0 to 1"
+        elif not all(v >= 0 for v in values):
+            return f"{item.name} must not be negative"
+    return None

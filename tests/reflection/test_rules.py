@@ -94,5 +94,17 @@ def test_rules_are_configurable_by_name(settings):
         lifecycle_rules.cache_clear()
         with pytest.raises(ImproperlyConfigured, match="no_such_rule"):
             lifecycle_rules()
+        # Rules no cycle can work with: a confidence the database refuses, a division by zero.
+        for bad, message in (
+            ({"quality_factor": {"A": 1.5}}, "quality_factor must be from 0 to below 1"),
+            ({"contradiction_factor": 1}, "contradiction_factor must be from 0 to below 1"),
+            ({"core_above": 2}, "core_above must be from 0 to 1"),
+            ({"decay_default": -0.1}, "decay_default must not be negative"),
+            ({"trend_window_days": "30"}, "trend_window_days must be a number"),
+        ):
+            settings.TRAIT_RULES = bad
+            lifecycle_rules.cache_clear()
+            with pytest.raises(ImproperlyConfigured, match=message):
+                lifecycle_rules()
     finally:
         lifecycle_rules.cache_clear()
