@@ -50,6 +50,11 @@ def validated(**problems: str | None) -> None:
             raise Invalid(problem, field=field)
 
 
+def is_number(value: Any) -> bool:
+    """A JSON number: an int or a float, and no bool (Python's bool is an int)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def text_problem(value: str) -> str | None:
     """NUL and lone surrogates: PostgreSQL stores neither in text or JSONB."""
     found = _UNSTORABLE_TEXT.search(value)

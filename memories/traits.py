@@ -5,7 +5,6 @@ V1 wrote them into `metadata`, which stays as the fallback (readers look at the 
 Writers, readers and the reflection engine share these parsers.
 """
 
-import math
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,7 +13,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from core.errors import Invalid
-from core.validation import float4
+from core.validation import float4, is_number
 from memories.models import (
     LEGACY_MEMORY_TYPES,
     MemoryType,
@@ -38,7 +37,7 @@ def _choice(choices: type) -> Any:
 
 
 def _number(value: Any) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         raise ValueError("must be a number")
     return value
 
@@ -46,7 +45,7 @@ def _number(value: Any) -> int | float:
 def _count(value: Any) -> int:
     """A counter (an `integer` column): the decay divides by 1 + its multiple, and a negative
     one made every read of the trait and the refresh of the believed traits fail."""
-    whole = isinstance(_number(value), int) or (math.isfinite(value) and value.is_integer())
+    whole = isinstance(_number(value), int) or value.is_integer()
     if not whole or not 0 <= value < 2**31:
         raise ValueError(f"must be a whole number from 0 to {2**31 - 1}")
     return int(value)

@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from core.validation import is_number
 from memories.models import TraitStage
 from reflection.models import EvidenceQuality
 
@@ -176,7 +177,12 @@ def lifecycle_rules() -> LifecycleRules:
 
 # Factors a confidence is moved by (c + (1 − c)·f, c·(1 − f), and undone dividing by 1 − f):
 # below 1, or a cycle would write a confidence the database refuses (or divide by zero).
-FACTORS = ("contradiction_factor", "contradiction_factor_step", "contradiction_factor_max")
+FACTORS = (
+    "quality_factor",
+    "contradiction_factor",
+    "contradiction_factor_step",
+    "contradiction_factor_max",
+)
 
 
 def _rules_out_of_range(rules: LifecycleRules) -> str | None:
@@ -186,10 +192,10 @@ def _rules_out_of_range(rules: LifecycleRules) -> str | None:
     for item in fields(LifecycleRules):
         value = getattr(rules, item.name)
         values = list(value.values()) if isinstance(value, dict) else [value]
-        if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+        if not all(map(is_number, values)):
             return f"{item.name} must be a number (or a table of numbers)"
         share = isinstance(getattr(defaults, item.name), float)
-        if item.name in FACTORS or item.name == "quality_factor":
+        if item.name in FACTORS:
             if not all(0 <= v < 1 for v in values):
                 return f"{item.name} must be from 0 to below 1"
         elif share and not item.name.startswith("decay"):

@@ -68,7 +68,7 @@ def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -
         fields.get("memory_type", memory.memory_type), fields.get("metadata", memory.metadata)
     )
     if memory_type != memory.memory_type:
-        content_held_check(memory, memory.content, memory_type=memory_type)
+        content_held_check(memory, memory.content_hash, memory_type=memory_type)
     if {"memory_type", "metadata"} & fields.keys():
         fields.update(memory_type=memory_type, metadata=metadata)
         fields.update(trait_fields(memory_type=memory_type, metadata=metadata))

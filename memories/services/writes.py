@@ -405,8 +405,6 @@ def memory_supersede(
     writing it anew is: two current memories would say the same."""
     with audit_actor(caller.name):
         memory = write_target(memory, caller)
-        if unique_content:
-            content_held_check(memory, content)
         metadata = memory.metadata if metadata is None else metadata
         item = MemoryInput(
             user_id=memory.user_id,
@@ -427,6 +425,8 @@ def memory_supersede(
         successor = _memory_row(
             item=item, memory_type=memory.memory_type, metadata=metadata, version=memory.version + 1
         )
+        if unique_content:
+            content_held_check(memory, successor.content_hash)
         if memory.memory_type == MemoryType.TRAIT:
             # New words for the same trait: its lifecycle (stage, confidence, counters, parent)
             # carries over, except what the new metadata states.
@@ -444,15 +444,18 @@ def memory_supersede(
         return successor
 
 
-def content_held_check(memory: Memory, content: str, *, memory_type: str | None = None) -> None:
-    """Conflict when another current memory of `memory`'s user holds `content` as its type
-    (or `memory_type`, the type it is moving to)."""
+def content_held_check(
+    memory: Memory, content_hash: str, *, memory_type: str | None = None
+) -> None:
+    """Conflict when another current memory of `memory`'s user holds the content of
+    `content_hash` (stored content's: redacted) as its type (or `memory_type`, the type it is
+    moving to)."""
     held = (
         Memory.objects.current()
         .filter(
             user_id=memory.user_id,
             memory_type=memory_type or memory.memory_type,
-            content_hash=content_md5(redact(content).text),
+            content_hash=content_hash,
         )
         .exclude(pk=memory.pk)
         .first()

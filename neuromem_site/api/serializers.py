@@ -19,15 +19,11 @@ from core.validation import (
     USER_ID_MAX_LENGTH,
     USER_ID_PATTERN,
     float4,
+    is_number,
     json_problem,
     user_id_problem,
 )
 from neuromem_site.api.envelope import checked_range, field_path
-
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
 
 # Each JSON Schema type: whether a JSON value is of it, and the message for one that is not.
 JSON_VALUE_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {

@@ -7,7 +7,7 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.validation import HALFVEC_MAX, embedding_problem
+from core.validation import HALFVEC_MAX, embedding_problem, is_number
 from memories.hooks import trait_belief
 from memories.models import LEGACY_MEMORY_TYPES, Memory
 from memories.predicates import STATES
@@ -25,7 +25,6 @@ from neuromem_site.api.serializers import (
     UserIdField,
     UserIdLookupField,
     UuidField,
-    is_number,
 )
 
 MEMORY_TYPE_CHOICES = ["fact", "episodic", "trait", "document", *LEGACY_MEMORY_TYPES]
