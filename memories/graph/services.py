@@ -114,6 +114,15 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
     return GraphNode.objects.create(user_id=user_id, kind=subject.kind, role=subject.role, **made)
 
 
+def _known_from(node: GraphNode, *, at: datetime) -> GraphNode:
+    """An entity is known from the first message that spoke of it: an import of older messages
+    dates it back, so that `as_of` finds it beside its edges."""
+    if at < node.created_at:
+        GraphNode.objects.filter(pk=node.pk).update(created_at=at)
+        node.created_at = at
+    return node
+
+
 def _alias_added(node: GraphNode, name: str) -> None:
     """A new name of an entity ("橘子现在改名叫团长了") finds it from now on, as its first does."""
     known = {alias.casefold() for alias in (node.name, *node.aliases)}
@@ -152,9 +161,10 @@ def graph_statements_record(
                 # 了") is no entity of the user's until one is known by that name
                 if (held := _named_node(user_id=user_id, name=said.name)) is None:
                     return None
-                change.entities[said] = held
+                change.entities[said] = _known_from(held, at=at)
             else:
-                change.entities[said] = entity_node(user_id=user_id, subject=said, at=at)
+                found = entity_node(user_id=user_id, subject=said, at=at)
+                change.entities[said] = _known_from(found, at=at)
         return change.entities[said]
 
     for said in subjects:
@@ -183,7 +193,8 @@ def graph_statements_record(
                         current_q(), subject=subject, object_node=node
                     ).select_related("object_node")
                 )
-            change.closed += _closed(ending, at=at)
+            # An end said before a value began (an import out of order) is not its end.
+            change.closed += _closed([e for e in ending if e.valid_at < at], at=at)
             continue
         if statement.attribute == "name" and subject.kind != EntityKind.USER:
             if len(value) > NAME_MAX:

@@ -17,7 +17,8 @@ meanwhile:
   re-weighed or dissolved (the `memories_forgotten` signal; reflection answers it);
 - the memory graph forgets what they said (graph_forget): an edge that no memory left states
   is deleted, the others drop the memories that no longer state them, and an entity left with
-  no edge and named by no memory left goes too (never the user's own);
+  no edge and named by no memory left goes too (never the user's own); an entity keeps only
+  the names and aliases a memory left still says;
 - a ForgetRequest records who asked, when, by which path, and the ids: never the topic.
 """
 
@@ -39,6 +40,7 @@ from core.validation import text_problem, user_id_problem, validated
 from memories.forgetting.plan import Asking, ForgetPlan, forget_plan, topic_vector
 from memories.forgetting.topics import Topic, topic_read
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
+from memories.graph.services import value_mentioned
 from memories.models import (
     ConversationMessage,
     EmbeddingStatus,
@@ -241,15 +243,25 @@ def graph_forget(*, user_id: str, whole: list[uuid.UUID], part: Mapping[uuid.UUI
     `part`: memory id → what stays of it) said: an edge none of whose memories still states
     its value is deleted (the value said is gone); the others drop the memories that no longer
     state it. An entity those deletions leave with no edge at all, as subject or object, is
-    deleted too, unless a memory left is about it; the user's own entity always stays."""
+    deleted too, unless a memory left is about it; the user's own entity always stays. The
+    entities they spoke of lose the names and aliases no memory left says (`_names_forgotten`)."""
     erased = [*whole, *part]
     if not erased:
         return
     forgotten = set(whole)
     gone, touched = [], set()
+    spoken_of = {
+        entity_id
+        for pair in Memory.objects.filter(id__in=erased).values_list(
+            "subject_entity_id", "object_entity_id"
+        )
+        for entity_id in pair
+        if entity_id is not None
+    }
     for edge in GraphEdge.objects.filter(
         user_id=user_id, memory_ids__overlap=erased
     ).select_related("object_node"):
+        spoken_of |= {edge.subject_id, edge.object_node_id} - {None}
         # An unnamed entity is said by its role ("my wife").
         value = edge.value or (edge.object_node.role if edge.object_node_id else "")
         kept = [
@@ -273,3 +285,37 @@ def graph_forget(*, user_id: str, whole: list[uuid.UUID], part: Mapping[uuid.UUI
         GraphNode.objects.filter(pk__in=touched).exclude(kind=EntityKind.USER).exclude(
             Exists(linked)
         ).exclude(Exists(named)).delete()
+        _names_forgotten(user_id=user_id, node_ids=spoken_of)
+
+
+def _names_forgotten(*, user_id: str, node_ids: set[uuid.UUID]) -> None:
+    """An entity's name or alias that no memory left of the user says is forgotten too ("my
+    wife Ana" forgotten: the wife is "the user's wife" again). An entity whose name goes keeps
+    an alias still said, else its role; one with neither, or whose role another unnamed entity
+    holds already, is deleted with its edges. Runs with the edges' no-delete trigger off."""
+    held = Memory.objects.filter(user_id=user_id, forgotten_at__isnull=True)
+
+    def said(name: str) -> bool:
+        return held.filter(content__iregex=value_mentioned(name)).exists()
+
+    nodes = GraphNode.objects.filter(user_id=user_id, pk__in=node_ids).exclude(kind=EntityKind.USER)
+    for node in nodes:
+        aliases = [alias for alias in node.aliases if said(alias)]
+        name = node.name if node.name and said(node.name) else ""
+        if not name and aliases:
+            name, *aliases = aliases
+        if (name, aliases) == (node.name, node.aliases):
+            continue
+        unnamed_of_role = GraphNode.objects.filter(user_id=user_id, name="", role=node.role)
+        if name:
+            GraphNode.objects.filter(pk=node.pk).update(name=name, aliases=aliases)
+        elif node.role and not unnamed_of_role.exclude(kind=EntityKind.USER).exists():
+            GraphNode.objects.filter(pk=node.pk).update(name="", aliases=[])
+        else:
+            Memory.objects.filter(user_id=user_id, subject_entity_id=node.pk).update(
+                subject_entity_id=None
+            )
+            Memory.objects.filter(user_id=user_id, object_entity_id=node.pk).update(
+                object_entity_id=None
+            )
+            node.delete()

@@ -259,3 +259,31 @@ def test_the_question_rules_read_the_user_s_entities_as_the_orm_does():
         "Paris, Texas",
         "user",
     ]
+
+
+def test_an_end_said_before_the_value_began_does_not_close_it():
+    # An import out of order: "no longer vegetarian" (day 0) arrives after "vegetarian" (day 10).
+    say(
+        Statement(USER, "diet", "vegetarian", single=True),
+        T0 + 10 * DAY,
+        memory("The user is vegetarian", T0 + 10 * DAY),
+    )
+    change = say(
+        Statement(USER, "diet", "vegetarian", single=True, ended=True),
+        T0,
+        memory("The user is no longer vegetarian", T0),
+    )
+    assert change.closed == []
+    edge = GraphEdge.objects.get(user_id=USER_ID, relation="diet")
+    assert (edge.invalid_at, edge.expired_at) == (None, None)
+    assert values(None, "diet") == ["vegetarian"]
+
+
+def test_an_entity_spoken_of_in_an_older_message_imported_later_is_known_from_then():
+    say(lives_in("Denver"), T0 + 10 * DAY, memory("The user lives in Denver", T0 + 10 * DAY))
+    say(lives_in("Austin"), T0, memory("The user lives in Austin", T0))
+    me = GraphNode.objects.get(user_id=USER_ID, kind=EntityKind.USER)
+    assert me.created_at == T0
+    # Later news of a known entity does not move it forward.
+    say(lives_in("Boston"), T0 + 20 * DAY, memory("The user lives in Boston", T0 + 20 * DAY))
+    assert GraphNode.objects.get(pk=me.pk).created_at == T0

@@ -2,8 +2,9 @@
 deletes it (only that user's), a forget deletes what the forgotten memories said; and its edges
 are append-only: a value is never rewritten, an edge is only closed."""
 
+import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import DatabaseError, transaction
@@ -181,6 +182,88 @@ def test_a_memory_erased_in_part_still_states_what_it_still_says():
     # Unrelated ids change nothing.
     graph_forget(user_id="agent:1", whole=[uuid.uuid4()], part={})
     assert GraphEdge.objects.filter(user_id="agent:1").count() == 3
+
+
+def converse(agent, user_id: str, turns: list[str]) -> None:
+    session = data_created(agent.post("/api/v1/sessions/", {"user_id": user_id}, format="json"))
+    for minute, content in enumerate(turns):
+        sent_at = (T1 + timedelta(minutes=minute)).isoformat()
+        data_created(
+            agent.post(
+                f"/api/v1/sessions/{session['id']}/messages/",
+                {"role": "user", "content": content, "sent_at": sent_at},
+                format="json",
+            )
+        )
+
+
+def data_created(response):
+    assert response.status_code == 201, response.json()
+    return response.json()["data"]
+
+
+def forget_mentions(agent, user_id: str, word: str) -> None:
+    saying = Memory.objects.filter(user_id=user_id, content__contains=word)
+    ids = [str(memory_id) for memory_id in saying.values_list("id", flat=True)]
+    assert ids
+    data(agent.post(f"/api/v1/users/{user_id}/forget/", {"memory_ids": ids}, format="json"))
+
+
+def graph_words(user_id: str) -> str:
+    nodes = GraphNode.objects.filter(user_id=user_id).values_list("name", "role", "aliases")
+    edges = GraphEdge.objects.filter(user_id=user_id).values_list("relation", "object_value")
+    return repr([*nodes, *edges])
+
+
+def test_forgetting_what_named_an_entity_takes_the_name_back_to_its_role(agent):
+    converse(agent, "agent:1", ["My wife loves hiking.", "My wife Ana is a teacher."])
+    assert "Ana" in graph_words("agent:1")
+    forget_mentions(agent, "agent:1", "Ana")
+    wife = GraphNode.objects.get(user_id="agent:1", role="wife")
+    assert (wife.name, wife.aliases) == ("", [])
+    assert "Ana" not in graph_words("agent:1")
+    for route in ("export", "prompt-context", "entities"):
+        answer = data(agent.get(f"/api/v1/users/agent:1/{route}/"))
+        assert "Ana" not in json.dumps(answer), route
+
+
+def test_forgetting_a_new_name_takes_the_alias_away_and_keeps_the_first(agent):
+    converse(agent, "agent:1", ["We have a cat called Pickle.", "Pickle got renamed to Captain."])
+    assert "Captain" in graph_words("agent:1")
+    forget_mentions(agent, "agent:1", "Captain")
+    assert "Captain" not in graph_words("agent:1")
+    assert GraphNode.objects.filter(user_id="agent:1", name="Pickle").exists()
+    entities = data(agent.get("/api/v1/users/agent:1/entities/"))
+    assert "Captain" not in json.dumps(entities)
+
+
+def test_forgetting_the_first_name_leaves_the_entity_known_by_its_new_one():
+    # Rows as a forget leaves them: the memory naming Pickle erased, one naming Captain kept.
+    named = remember("agent:1", "The user has a cat called Pickle")
+    age = remember("agent:1", "Captain is three years old")
+    cat = GraphNode.objects.create(
+        user_id="agent:1", kind=EntityKind.PET, name="Pickle", role="cat", aliases=["Captain"]
+    )
+    me = node("agent:1", at=T1)
+    edge(me, "pet", object_node=cat, single=False, memories=[named], at=T1)
+    edge(cat, "age", "3", memories=[age], at=T1)
+    Memory.objects.filter(pk=named.pk).update(content="", forgotten_at=T2)
+    graph_forget(user_id="agent:1", whole=[named.id], part={})
+    cat.refresh_from_db()
+    assert (cat.name, cat.aliases) == ("Captain", [])
+
+
+def test_an_entity_left_with_neither_name_nor_role_is_deleted_with_its_edges():
+    named = remember("agent:1", "Moved to Springfield last year")
+    place = node("agent:1", EntityKind.PLACE, "Springfield", at=T1)
+    kept = remember("agent:1", "It rains a lot there")
+    edge(node("agent:1", at=T1), "lives in", object_node=place, memories=[named], at=T1)
+    edge(place, "weather", "rainy", memories=[kept], at=T1)
+    Memory.objects.filter(pk=named.pk).update(content="", forgotten_at=T2)
+    graph_forget(user_id="agent:1", whole=[named.id], part={})
+    assert not GraphNode.objects.filter(pk=place.pk).exists()
+    assert not GraphEdge.objects.filter(user_id="agent:1").exists()
+    assert GraphNode.objects.filter(user_id="agent:1", kind=EntityKind.USER).exists()
 
 
 # --- Append-only ----------------------------------------------------------------------------
