@@ -60,6 +60,13 @@ def route_agent(request: Request, agent_id: int | None) -> Agent:
     return services.agent_for(caller=request.user.caller, agent_id=agent_id)
 
 
+# A route acting on one agent: `agent_id` in its path, else the caller's default agent. The
+# guardrail gates it for that agent too, whichever agent the call is made for (GuardGate). (A
+# comment: drf-spectacular would publish a docstring as its subclasses' description.)
+class AgentRouteApi(APIView):
+    acts_on_agent = True
+
+
 class AgentListApi(APIView):
     """The caller's agents (staff: every agent), each with its own SOUL; create another."""
 
@@ -89,7 +96,7 @@ class AgentListApi(APIView):
         return Response(AgentOutput(agent).data, status=status.HTTP_201_CREATED)
 
 
-class AgentDetailApi(APIView):
+class AgentDetailApi(AgentRouteApi):
     """One of the caller's agents; turn its runtime guardrail on or off."""
 
     risk_levels = {"patch": RiskLevel.HIGH}
@@ -162,7 +169,7 @@ def version_step_schema(description: str, *, conflict: str) -> Any:
     )
 
 
-class SoulApi(APIView):
+class SoulApi(AgentRouteApi):
     """The active SOUL: its content, as the `SOUL.md` file an agent loads, and the proposals
     waiting."""
 
@@ -176,7 +183,7 @@ class SoulApi(APIView):
         return Response(soul_status_result(caller=request.user.caller, agent=agent, params={}))
 
 
-class SoulBootstrapApi(APIView):
+class SoulBootstrapApi(AgentRouteApi):
     """Import the agent's initial SOUL as version 0 (active), with the contract its marked
     sections state; when it has a SOUL already, nothing changes (skipped)."""
 
@@ -203,7 +210,7 @@ class SoulBootstrapApi(APIView):
         return Response(body, status=code)
 
 
-class SafetyContractApi(APIView):
+class SafetyContractApi(AgentRouteApi):
     """The agent's Core Safety Contract every proposal is evaluated against: what its SOUL's
     marked sections state (refreshed when that text changed), and the staff's additions."""
 
@@ -241,7 +248,7 @@ class SafetyContractApi(APIView):
         return Response(SafetyContractOutput(contract).data)
 
 
-class SoulProposalApi(APIView):
+class SoulProposalApi(AgentRouteApi):
     """Propose a change: it is recorded as the next version, evaluated, and (when it passes and
     `auto_apply`) applied."""
 
@@ -265,7 +272,7 @@ class SoulProposalApi(APIView):
         return Response(proposed, status=status.HTTP_201_CREATED)
 
 
-class SoulVersionListApi(APIView):
+class SoulVersionListApi(AgentRouteApi):
     """Every version, newest first: the audit trail."""
 
     pagination_class = EnvelopeCursorPagination  # also what the schema reads
@@ -281,7 +288,7 @@ class SoulVersionListApi(APIView):
         )
 
 
-class SoulVersionDetailApi(APIView):
+class SoulVersionDetailApi(AgentRouteApi):
     """One version with its events, its evaluation and its diff against its predecessor."""
 
     @extend_schema(responses=SoulVersionDetailOutput)
@@ -290,7 +297,7 @@ class SoulVersionDetailApi(APIView):
         return Response(SoulVersionDetailOutput(detail).data)
 
 
-class SoulEvaluateApi(APIView):
+class SoulEvaluateApi(AgentRouteApi):
     """Evaluate a proposal not evaluated yet (an evaluation is recorded once)."""
 
     risk_levels = {"post": RiskLevel.HIGH}
@@ -304,7 +311,7 @@ class SoulEvaluateApi(APIView):
         return Response(SoulVersionOutput(evaluated).data)
 
 
-class SoulApplyApi(APIView):
+class SoulApplyApi(AgentRouteApi):
     """Make a proposal whose evaluation passed the active version."""
 
     risk_levels = {"post": RiskLevel.HIGH}
@@ -320,7 +327,7 @@ class SoulApplyApi(APIView):
         return Response(SoulVersionOutput(applied).data)
 
 
-class SoulVetoApi(APIView):
+class SoulVetoApi(AgentRouteApi):
     """Veto a proposal (it can never be applied) or the active version (the previous stable
     version is restored as a new active one)."""
 
@@ -344,7 +351,7 @@ class SoulVetoApi(APIView):
         return Response(SoulVetoOutput({"vetoed": version, "active": active}).data)
 
 
-class SoulRollbackApi(APIView):
+class SoulRollbackApi(AgentRouteApi):
     """On the user's word: `rollback` makes a new active version with the content of the
     previous stable version, or of `to_version` (the current one becomes rolled_back); `veto`
     refuses a version (default: the active one, replaced by the previous stable version)."""

@@ -196,13 +196,33 @@ def _round_state(agent: Agent, session: str) -> GuardCheckResult:
     )
 
 
-def guard_gate(*, caller: Caller, scope: GuardScope, action: str, risk: RiskLevel) -> None:
+def guard_gate(
+    *,
+    caller: Caller,
+    scope: GuardScope,
+    action: str,
+    risk: RiskLevel,
+    acting_on: GuardScope | None = None,
+) -> None:
     """Before a call (`action`) of `risk` made for `scope`'s agent: nothing when its guard is
     off or its check passed; else a high-risk call is refused (Refused, with the check's code)
-    and a low-risk one is let through, each recorded."""
-    agent = _guarded_agent(caller, scope)
-    if agent is None:
-        return
+    and a low-risk one is let through, each recorded. `acting_on`: the agent a SOUL or agent
+    route acts on (`agent_id` None: the default agent), gated the same way in `scope`'s
+    session when it is the caller's own, so that naming another of its agents does not get
+    past its guard (staff changing another client's agent govern it: not gated by it)."""
+    agents = {}
+    if (made_for := _guarded_agent(caller, scope)) is not None:
+        agents[made_for.pk] = made_for
+    acted_on = _guarded_agent(caller, acting_on) if acting_on is not None else None
+    if acted_on is not None and acted_on.client is not None and acted_on.client.name == caller.name:
+        agents[acted_on.pk] = acted_on
+    for agent in agents.values():
+        _agent_gate(agent=agent, caller=caller, scope=scope, action=action, risk=risk)
+
+
+def _agent_gate(
+    *, agent: Agent, caller: Caller, scope: GuardScope, action: str, risk: RiskLevel
+) -> None:
     result = _round_state(agent, scope.session)
     if result.passed:
         return

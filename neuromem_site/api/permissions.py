@@ -93,9 +93,13 @@ class GuardGate(BasePermission):
         if not hasattr(view, request.method.lower()):
             return True
         scope = guard_scope(request)
+        acting_on = None
+        if getattr(view, "acts_on_agent", False):
+            acting_on = GuardScope(agent_id=view.kwargs.get("agent_id"), session=scope.session)
         # No guard on for any of its agents (read with the token): nothing to gate. A named
-        # agent is still looked up: another client's is NOT_FOUND.
-        if scope.agent_id is None and not getattr(request.user, "guards_on", True):
+        # agent is still looked up: another client's is NOT_FOUND, and its guard may be on.
+        named = {scope.agent_id, acting_on.agent_id if acting_on else None} != {None}
+        if not named and not getattr(request.user, "guards_on", True):
             return True
         route = request.resolver_match.route if request.resolver_match else request.path
         guard_gate(
@@ -103,5 +107,6 @@ class GuardGate(BasePermission):
             scope=scope,
             action=f"{request.method} /{route}",
             risk=view_risk(view, request.method),
+            acting_on=acting_on,
         )
         return True

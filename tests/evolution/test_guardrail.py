@@ -11,7 +11,7 @@ import pytest
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from evolution.models import Agent, GuardEvent, GuardState
+from evolution.models import Agent, GuardEvent, GuardState, SoulVersion
 from evolution.services import (
     GuardScope,
     agent_create,
@@ -296,6 +296,43 @@ def test_a_drifted_agent_cannot_turn_its_own_guard_off_but_staff_can(agent_a, ma
     staff, _ = make_client("ops", [], staff=True)
     assert staff.patch(f"/api/v1/agents/{agent.pk}/", off, format="json").status_code == 200
     assert http.post("/api/v1/memories/", MEMORY, format="json").status_code == 201
+
+
+def test_naming_another_agent_does_not_get_past_the_guard_of_the_agent_a_route_acts_on(agent_a):
+    http, client, agent = agent_a
+    helper = agent_create(caller=client.caller, name="helper")  # guard off
+    guard_on(http, agent)
+    check(http, agent, DRIFTED)
+    as_helper = {"format": "json", "HTTP_X_NEUROMEM_AGENT": str(helper.pk)}
+    proposal = {"intent": "drift", "new_content": SOUL + "- Drifted.\n"}
+    for url in (f"/api/v1/agents/{agent.pk}/soul/proposals/", "/api/v1/soul/proposals/"):
+        response = http.post(url, proposal, **as_helper)
+        assert response.status_code == 403, (url, response.json())
+        assert response.json()["error"]["agent_id"] == agent.pk
+    off = http.patch(f"/api/v1/agents/{agent.pk}/", {"guard_enabled": False}, **as_helper)
+    assert off.status_code == 403
+    agent.refresh_from_db()
+    assert agent.guard_enabled and SoulVersion.objects.filter(agent=agent).count() == 1
+    # The helper's own routes, and calls that act on no agent, are the helper's to make.
+    bootstrap = f"/api/v1/agents/{helper.pk}/soul/bootstrap/"
+    assert http.post(bootstrap, {"content": SOUL}, **as_helper).status_code == 201
+    assert http.post("/api/v1/memories/", MEMORY, **as_helper).status_code == 201
+
+
+def test_over_mcp_a_soul_tool_naming_a_guarded_agent_is_gated_by_its_guard(agent_a):
+    http, client, agent = agent_a
+    helper = agent_create(caller=client.caller, name="helper")
+    guard_on(http, agent)
+    check(http, agent, DRIFTED)
+    drift = {"new_content": SOUL + "- Drifted.\n", "intent": "drift"}
+    as_helper = GuardScope(agent_id=helper.pk)
+    ok, error = call(client, "soul_propose", as_helper, agent_id=agent.pk, **drift)
+    assert not ok and error["code"] == "GUARD_ANCHOR_MISSING", error
+    assert error["agent_id"] == agent.pk
+    assert SoulVersion.objects.filter(agent=agent).count() == 1
+    # An agent_id that is no id is refused by the tool's validation, before anything is done.
+    ok, error = call(client, "soul_propose", as_helper, agent_id=str(agent.pk), **drift)
+    assert not ok and error["field"] == "agent_id"
 
 
 def test_another_client_s_agent_cannot_be_changed_or_read(agent_a, make_client):

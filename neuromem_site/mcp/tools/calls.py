@@ -57,7 +57,10 @@ def tool_call(
     try:
         who = caller()  # first, as HTTP authenticates before it validates
         if not tool.guard_exempt:
-            guard_gate(caller=who, scope=scope, action=tool.name, risk=tool.risk)
+            acting_on = agent_acted_on(arguments, tool, scope)
+            guard_gate(
+                caller=who, scope=scope, action=tool.name, risk=tool.risk, acting_on=acting_on
+            )
         arguments = scope_defaults(arguments, tool, scope)
         # A tool's arguments are a JSON object, like a request body: an unknown name is
         # refused as the API refuses an unknown body field (a misspelt `limit` is not ignored).
@@ -70,6 +73,22 @@ def tool_call(
         return ToolAnswer(ok=True, text=render(data))
     except Exception as exc:
         return ToolAnswer(ok=False, text=render(error_object(exc)))
+
+
+def agent_acted_on(
+    arguments: Mapping[str, Any], tool: McpTool, scope: GuardScope
+) -> GuardScope | None:
+    """The agent a SOUL tool acts on (its `agent_id`, else the one the call is made for), which
+    the guardrail gates too: naming another agent in the scope does not get past its guard.
+    An `agent_id` that is no valid id is left to the tool's validation, which refuses it."""
+    if "agent_id" not in tool.input_schema["properties"]:
+        return None
+    agent_id = arguments.get("agent_id", scope.agent_id)
+    if agent_id is not None and not (
+        isinstance(agent_id, int) and not isinstance(agent_id, bool) and 1 <= agent_id < 2**63
+    ):
+        return None
+    return GuardScope(agent_id=agent_id, session=scope.session)
 
 
 def arguments_typed_check(arguments: Mapping[str, Any], properties: Mapping[str, Any]) -> None:
