@@ -18,6 +18,7 @@ from datetime import datetime
 from django.conf import settings
 
 from core.tokens import estimated_tokens
+from evolution.contract import ExtractedContract, contract_extract
 from evolution.models import SafetyContract
 
 CONTRACT_UNAVAILABLE = "GUARD_CONTRACT_UNAVAILABLE"
@@ -70,10 +71,19 @@ def contract_is_empty(contract: SafetyContract | None) -> bool:
     )
 
 
-def _anchors(content: str, contract: SafetyContract) -> EvalCheck:
+def _anchors(content: str, contract: SafetyContract, marked: ExtractedContract) -> EvalCheck:
+    """A staff anchor anywhere in the content; an extracted one still in a marked section
+    (`marked`: what the content's own sections give), or moving it out of the section in one
+    change and deleting it in the next would pass both."""
     lowered = content.casefold()
+    in_sections = "\n".join(marked.anchors).casefold()
+    extracted = set(contract.extracted_anchors)
     anchors = contract_anchors(contract)
-    missing = [anchor for anchor in anchors if anchor.casefold() not in lowered]
+    missing = [
+        anchor
+        for anchor in anchors
+        if anchor.casefold() not in (in_sections if anchor in extracted else lowered)
+    ]
     if missing:
         return EvalCheck(
             "anchor_preservation", False, f"{ANCHOR_MISSING}: missing {', '.join(missing)}"
@@ -81,9 +91,11 @@ def _anchors(content: str, contract: SafetyContract) -> EvalCheck:
     return EvalCheck("anchor_preservation", True, f"all {len(anchors)} anchors kept")
 
 
-def _constraints(content: str, contract: SafetyContract) -> EvalCheck:
-    lowered = content.casefold()
-    dropped = [rule for rule in contract.extracted_constraints if rule.casefold() not in lowered]
+def _constraints(content: str, contract: SafetyContract, marked: ExtractedContract) -> EvalCheck:
+    in_sections = "\n".join(marked.constraints).casefold()
+    dropped = [
+        rule for rule in contract.extracted_constraints if rule.casefold() not in in_sections
+    ]
     violated = staff_patterns_matched(content, contract)
     if dropped or violated:
         problems = [f"drops {rule}" for rule in dropped] + [f"matches {p}" for p in violated]
@@ -139,9 +151,10 @@ def soul_checks(
     if contract_is_empty(contract):
         checks = [EvalCheck("contract", False, f"{CONTRACT_UNAVAILABLE}: no Core Safety Contract")]
     else:
+        marked = contract_extract(content)
         checks = [
-            _anchors(content, contract),
-            _constraints(content, contract),
+            _anchors(content, contract, marked),
+            _constraints(content, contract, marked),
             _markdown(content),
             _size(content),
             _diff(base_content, content, justification),

@@ -108,6 +108,30 @@ def test_a_bootstrapped_agent_has_a_contract_and_its_proposals_are_judged_at_onc
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("heading", "renamed", "check"),
+    [("## 锚点", "## 备注", 0), ("## 约束", "## 备注", 1), ("## 核心原则", "## 原则", 0)],
+)
+def test_a_proposal_that_moves_a_marked_item_out_of_its_section_is_rejected(
+    heading, renamed, check
+):
+    # Else the item would leave the contract on apply, and the next change could delete it.
+    soul_bootstrap(agent=soul_agent(), caller=AGENT, content=CHINESE)
+    demoted = CHINESE.replace(heading, renamed)
+    outcome = soul_propose_and_apply(
+        agent=soul_agent(), caller=AGENT, proposal=SoulProposal(demoted, "rename a section")
+    )
+    assert not outcome.applied
+    assert outcome.version.eval_result["checks"][check]["passed"] is False
+    # Reworded inside its section, an item is still kept.
+    reworded = CHINESE.replace("- 保护用户隐私", "- 保护用户隐私，始终如此")
+    kept = soul_propose_and_apply(
+        agent=soul_agent(), caller=AGENT, proposal=SoulProposal(reworded, "reword")
+    )
+    assert kept.applied, kept.version.eval_result
+
+
+@pytest.mark.django_db
 def test_the_contract_follows_each_apply_and_keeps_the_staff_additions():
     soul_bootstrap(agent=soul_agent(), caller=STAFF, content=ENGLISH)
     staff = safety_contract_update(
