@@ -191,6 +191,12 @@ class SeedValueInput(StrictInputSerializer):
     summary = serializers.CharField(required=False, max_length=2000)
 
 
+class SeedValueChangeInput(SeedValueInput):
+    """An update's value: either part alone, the other kept."""
+
+    text = TextField(max_length=settings.MEMORY_MAX_CHARS, required=False)
+
+
 class SeedLinkInput(StrictInputSerializer):
     key = serializers.CharField(max_length=255)
     weight = Float4Field(min_value=0, max_value=1)
@@ -215,7 +221,7 @@ class GetMemoryInput(SeedBodyInput):
 class UpdateMemoryInput(SeedBodyInput):
     user_id = UserIdLookupField()
     key = serializers.CharField(max_length=255)
-    value = SeedValueInput(required=False)
+    value = SeedValueChangeInput(required=False)
     importance = Float4Field(required=False, min_value=0, max_value=1)
     metadata = JsonObjectField(required=False)
     links = SeedLinkInput(

@@ -166,6 +166,20 @@ def test_update_memory_makes_a_new_version_that_keeps_the_key_and_links(agent):
     assert error(missing)["message"] == "Memory with key 'nope' not found."
 
 
+def test_update_memory_changes_the_summary_alone_in_place(agent):
+    add(agent, "arch", "The architecture")
+    updated = agent.post(
+        "/update_memory",
+        {"user_id": USER, "key": "arch", "value": {"summary": "Layers"}},
+        format="json",
+    )
+    assert updated.status_code == 200, updated.json()
+    data = updated.json()["data"]
+    assert data["value"]["text"] == "The architecture"
+    assert data["value"]["summary"] == "Layers"
+    assert data["meta"]["version"] == 2  # in place: the same memory, its version bumped
+
+
 def test_search_takes_camel_case_filters(agent):
     add(agent, "hot", "coffee after lunch")
     add(agent, "cold", "coffee is bitter")
