@@ -1,17 +1,24 @@
+from base64 import b64decode
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist, ValidationError
+from django.core.signing import BadSignature, Signer
 from django.db.models import Field, QuerySet
-from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
 from core.db.replicas import lagging_read
 from neuromem_site.api.envelope import ApiError, Envelope, checked_range
+
+
+# Cursors are signed with SECRET_KEY: one from before a key rotation is refused like any other
+# the server did not give.
+CURSOR_SIGNER = Signer(salt="neuromem.api.cursor")
 
 
 def invalid_cursor() -> ApiError:
@@ -23,9 +30,9 @@ class EnvelopeCursorPagination(CursorPagination):
 
     `limit` (1–API_MAX_PAGE_SIZE) sets the page size; out of range is a VALIDATION_ERROR with
     `minAllowed`/`maxAllowed`/`provided` rather than a silent clamp. `next` is the opaque
-    cursor to pass back as `?cursor=`; one that does not decode, or whose position is no
-    value of the ordering field, is a VALIDATION_ERROR on `cursor` (DRF answers 404, which
-    says the list does not exist).
+    cursor to pass back as `?cursor=`, signed; one the server did not give (empty, unsigned,
+    tampered with), or whose position is no value of the ordering field, is a VALIDATION_ERROR
+    on `cursor` (DRF answers 404, which says the list does not exist).
     """
 
     page_size = settings.API_PAGE_SIZE
@@ -50,11 +57,27 @@ class EnvelopeCursorPagination(CursorPagination):
         self.queryset = queryset  # decode_cursor checks the position against its field
         return super().paginate_queryset(queryset, request, view)
 
+    def encode_cursor(self, cursor: Cursor) -> str:
+        """DRF's link, its cursor signed: a cursor the server did not give is refused, not
+        read as a page (an empty one would be the first)."""
+        link = super().encode_cursor(cursor)
+        encoded = parse_qs(urlsplit(link).query)[self.cursor_query_param][0]
+        return replace_query_param(link, self.cursor_query_param, CURSOR_SIGNER.sign(encoded))
+
     def decode_cursor(self, request: Request) -> Cursor | None:
+        signed = request.query_params.get(self.cursor_query_param)
+        if signed is None:
+            return None
         try:
-            cursor = super().decode_cursor(request)
-        except NotFound:
+            encoded = CURSOR_SIGNER.unsign(signed)
+            tokens = parse_qs(b64decode(encoded, validate=True).decode("ascii"))
+            offset = int(tokens.get("o", ["0"])[0])
+            reverse = bool(int(tokens.get("r", ["0"])[0]))
+        except (BadSignature, ValueError):
             raise invalid_cursor() from None
+        if not 0 <= offset <= self.offset_cutoff:
+            raise invalid_cursor()
+        cursor = Cursor(offset=offset, reverse=reverse, position=tokens.get("p", [None])[0])
         field = self.ordering_field()
         if cursor is not None and cursor.position is not None and field is not None:
             # The position goes into a filter on the ordering field: a forged one that is no
