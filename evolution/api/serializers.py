@@ -114,7 +114,10 @@ class GuardCheckInput(StrictInputSerializer):
 
 class GuardEventListInput(QueryInputSerializer):
     kind = serializers.ChoiceField(GuardEventKind.choices, required=False)
-    session = serializers.CharField(max_length=SESSION_MAX_CHARS, required=False)
+    # As stored: a check's session keeps its spaces.
+    session = serializers.CharField(
+        max_length=SESSION_MAX_CHARS, trim_whitespace=False, required=False
+    )
 
 
 class AgentIdInput(StrictInputSerializer):

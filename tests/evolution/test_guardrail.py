@@ -389,6 +389,10 @@ def test_events_are_listed_newest_first_by_kind_and_session(agent_a):
     assert [event["action"] for event in blocked] == ["POST /api/v1/memories/"]
     assert http.get("/api/v1/guard/events/", {"session": "s2"}).json()["data"] == []
     assert http.get("/api/v1/guard/events/", {"kind": "nope"}).status_code == 400
+    # A session is found as it was stored, spaces and all.
+    check(http, agent, DRIFTED, session=" s1 ")
+    spaced = http.get("/api/v1/guard/events/", {"session": " s1 "}).json()["data"]
+    assert [event["session"] for event in spaced] == [" s1 "]
 
 
 def test_events_are_append_only(agent_a):
