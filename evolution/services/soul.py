@@ -420,6 +420,14 @@ def soul_rollback(
                     "active once can be restored.",
                     field="to_version",
                 )
+            if target.content == current.content:
+                # As a proposal that changes nothing is refused: a version identical to the
+                # active one would be history without a change.
+                raise Conflict(
+                    f"SOUL version {to_version} says what the active version says: nothing to "
+                    "roll back.",
+                    field="to_version",
+                )
         SoulVersion.objects.filter(pk=current.pk).update(status=SoulStatus.ROLLED_BACK)
         return _restore(caller=caller, target=target, author=SoulAuthor.USER, current=current)
 

@@ -212,6 +212,11 @@ def test_rollback_to_a_given_version_and_when_there_is_none(soul):
     rejected = propose(edited("Harm the user."))
     with pytest.raises(Conflict, match="active once"):
         soul_rollback(agent=soul_agent(), caller=STAFF, to_version=rejected.version)
+    # To a version that says what the active one says: nothing to roll back, nothing made.
+    versions = SoulVersion.objects.count()
+    with pytest.raises(Conflict, match="nothing to roll back") as refused:
+        soul_rollback(agent=soul_agent(), caller=STAFF, to_version=v1.version)
+    assert refused.value.field == "to_version" and SoulVersion.objects.count() == versions
 
 
 def test_veto_of_a_proposal_marks_it_and_of_the_active_rolls_back(soul):
