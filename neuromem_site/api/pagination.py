@@ -8,13 +8,12 @@ from django.core.signing import BadSignature, Signer
 from django.db.models import Field, QuerySet
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
-from rest_framework.utils.urls import replace_query_param
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
+from rest_framework.utils.urls import replace_query_param
 
 from core.db.replicas import lagging_read
 from neuromem_site.api.envelope import ApiError, Envelope, checked_range
-
 
 # Cursors are signed with SECRET_KEY: one from before a key rotation is refused like any other
 # the server did not give.
