@@ -70,7 +70,7 @@ PASSWORD_LABELS = (
 PIN_LABELS = (
     r"(?:(?:door|gate|garage|alarm|safe|lock|locker|security|access|entry|building|keypad|atm"
     r"|debit card|credit card|card|phone|sim|bank|verification|2fa|otp|one-time)\s+)"
-    r"(?:code|pin|combination)|pin(?:\s+(?:code|number))?|combination"
+    r"(?:code|pin|combination)|pin(?:\s+(?:code|number))?|combination|otp"
 )
 KEY_LABELS = (
     r"(?:api|access|secret|private|auth|bearer|session|refresh|personal access)[\s_-]?"
@@ -100,12 +100,16 @@ SET_TO = (
 # A value: a quoted string, or a run of non-space characters.
 VALUE = (
     r"(?:\"(?P<q1>[^\"\n]{1,200})\"|'(?P<q2>[^'\n]{1,200})'|“(?P<q3>[^”\n]{1,200})”"
+    # An app password as providers print it, in four groups: "abcd efgh ijkl mnop".
+    r"|(?P<grouped>[a-z]{4}(?: [a-z]{4}){3})(?![\w-])"
     r"|(?P<bare>\S{1,200}))"
 )
+VALUE_GROUPS = ("q1", "q2", "q3", "grouped", "bare")
 STATED = [
     re.compile(
+        # The label may close a quote: '{"password": "…"}', JSON written as text.
         rf"\b(?P<label>{KEY_LABELS}|{SSN_LABELS}|{ID_LABELS}|{PIN_LABELS}|{PASSWORD_LABELS})\b"
-        rf"{LABEL_TAIL}{VALUE}",
+        rf"[\"'”’]?{LABEL_TAIL}{VALUE}",
         re.I,
     ),
     re.compile(rf"{SET_TO}{VALUE}", re.I),
@@ -117,6 +121,7 @@ STATED = [
         r"(?:\s*(?:是|为|：|:|=|改成了?|改为|换成了?|设成了?|设置为|设为)\s*)"
         r"(?P<bare>[^\s，。；！？、,;!?]{1,200})"
     ),
+    re.compile(r"(?P<label>验证码|动态码|校验码)\s+(?P<bare>\d{4,8})(?!\d)"),
 ]
 # What follows "my password is" that is no password: "My password is too long", "是什么".
 NOT_VALUES_TEXT = """
@@ -144,7 +149,7 @@ def _label_kind(label: str) -> str:
         return "national_id"
     if re.search(r"key|token|secret|密钥|秘钥|令牌", label):
         return "api_key"
-    if re.search(r"pin|code|combination|验证码", label):
+    if re.search(r"pin|code|combination|otp|验证码|动态码|校验码", label):
         return "pin"
     return "password"
 
@@ -154,7 +159,7 @@ def _label_kind(label: str) -> str:
 # re.I makes an alternation of literals many times slower.)
 LABEL_HINT = re.compile(
     r"pass|pw|pin|code|combination|key|token|secret|licen|national|id|tax|social|ssn|api|bearer"
-    r"|密码|口令|验证码|密钥|秘钥|令牌|身份证|护照|社保|驾照"
+    r"|otp|密码|口令|验证码|动态码|校验码|密钥|秘钥|令牌|身份证|护照|社保|驾照"
 )
 
 
@@ -164,21 +169,31 @@ def _stated(text: str) -> Iterator[Span]:
     for pattern in STATED:
         for match in pattern.finditer(text):
             groups = match.groupdict()
-            group = next(g for g in ("q1", "q2", "q3", "bare") if groups.get(g) is not None)
+            group = next(g for g in VALUE_GROUPS if groups.get(g) is not None)
             start, end = match.span(group)
             value = match.group(group)
             if group == "bare":
                 stripped = value.rstrip(TRAILING)
                 end -= len(value) - len(stripped)
                 value = stripped
-            if not value or value.lower() in NOT_VALUES:
-                continue
-            label = match.group("label")
-            kind = _label_kind(label)
-            needs_digit = kind in ("pin", "ssn", "national_id") or label.lower() == "secret"
-            if needs_digit and not any(ch.isdigit() for ch in value):
-                continue  # "the door code is simple", "the secret is out"
-            yield Span(start, end, kind)
+            if group == "grouped" and value.split()[0] in NOT_VALUES:
+                continue  # "is very long and", not an app password
+            kind = secret_kind(match.group("label"), value)
+            if kind is not None:
+                yield Span(start, end, kind)
+
+
+def secret_kind(label: str, value: str) -> str | None:
+    """The kind of secret `value` is when `label` names it as one ("password", "door code"), or
+    None when it cannot be one: no value ("My password is too long"), or no digit where the
+    kind has some ("the door code is simple", "the secret is out")."""
+    if not value or value.lower() in NOT_VALUES:
+        return None
+    kind = _label_kind(label)
+    needs_digit = kind in ("pin", "ssn", "national_id") or label.lower() == "secret"
+    if needs_digit and not any(ch.isdigit() for ch in value):
+        return None
+    return kind
 
 
 # --- Numbers with a check digit --------------------------------------------------------------
@@ -311,7 +326,8 @@ PROVIDER_KEYS = re.compile(
 )
 JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 BEARER = re.compile(r"\b(?:bearer|token)\s+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)", re.I)
-URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<value>[^\s@/]+)@", re.I)
+# With or without a user name: "redis://:secret@cache:6379".
+URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]*:(?P<value>[^\s@/]+)@", re.I)
 DSN_PASSWORD = re.compile(r"\b(?:password|passwd|pwd)=(?P<value>[^\s;&]+)", re.I)
 PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
@@ -402,8 +418,14 @@ def enabled_kinds() -> frozenset[str]:
 MAY_HOLD_SECRET = re.compile(rf"\d[ -]?\d|{KEY_RUN.pattern}|://|=|-----BEGIN")
 
 
+# Full-width forms ("４１１１…", "ＡＰＩ"), read as the ASCII they stand for: one character for
+# one, so a span found in the reading is the same span of the text.
+FULL_WIDTH = {0xFF01 + offset: 0x21 + offset for offset in range(0x5E)} | {0x3000: 0x20}
+
+
 def spans_found(text: str, kinds: frozenset[str] | None = None) -> list[Span]:
     """The secrets in `text` of the enabled kinds (or `kinds`), in order, not overlapping."""
+    text = text.translate(FULL_WIDTH)
     if not (MAY_HOLD_SECRET.search(text) or LABEL_HINT.search(text.lower())):
         return []
     kinds = enabled_kinds() if kinds is None else kinds
@@ -454,20 +476,61 @@ def redact(text: str) -> Redacted:
 
 
 def redact_json(value: Any) -> tuple[Any, Counter[str]]:
-    """A JSON value with every string in it (keys kept) redacted."""
+    """A JSON value with every string in it, keys included, redacted; and a string or number
+    under a key that names a secret ({"wifi_password": "bluecabin7"}) replaced whole."""
     counts: Counter[str] = Counter()
     if not value:  # most metadata is empty
         return value, counts
+    kinds = enabled_kinds()
 
-    def walk(item: Any) -> Any:
+    def text(item: str) -> str:
+        redacted = redact(item)
+        counts.update(redacted.counts)
+        return redacted.text
+
+    def named(item: str | float, name: str | None) -> str | None:
+        kind = None if name is None else _named_secret(name, str(item))
+        if kind not in kinds:
+            return None
+        counts[kind] += 1
+        return PLACEHOLDER.format(kind=kind)
+
+    def walk(item: Any, name: str | None = None) -> Any:
         if isinstance(item, str):
-            redacted = redact(item)
-            counts.update(redacted.counts)
-            return redacted.text
+            # A secret the text states itself ("PIN: 0382") is redacted where it stands.
+            said = text(item)
+            if said != item:
+                return said
+            return named(item, name) or item
+        if isinstance(item, int | float) and not isinstance(item, bool):
+            return named(item, name) or item
         if isinstance(item, dict):
-            return {key: walk(child) for key, child in item.items()}
+            walked: dict[str, Any] = {}
+            for key, child in item.items():
+                safe_key = text(key)
+                while safe_key in walked:  # two keys redacted alike: both kept
+                    safe_key += "'"
+                walked[safe_key] = walk(child, key)
+            return walked
         if isinstance(item, list):
-            return [walk(child) for child in item]
+            return [walk(child, name) for child in item]
         return item
 
     return walk(value), counts
+
+
+SECRET_NAME = re.compile(
+    rf"(?:{KEY_LABELS}|{SSN_LABELS}|{ID_LABELS}|{PIN_LABELS}|{PASSWORD_LABELS}|token)", re.I
+)
+
+
+def _named_secret(name: str, value: str) -> str | None:
+    """The kind of secret a JSON key names its value as ("password", "wifi_password", "apiKey",
+    "door-code"), if the value can be one (secret_kind)."""
+    if PLACEHOLDER_PATTERN.fullmatch(value):
+        return None
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
+    words = re.sub(r"[\s_.-]+", " ", words).strip()
+    if not SECRET_NAME.fullmatch(words):
+        return None
+    return secret_kind(words, value.strip())

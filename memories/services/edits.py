@@ -11,11 +11,11 @@ from django.utils import timezone
 
 from core.access import Caller
 from core.db.actor import audit_actor
-from core.validation import json_problem, text_problem, validated
+from core.validation import json_problem, validated
 from memories.models import Memory
 from memories.predicates import latest_q
 from memories.redaction import redact_json
-from memories.services.keys import key_conflict, lock_keys
+from memories.services.keys import key_conflict, key_problem, lock_keys
 from memories.services.writes import (
     SCORE_FLAGS_CLEARED,
     content_held_check,
@@ -57,7 +57,7 @@ def memory_update(
 def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -> Memory:
     fields = {name: value for name, value in changes.items() if name in UPDATABLE_IN_PLACE}
     validated(
-        key=None if fields.get("key") is None else text_problem(fields["key"]),
+        key=key_problem(fields.get("key")),
         metadata=json_problem(fields["metadata"]) if "metadata" in fields else None,
     )
     if "metadata" in fields:

@@ -2,7 +2,21 @@
 
 from core.db.locks import LockNamespace, xact_lock
 from core.errors import Conflict
+from core.validation import text_problem
 from memories.models import Memory
+from memories.redaction import spans_found
+
+
+def key_problem(key: str | None) -> str | None:
+    """What is wrong with a memory's key, if anything. A key is an address, stored and shown
+    as given: one holding a secret is refused, as a placeholder would change the address."""
+    if key is None:
+        return None
+    if (problem := text_problem(key)) is not None:
+        return problem
+    if spans_found(key):
+        return "A key may not hold a secret (a password, a token, a card number…)."
+    return None
 
 
 def lock_keys(pairs: set[tuple[str, str]]) -> None:

@@ -49,7 +49,7 @@ from memories.services.dedup import (
     with_lexical_vectors,
 )
 from memories.services.embedding_rebuild import embeddings_rebuild_unfinished
-from memories.services.keys import keys_taken, lock_keys
+from memories.services.keys import key_problem, keys_taken, lock_keys
 from memories.services.rows import content_md5, memory_rows_insert
 from memories.traits import TRAIT_METADATA, normalised_type, trait_fields
 
@@ -140,7 +140,7 @@ def _memory_row(*, item: MemoryInput, memory_type: str, metadata: dict, version:
     validated(
         user_id=user_id_problem(item.user_id),
         content=text_problem(item.content),
-        key=None if item.key is None else text_problem(item.key),
+        key=key_problem(item.key),
         metadata=json_problem(metadata),
         embedding=None
         if item.embedding is None

@@ -19,6 +19,7 @@ from core.db.actor import audit_actor
 from core.errors import Conflict, Forbidden, Invalid, NotFound
 from core.validation import text_problem, validated
 from memories.models import Memory, MemoryType, TraitStage
+from memories.redaction import redact
 from memories.signals import ForgottenEffect
 from reflection.models import EvidenceType, TraitEvidence
 from reflection.rules import lifecycle_rules
@@ -58,7 +59,8 @@ def traits_veto(*, caller: Caller, trait_ids: Sequence[uuid.UUID], reason: str) 
             user_access_check(caller=caller, user_id=trait.user_id, write=True)
             if trait.trait_stage == TraitStage.DISSOLVED or trait.expired_at or trait.invalid_at:
                 raise Conflict(f"Trait '{trait_id}' is no longer current.", field="trait_id")
-            veto = {"reason": reason, "by": caller.name, "at": now.isoformat()}
+            # Stored in the trait's metadata: held to its rule, no secret (docs/privacy.md).
+            veto = {"reason": redact(reason).text, "by": caller.name, "at": now.isoformat()}
             changed = Memory.objects.filter(
                 memory_type=MemoryType.TRAIT, pk=trait_id, version=trait.version
             ).update(

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from memories.extraction import extractor
+from memories.graph.models import GraphEdge
 from memories.models import ConversationMessage, EmbeddingStatus, ForgetRequest, Memory
 from tests.fake_openai import FakeOpenAIHandler, serving
 
@@ -170,7 +171,11 @@ class FakeLLM(FakeOpenAIHandler):
         ],
         "The shed opens with blue-7-7-heron.": [
             {"action": "sensitive", "kind": "pin", "text": "blue-7-7-heron"},
-            {"action": "remember", "content": "The user's shed opens with blue-7-7-heron"},
+            {
+                "action": "remember",
+                "content": "The user's shed opens with blue-7-7-heron",
+                "statements": [{"attribute": "shed code", "value": "blue-7-7-heron"}],
+            },
         ],
     }
 
@@ -210,6 +215,8 @@ def test_the_llm_finds_secrets_the_rules_miss_and_never_sees_theirs(agent, sessi
     ]
     say(agent, session, "My password is hunter2hunter2.")
     assert "hunter2hunter2" not in json.dumps(llm.requests)  # redacted before it is sent
+    # Nor does the value it named reach the memory graph.
+    assert not GraphEdge.objects.filter(object_value__contains="heron").exists()
 
 
 def test_a_failing_llm_loses_no_request_to_forget(agent, session, llm):

@@ -14,6 +14,7 @@ pytestmark = pytest.mark.django_db
 SECRET = "Tr0ub4dor&3"
 SAID = f"My password for the billing portal is {SECRET}"
 REDACTED = "My password for the billing portal is [redacted: password]"
+FACT = {"memory_type": "fact"}
 
 # Every text column a user's words can reach.
 TEXT_COLUMNS = {
@@ -126,6 +127,48 @@ def test_patch_of_metadata_and_supersede_redact_too(agent):
     assert successor["metadata"] == {"pin": "PIN: [redacted: pin]"}
     assert successor["redactions"] == {"password": 1, "pin": 1}
     assert stored_anywhere(SECRET) == [] and stored_anywhere("0382") == []
+
+
+def test_a_key_holding_a_secret_is_refused_and_nothing_is_written(agent):
+    http, _ = agent
+    key = "creds/sk-proj-8fJ2kLm9QwErTyUiOpAsDfGhJkLzXcVb"
+    for path, body in (
+        ("/api/v1/memories/", {"user_id": "agent:a", "content": "A note", "key": key, **FACT}),
+        ("/add_memory", {"user_id": "agent:a", "key": key, "value": {"text": "A note"}}),
+    ):
+        response = http.post(path, body, format="json")
+        assert response.status_code == 400, response.json()
+        assert response.json()["error"]["field"] == "key"
+    memory = data(
+        http.post(
+            "/api/v1/memories/", {"user_id": "agent:a", "content": "A note", **FACT}, format="json"
+        ),
+        201,
+    )["memory"]
+    renamed = http.patch(
+        f"/api/v1/memories/{memory['id']}/",
+        {"version": memory["version"], "key": key},
+        format="json",
+    )
+    assert renamed.status_code == 400 and renamed.json()["error"]["field"] == "key"
+    assert stored_anywhere("8fJ2kLm9QwErTyUiOpAsDfGh") == []
+
+
+def test_a_value_its_name_calls_a_secret_is_redacted_in_memory_and_session_metadata(agent):
+    http, _ = agent
+    metadata = {"wifi_password": "bluecabin7", "sk-proj-8fJ2kLm9QwErTyUiOpAsDfGhJkLzXcVb": "k"}
+    body = {"user_id": "agent:a", "content": "Home network", "metadata": metadata, **FACT}
+    written = data(http.post("/api/v1/memories/", body, format="json"), 201)
+    assert written["memory"]["metadata"] == {
+        "wifi_password": "[redacted: password]",
+        "[redacted: api_key]": "k",
+    }
+    assert written["redactions"] == {"password": 1, "api_key": 1}
+    session = {"user_id": "agent:a", "metadata": {"password": "SessPw77"}}
+    opened = data(http.post("/api/v1/sessions/", session, format="json"), 201)
+    assert opened["metadata"] == {"password": "[redacted: password]"}
+    for secret in ("bluecabin7", "8fJ2kLm9QwErTyUiOpAsDfGh", "SessPw77"):
+        assert stored_anywhere(secret) == [], secret
 
 
 def test_a_conversation_stores_no_secret_in_the_message_its_facts_or_its_episode(agent):

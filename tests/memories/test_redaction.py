@@ -39,6 +39,15 @@ SECRETS = [
     ("我的支付宝支付密码是 905731", "password", "905731"),
     ("WiFi密码是fengye8899，来我家就能连。", "password", "fengye8899"),
     ("验证码：483920，别告诉别人。", "pin", "483920"),
+    # JSON written as text, a URL without a user name, an app password in four groups,
+    # full-width digits, a one-time code
+    ('Config: {"password": "Pelican9Tree"}', "password", "Pelican9Tree"),
+    ("REDIS_URL=redis://:RedisPw6655@cache:6379/0", "password", "RedisPw6655"),
+    ("Gmail app password: abcd efgh ijkl mnop", "password", "ijkl mnop"),
+    ("card ４１１１１１１１１１１１１１１１", "card_number", "４１１１１１１１"),
+    ("１１０１０５１９４９１２３１００２Ｘ 是我的", "national_id", "１１０１０５１９"),
+    ("OTP: 483920", "pin", "483920"),
+    ("验证码 551903 五分钟内有效", "pin", "551903"),
 ]
 
 
@@ -67,6 +76,10 @@ ORDINARY = [
     "我忘了密码，怎么重置？",
     "The ISBN is 978-0-306-40615-7.",
     "My student number is 2021304567.",
+    "My password is very long and hard to type.",
+    "My OTP is annoying to type.",
+    "The wifi password is what they gave me at check-in.",
+    "ＡＢＣ全角字母和１２３数字",
 ]
 
 
@@ -91,12 +104,43 @@ def test_redacted_text_is_redacted_no_further():
 
 
 def test_json_strings_are_redacted_and_keys_kept():
-    value, counts = redact_json({"note": "PIN: 9911", "list": ["ok", {"pw": "password=abc123"}]})
+    value, counts = redact_json({"note": "PIN: 9911", "list": ["ok", {"why": "password=abc123"}]})
     assert value == {
         "note": "PIN: [redacted: pin]",
-        "list": ["ok", {"pw": "password=[redacted: password]"}],
+        "list": ["ok", {"why": "password=[redacted: password]"}],
     }
     assert dict(counts) == {"pin": 1, "password": 1}
+
+
+def test_a_json_key_holding_a_secret_or_naming_one_for_its_value_is_redacted():
+    value, counts = redact_json(
+        {
+            "sk-proj-8fJ2kLm9QwErTyUiOpAsDfGhJkLzXcVb": "openai",
+            "wifi_password": "bluecabin7",
+            "apiKey": "k-123",
+            "door-code": 4455,
+            "db": {"password": ["first1", "second2"]},
+            # Names of no secret, or values that cannot be one: kept.
+            "password_hint": "the dog's name",
+            "has_password": True,
+            "secret": "the surprise party",  # a secret with no digit is no credential
+            "code": "python",
+        }
+    )
+    assert value == {
+        "[redacted: api_key]": "openai",
+        "wifi_password": "[redacted: password]",
+        "apiKey": "[redacted: api_key]",
+        "door-code": "[redacted: pin]",
+        "db": {"password": ["[redacted: password]", "[redacted: password]"]},
+        "password_hint": "the dog's name",
+        "has_password": True,
+        "secret": "the surprise party",
+        "code": "python",
+    }
+    assert dict(counts) == {"api_key": 2, "password": 3, "pin": 1}
+    both, _ = redact_json({"token AKIAIOSFODNN7EXAMPLE": 1, "token AKIAIOSFODNN7EXAMPLF": 2})
+    assert list(both.values()) == [1, 2]  # two keys redacted alike: both kept
 
 
 def test_a_setting_turns_kinds_off(settings):

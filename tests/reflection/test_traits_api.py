@@ -324,6 +324,18 @@ def test_staff_veto_dissolves_the_trait_and_audits_it_as_the_user(staff, agent):
     assert agent.get("/api/v1/users/a:1/traits/").json()["data"]["behavior"] == []
 
 
+def test_a_veto_reason_stores_no_secret(staff):
+    vetoed = trait("a:1", "Dislikes cats", stage="established", confidence=0.8)
+    reason = "Pasted by mistake with my key sk-proj-8fJ2kLm9QwErTyUiOpAsDfGhJkLzXcVb"
+    response = staff.post(f"/api/v1/traits/{vetoed.id}/veto/", {"reason": reason}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["data"]["metadata"]["veto"]["reason"] == (
+        "Pasted by mistake with my key [redacted: api_key]"
+    )
+    history = MemoryHistory.objects.filter(memory_id=vetoed.id).values_list("new_metadata")
+    assert "8fJ2kLm9" not in str(list(history))
+
+
 def test_veto_by_a_non_staff_client_is_forbidden(agent):
     own = trait("a:1", "Dislikes cats", stage="established", confidence=0.8)
     assert_error(
