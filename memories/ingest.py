@@ -52,6 +52,7 @@ from memories.services import (
 from memories.services.forgetting import ForgetOutcome, conversation_forget, topic_vectors
 from memories.services.writes import lock_memory_writes
 from memories.signals import session_ended
+from memories.statements import Statement
 from memories.statements.ends import things_given_up, values_said_ended, values_said_wrong
 
 
@@ -206,6 +207,10 @@ def session_message_add(
                 session=session, message=message, replying_to=replying_to, caller=caller
             )
             results.append(episode)
+        if forgets:
+            # What the message stated and then asked to forget goes to no graph edge.
+            erased = {memory_id for outcome in forgets for memory_id in outcome.plan.memories}
+            remembered = [(e, result) for e, result in remembered if result.memory.id not in erased]
         if remembered:
             statements_record(
                 user_id=session.user_id,
@@ -312,10 +317,24 @@ def _llm_secrets_redacted(
         return redacted, extractions
     again = _secrets_named(redacted.text, secrets)
     facts = [
-        replace(e, content=_secrets_named(e.content, secrets).text) if e.action == "remember" else e
+        replace(
+            e,
+            content=_secrets_named(e.content, secrets).text,
+            # A value holding a secret says nothing worth a graph edge: dropped, not redacted.
+            statements=tuple(s for s in e.statements if not _holds_secret(s, secrets)),
+        )
+        if e.action == "remember"
+        else e
         for e in extractions
     ]
     return Redacted(again.text, redacted.counts + again.counts), facts
+
+
+def _holds_secret(statement: Statement, secrets: list[Extraction]) -> bool:
+    named = [statement.value, statement.subject.name]
+    if statement.value_entity is not None:
+        named.append(statement.value_entity.name)
+    return any(secret.content and secret.content in text for secret in secrets for text in named)
 
 
 def _requests_marked(text: str, requests: list[Extraction]) -> str:

@@ -29,6 +29,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -51,7 +52,13 @@ from memories.forgetting.erasing import (
     words_of,
 )
 from memories.forgetting.topics import Topic, Values
-from memories.models import ConversationMessage, Memory, MemorySource, MemoryType
+from memories.models import (
+    ConversationMessage,
+    ConversationSession,
+    Memory,
+    MemorySource,
+    MemoryType,
+)
 from memories.sentences import HAN
 from memories.similarity_floors import CJK_CHARACTERS, similarity_floors
 from memories.vectors import vector_cursor
@@ -87,6 +94,7 @@ class MemoryErasure:
     memory: Memory
     whole: bool
     content_after: str = ""  # in part: what stays
+    metadata_after: Any = None  # in part: the metadata without what is forgotten; None: as is
 
 
 @dataclass
@@ -100,11 +108,12 @@ class ForgetPlan:
     user_id: str
     memories: dict[uuid.UUID, MemoryErasure] = field(default_factory=dict)
     messages: dict[uuid.UUID, MessageErasure] = field(default_factory=dict)
+    sessions: dict[uuid.UUID, Any] = field(default_factory=dict)  # id → metadata after
     reason: str | None = None
 
     @property
     def empty(self) -> bool:
-        return not self.memories and not self.messages
+        return not self.memories and not self.messages and not self.sessions
 
 
 @dataclass(frozen=True)
@@ -120,9 +129,15 @@ class Asking:
 
 
 def memory_erasure(memory: Memory, hit: Hit) -> MemoryErasure | None:
-    """What erasing its sentences that `hit` leaves of the memory (None: none do). An episode
-    whose assistant context is about it loses the context, and the user's first sentence when
-    that is a short answer to it ("What's your name?" → "It's Marcus")."""
+    """What erasing its sentences that `hit` leaves of the memory (None: none do, nor its key
+    or metadata). An episode whose assistant context is about it loses the context, and the
+    user's first sentence when that is a short answer to it ("What's your name?" → "It's
+    Marcus"). A memory filed under it (its key) is forgotten whole; its metadata loses what is
+    about it (metadata_erased)."""
+    if memory.key and hit(KEY_SEPARATORS.sub(" ", memory.key)):
+        return MemoryErasure(memory, whole=True)
+    metadata = metadata_erased(memory.metadata, hit)
+    metadata_after = None if metadata == memory.metadata else metadata
     context, own = memory_sentences(memory)
     about_context = any(hit(memory.content[slice(*span)]) for span in context)
     spans = {span for span in own if hit(memory.content[slice(*span)])}
@@ -130,7 +145,11 @@ def memory_erasure(memory: Memory, hit: Hit) -> MemoryErasure | None:
     if about_context and asked and own and _short(memory.content[slice(*own[0])]):
         spans.add(own[0])
     if not spans and not about_context:
-        return None
+        if metadata_after is None:
+            return None
+        return MemoryErasure(
+            memory, whole=False, content_after=memory.content, metadata_after=metadata_after
+        )
     if memory.memory_type not in (MemoryType.EPISODIC, MemoryType.DOCUMENT):
         return MemoryErasure(memory, whole=True)
     spans = {
@@ -147,10 +166,26 @@ def memory_erasure(memory: Memory, hit: Hit) -> MemoryErasure | None:
     kept = memory.content[:words_start]
     if about_context:  # "Assistant: <context> → User: …" becomes "User: …"
         kept = kept[kept.index(" → ") + len(" → ") :]
-    return MemoryErasure(memory, whole=False, content_after=kept + after)
+    return MemoryErasure(
+        memory, whole=False, content_after=kept + after, metadata_after=metadata_after
+    )
 
 
 QUESTION = re.compile(r"[?？]\s*$|[吗呢]\W*$")
+# A key's parts read as words: "ex:zebulon-quarrington" names Zebulon Quarrington.
+KEY_SEPARATORS = re.compile(r"[-_:./]+")
+
+
+def metadata_erased(value: Any, hit: Hit) -> Any:
+    """JSON (a memory's or a session's metadata) without what `hit` finds: a string about it
+    becomes FORGOTTEN. Keys are a client's field names, kept."""
+    if isinstance(value, str):
+        return FORGOTTEN if hit(value) else value
+    if isinstance(value, dict):
+        return {key: metadata_erased(child, hit) for key, child in value.items()}
+    if isinstance(value, list):
+        return [metadata_erased(child, hit) for child in value]
+    return value
 
 
 def _short(sentence: str) -> bool:
@@ -169,9 +204,21 @@ class Holdings:
         self.memories = {
             memory.id: memory
             for memory in Memory.objects.filter(user_id=user_id, forgotten_at__isnull=True).only(
-                "id", "user_id", "memory_type", "content", "key", "version", "superseded_by"
+                "id",
+                "user_id",
+                "memory_type",
+                "content",
+                "metadata",
+                "key",
+                "version",
+                "superseded_by",
             )
         }
+        self.session_metadata = dict(
+            ConversationSession.objects.filter(user_id=user_id)
+            .exclude(metadata={})
+            .values_list("id", "metadata")
+        )
         self.messages = {
             message.id: message
             for message in ConversationMessage.objects.filter(user_id=user_id).order_by(
@@ -259,9 +306,15 @@ def forget_plan(
                 found.hits[memory.id].append(Hit(found.values.spans))
     erasures = _erasures(held, found)
 
-    messages = _message_erasures(held, found)
+    about = Hit.any_of([Hit(found.values.spans), *(Hit(t.spans) for t in found.topics)])
+    messages = _message_erasures(held, found, about)
     _contexts_erased(messages, held, erasures)
-    plan = ForgetPlan(user_id=user_id, memories=erasures, messages=messages)
+    sessions = {
+        session_id: after
+        for session_id, metadata in held.session_metadata.items()
+        if (after := metadata_erased(metadata, about)) != metadata
+    }
+    plan = ForgetPlan(user_id=user_id, memories=erasures, messages=messages, sessions=sessions)
     if plan.empty:
         plan.reason = found.reasons[0] if found.reasons else Reason.NOTHING_HELD
     return plan
@@ -421,7 +474,12 @@ def _contexts_erased(
                 content = erasure.content_after if erasure else memory.content
                 if (episode := EPISODE.match(content)) is not None and episode["context"]:
                     after = content[episode.end("context") + len(" → ") :]
-                    erasures[memory_id] = MemoryErasure(memory, whole=False, content_after=after)
+                    erasures[memory_id] = MemoryErasure(
+                        memory,
+                        whole=False,
+                        content_after=after,
+                        metadata_after=erasure.metadata_after if erasure else None,
+                    )
 
 
 def _sentences_said(erasure: MemoryErasure, held: Holdings, found: _Found) -> None:
@@ -459,13 +517,12 @@ def _erasures(held: Holdings, found: _Found) -> dict[uuid.UUID, MemoryErasure]:
     return erasures
 
 
-def _message_erasures(held: Holdings, found: _Found) -> dict[uuid.UUID, MessageErasure]:
+def _message_erasures(held: Holdings, found: _Found, about: Hit) -> dict[uuid.UUID, MessageErasure]:
     erasures = {}
     erased_before: str | None = None  # what the user's previous message lost, for the reply
     for message in held.messages.values():
         spans = set(found.said.get(message.id, ()))
         sentences = text_spans(message.content)
-        about = Hit.any_of([Hit(found.values.spans), *(Hit(t.spans) for t in found.topics)])
         for span in sentences:
             if about(message.content[slice(*span)]):
                 spans.update(narrowed(message.content, span, about))

@@ -21,6 +21,8 @@ from functools import cached_property
 
 from memories.forgetting.concepts import CONCEPTS, Concept
 from memories.sentences import HAN
+from memories.statements.words import HAN as HAN_CHARS
+from memories.statements.words import ZH_SURNAMES
 
 # --- Reading a topic ---------------------------------------------------------------------------
 
@@ -324,7 +326,10 @@ def _chinese_topic(text: str) -> Topic:
             w for s in segments if s not in ZH_GENERIC and (w := ZH_GENERIC_TAIL.sub("", s))
         )
     )
-    return Topic(text, words, (), concepts, owned, anaphoric, chinese=True, owner=owner)
+    # A topic that is a person named ("我前女友翟珂娴"): sentences naming them are about it.
+    named_alone = owner and text.endswith(owner) and not re.fullmatch(ZH_PERSON_NOUNS, owner)
+    names = (owner,) if named_alone else ()
+    return Topic(text, words, names, concepts, owned, anaphoric, chinese=True, owner=owner)
 
 
 # --- Whose it is -------------------------------------------------------------------------------
@@ -350,7 +355,14 @@ ZH_POSSESSED = re.compile(rf"^(?:我的?)?(?P<owner>{ZH_PERSON_NOUNS})的(?P<hea
 THIRD_PERSON = re.compile(
     rf"\bmy\s+(?P<noun>{PERSON_NOUNS})\b(?!')(?:\s+(?-i:(?P<name>[A-Z][a-z]+)))?", re.I
 )
-ZH_THIRD_PERSON = re.compile(rf"我的?(?P<noun>{ZH_PERSON_NOUNS})")
+# ... and the name said after them ("我前女友翟珂娴", "我哥哥张伟住在哪"): a surname and a given
+# name, or two or three characters ending the topic that say nothing else ("我哥哥住在哪" names
+# no one).
+ZH_THIRD_PERSON = re.compile(
+    rf"我的?(?P<noun>{ZH_PERSON_NOUNS})(?P<name>[{ZH_SURNAMES}][{HAN_CHARS}]{{1,2}}?"
+    rf"(?:(?![{HAN_CHARS}])|(?=[的住在是做去和]))"
+    rf"|(?:(?![在住是去做有的了吗呢吧哪谁什么怎几多和跟与])[{HAN_CHARS}]){{2,3}}$)?"
+)
 # What a topic calls the user's: "my trip", "my brother"; 我.
 MINE = re.compile(r"\bmy\s+\w+", re.I)
 ZH_MINE = re.compile("我")

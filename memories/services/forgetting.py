@@ -9,7 +9,9 @@ meanwhile:
 - a memory forgotten whole keeps its row (id, type, times, version chain) with its content,
   metadata, key, hash and vectors erased, `expired_at` and `forgotten_at` set; every client read
   leaves it out (memories.selectors.memories_visible_to, memories.predicates.as_of_sql);
-- a memory erased in part keeps what was not about the topic, re-hashed and re-embedded;
+- a memory erased in part keeps what was not about the topic, re-hashed and re-embedded, and
+  its metadata loses what names it; a memory filed under it (its key) is forgotten whole;
+- a session's metadata loses what names it;
 - every history row of both loses its content and metadata; the trigger logs a FORGET event
   naming the request; admin log entries quoting them are redacted as a purge does;
 - messages lose the erased sentences ("[forgotten]");
@@ -37,12 +39,19 @@ from core.access import Caller, user_access_check
 from core.db.actor import audit_actor, forgetting
 from core.errors import Invalid, NotFound
 from core.validation import text_problem, user_id_problem, validated
-from memories.forgetting.plan import Asking, ForgetPlan, forget_plan, topic_vector
+from memories.forgetting.plan import (
+    Asking,
+    ForgetPlan,
+    MemoryErasure,
+    forget_plan,
+    topic_vector,
+)
 from memories.forgetting.topics import Topic, topic_read
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.graph.services import value_mentioned
 from memories.models import (
     ConversationMessage,
+    ConversationSession,
     EmbeddingStatus,
     ForgetRequest,
     ForgetVia,
@@ -157,6 +166,10 @@ def conversation_forget(
     return forget_apply(plan=plan, caller=caller, via=ForgetVia.CONVERSATION, message_id=message.id)
 
 
+def _reworded(erasure: MemoryErasure) -> bool:
+    return not erasure.whole and erasure.content_after != erasure.memory.content
+
+
 @transaction.atomic
 def forget_apply(
     *, plan: ForgetPlan, caller: Caller, via: str, message_id: uuid.UUID | None = None
@@ -193,7 +206,8 @@ def forget_apply(
             version=F("version") + 1,
             **SCORE_FLAGS_CLEARED,
         )
-        rewritten = [Memory(id=memory_id, content=content) for memory_id, content in part.items()]
+        reworded = {e.memory.id: e for e in plan.memories.values() if _reworded(e)}
+        rewritten = [Memory(id=memory_id, content=part[memory_id]) for memory_id in reworded]
         with_lexical_vectors(rewritten)
         for memory in rewritten:
             Memory.objects.filter(pk=memory.id).update(
@@ -205,6 +219,15 @@ def forget_apply(
                 updated_at=now,
                 version=F("version") + 1,
             )
+        for erasure in plan.memories.values():
+            if not erasure.whole and erasure.metadata_after is not None:
+                Memory.objects.filter(pk=erasure.memory.id).update(
+                    metadata=erasure.metadata_after,
+                    updated_at=now,
+                    version=F("version") + (0 if erasure.memory.id in reworded else 1),
+                )
+        for session_id, metadata in plan.sessions.items():
+            ConversationSession.objects.filter(pk=session_id).update(metadata=metadata)
     touched = [*whole, *part]
     MemoryHistory.objects.filter(memory_id__in=touched).exclude(event=HistoryEvent.FORGET).update(
         old_content=None, new_content=None, old_metadata=None, new_metadata=None
@@ -229,7 +252,7 @@ def forget_apply(
     ForgetRequest.objects.filter(pk=request.pk).update(
         traits_reweighed=reweighed, traits_dissolved=dissolved
     )
-    embeddings_schedule(memory_ids=list(part))
+    embeddings_schedule(memory_ids=list(reworded))
     return ForgetOutcome(
         plan=plan,
         request=request,

@@ -1,0 +1,118 @@
+"""A forget leaves the forgotten words in no live row of any table: beside the memories and the
+messages, a memory's key and metadata, a session's metadata, and the graph edges a message
+would have written before asking to forget what it said."""
+
+import pytest
+from django.db import connection
+
+from memories.models import ConversationSession
+
+pytestmark = pytest.mark.django_db
+
+USER = "agent:dana"
+TOPIC = {"topic": "everything about Zebulon Quarrington"}
+
+
+def tables_holding(word: str) -> list[str]:
+    """Every table (materialized views too) with a row whose text holds `word`."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'm', 'p')"
+            " AND NOT c.relispartition"
+        )
+        tables = [name for (name,) in cursor.fetchall()]
+        holding = []
+        for table in tables:
+            cursor.execute(
+                f'SELECT count(*) FROM "{table}" t WHERE strpos(lower(t::text), %s) > 0',
+                [word.lower()],
+            )
+            if cursor.fetchone()[0]:
+                holding.append(table)
+    return holding
+
+
+@pytest.fixture
+def http(make_client):
+    return make_client("agent", ["agent:"])[0]
+
+
+def data(response, status: int = 200):
+    assert response.status_code == status, response.json()
+    return response.json()["data"]
+
+
+def say(http, session: str, content: str) -> dict:
+    body = {"role": "user", "content": content}
+    return data(http.post(f"/api/v1/sessions/{session}/messages/", body, format="json"), 201)
+
+
+def session_opened(http, **extra) -> str:
+    body = {"user_id": USER, **extra}
+    return data(http.post("/api/v1/sessions/", body, format="json"), 201)["id"]
+
+
+def forget(http) -> dict:
+    return data(http.post(f"/api/v1/users/{USER}/forget/", TOPIC, format="json"))
+
+
+def test_a_sessions_metadata_loses_what_names_the_topic(http):
+    session = session_opened(http, metadata={"title": "chat about Zebulon", "mood": "calm"})
+    say(http, session, "My ex Zebulon Quarrington still lives in Lisbon.")
+    assert forget(http)["memories"]
+    assert tables_holding("Zebulon") == []
+    metadata = ConversationSession.objects.get(pk=session).metadata
+    assert metadata == {"title": "[forgotten]", "mood": "calm"}
+
+
+def test_a_memory_filed_under_the_topic_or_naming_it_in_its_metadata_is_reached(http):
+    fact = {"user_id": USER, "memory_type": "fact"}
+    about = {**fact, "content": "The user's ex is a carpenter", "metadata": {"person": "Zebulon"}}
+    named = data(http.post("/api/v1/memories/", about, format="json"), 201)["memory"]["id"]
+    keyed = {"user_id": USER, "key": "ex:zebulon-quarrington", "value": {"text": "A carpenter"}}
+    filed = data(http.post("/add_memory", keyed, format="json"), 201)["meta"]["id"]
+    kept = {**fact, "content": "The user drinks green tea", "metadata": {"when": "mornings"}}
+    data(http.post("/api/v1/memories/", kept, format="json"), 201)
+    erased = {m["id"]: m["erased"] for m in forget(http)["memories"]}
+    assert erased == {named: "part", filed: "whole"}
+    assert tables_holding("Zebulon") == []
+    listed = data(http.get("/api/v1/memories/", {"user_id": USER}))
+    assert {m["content"]: m["metadata"] for m in listed} == {
+        "The user's ex is a carpenter": {"person": "[forgotten]"},
+        "The user drinks green tea": {"when": "mornings"},
+    }
+
+
+def test_a_memory_erased_in_part_loses_the_metadata_naming_the_topic(http):
+    episode = {
+        "user_id": USER,
+        "memory_type": "episodic",
+        "content": "We had dinner with Zebulon. The pasta was great.",
+        "metadata": {"with": "Zebulon", "place": "Trattoria"},
+    }
+    data(http.post("/api/v1/memories/", episode, format="json"), 201)
+    assert [m["erased"] for m in forget(http)["memories"]] == ["part"]
+    assert tables_holding("Zebulon") == []
+    (memory,) = data(http.get("/api/v1/memories/", {"user_id": USER}))
+    assert memory["content"] == "The pasta was great."
+    assert memory["metadata"] == {"with": "[forgotten]", "place": "Trattoria"}
+
+
+def test_what_a_message_states_and_then_asks_to_forget_reaches_no_graph_edge(http):
+    session = session_opened(http)
+    said = "Zebulon Quarrington is a pilot now. Please forget everything about Zebulon Quarrington."
+    answer = say(http, session, said)
+    assert answer["forget"][0]["memories"]
+    assert tables_holding("Zebulon") == [] and tables_holding("pilot") == []
+
+
+def test_a_chinese_topic_naming_a_person_by_role_and_name_forgets_them_by_name(http):
+    session = session_opened(http)
+    say(http, session, "我前女友叫翟珂娴，她住在杭州。")
+    say(http, session, "翟珂娴养了一只猫叫团团。")
+    say(http, session, "我每天早上喝绿茶。")
+    answer = say(http, session, "请忘掉关于我前女友翟珂娴的一切。")
+    assert answer["forget"][0]["memories"]
+    assert tables_holding("珂娴") == []
+    assert tables_holding("绿茶") != []  # what is not about her stays
