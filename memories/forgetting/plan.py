@@ -51,7 +51,7 @@ from memories.forgetting.erasing import (
     with_continuations,
     words_of,
 )
-from memories.forgetting.topics import Topic, Values
+from memories.forgetting.topics import Topic, Values, topic_read
 from memories.models import (
     ConversationMessage,
     ConversationSession,
@@ -61,6 +61,7 @@ from memories.models import (
 )
 from memories.sentences import HAN
 from memories.similarity_floors import CJK_CHARACTERS, similarity_floors
+from memories.statements import message_read
 from memories.vectors import vector_cursor
 
 log = logging.getLogger("neuromem.forget")
@@ -395,14 +396,23 @@ def _anchor(topic: Topic, held: Holdings, found: _Found, asking: Asking | None) 
             found.reasons.append(Reason.REFERS_TO_NOTHING)
         return
     message, spans = referent
-    found.said[message.id] += spans
     text = " ".join(message.content[slice(*span)] for span in spans)
+    if topic.person and (name := _person_named(text)) is not None:
+        found.topics.append(topic_read(name))  # "him": everything about the one person named
+        return
+    found.said[message.id] += spans
     found.values |= Values.of(text)
     hit = says(words_of(text))
     for memory_id in held.said_in.get(message.id, ()):
         memory = held.memories.get(memory_id)
         if memory is not None and memory_erasure(memory, hit) is not None:
             found.hits[memory_id].append(hit)
+
+
+def _person_named(text: str) -> str | None:
+    """The one person `text` names ("Zebulon Quarrington moved to Berlin"), if it names one."""
+    people = {s.name for s in message_read(text).subjects if s.kind == "person" and s.name}
+    return people.pop() if len(people) == 1 else None
 
 
 def _referent(

@@ -52,6 +52,9 @@ ANAPHOR = re.compile(
     re.I,
 )
 DEMONSTRATIVE = re.compile(r"^(?:that|this|those|these)\s+(?P<head>.+)$", re.I)
+# Someone just named: "everything about him", "关于她的一切".
+PRONOUN = re.compile(r"^(?:him|her)$", re.I)
+ZH_PRONOUNS = ("他", "她")
 ZH_ANAPHOR = re.compile(
     r"^(?:这个|那个|这些|那些|这件事|那件事|它|这|那|刚才说的|刚刚说的|刚才那句话?|刚才的|我刚才说的"
     r"|我刚说的|刚说的|上面说的|上面那句|之前说的|前面说的|后面说的|后来说的|这句话|那句话)$"
@@ -107,6 +110,7 @@ class Topic:
     chinese: bool = False
     # Someone else's ("my brother's surgery", "我哥哥的手术"): a sentence must name them too.
     owner: str = ""
+    person: bool = False  # "him", "her", 他: the one person just named
 
     @property
     def vague(self) -> bool:
@@ -284,8 +288,8 @@ def topic_read(said: str) -> Topic:
     owned = re.search(r"\b(?:my|mine|i|me|myself|i'm|i've)\b", text, re.I) is not None
     while (lead := LEAD.match(text)) is not None:
         text = text[lead.end() :]
-    if ANAPHOR.match(text):
-        return Topic(said, anaphoric=True, owned=owned)
+    if ANAPHOR.match(text) or PRONOUN.match(text):
+        return Topic(said, anaphoric=True, owned=owned, person=bool(PRONOUN.match(text)))
     text, anaphoric, owned, owner = _head(text, owned, DEMONSTRATIVE, POSSESSED, THIRD_PERSON, MINE)
     concepts = concepts_named(text)
     named = [m.span() for c in concepts for m in c.names.finditer(text)]
@@ -307,6 +311,8 @@ def _chinese_topic(text: str) -> Topic:
     text = ZH_TAIL.sub("", ZH_LEAD.sub("", text))
     if not text:
         return Topic(said=text, chinese=True)  # 一切, 所有: names nothing
+    if text in ZH_PRONOUNS:
+        return Topic(text, anaphoric=True, owned=owned, chinese=True, person=True)
     if ZH_ANAPHOR.match(text) or re.match(r"^(?:刚才|刚刚|我刚才|我刚)", text):
         return Topic(text, anaphoric=True, owned=owned, chinese=True)
     demonstrative = ZH_DEMONSTRATIVE if "我" not in text else None

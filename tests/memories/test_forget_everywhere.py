@@ -116,3 +116,20 @@ def test_a_chinese_topic_naming_a_person_by_role_and_name_forgets_them_by_name(h
     assert answer["forget"][0]["memories"]
     assert tables_holding("珂娴") == []
     assert tables_holding("绿茶") != []  # what is not about her stays
+
+
+@pytest.mark.parametrize(
+    ("said", "asked", "name"),
+    [
+        ("Zebulon Quarrington moved to Berlin.", "Please forget everything about him.", "Zebulon"),
+        ("张婷搬到杭州了。", "忘掉关于她的一切。", "张婷"),
+    ],
+)
+def test_him_or_her_is_the_one_person_just_named(http, said, asked, name):
+    earlier = session_opened(http)
+    say(http, earlier, f"{name} loves sailing.")  # said before, elsewhere: about them too
+    say(http, earlier, "I drink green tea every morning.")
+    answer = say(http, session_opened(http), f"{said} {asked}")
+    assert answer["forget"][0]["memories"], answer["forget"]
+    assert tables_holding(name) == []
+    assert tables_holding("green tea") != []
