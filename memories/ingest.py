@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F, Min
 from django.utils import timezone
 
 from core.access import Caller, user_access_check
@@ -40,6 +41,7 @@ from memories.models import (
     Memory,
     MemoryType,
 )
+from memories.predicates import latest_q
 from memories.redaction import Redacted, Span, redact, redact_json, redact_spans
 from memories.services import (
     MemoryInput,
@@ -385,6 +387,23 @@ def episode_add(
     )
 
 
+def _past_value_add(*, fact: MemoryInput, caller: Caller) -> WriteResult:
+    """A slot's value said before its current one began (an import of older messages): it held
+    from its message until the slot's next value began, and an earlier value it falls inside
+    ends where it begins, so that "as of" any instant finds one value of the slot. (An expired
+    version's end moves too: what ended it is learnt only now.)"""
+    said_at = fact.valid_at
+    values = Memory.objects.filter(
+        user_id=fact.user_id, key=fact.key, forgotten_at__isnull=True, valid_at__isnull=False
+    )
+    ended_by = values.filter(valid_at__gt=said_at).aggregate(first=Min("valid_at"))["first"]
+    cut = values.filter(valid_at__lt=said_at, invalid_at__gt=said_at)
+    now = timezone.now()
+    cut.filter(latest_q()).update(invalid_at=said_at, updated_at=now, version=F("version") + 1)
+    cut.update(invalid_at=said_at, updated_at=now)  # the expired versions keep their number
+    return memory_add(item=replace(fact, invalid_at=ended_by), caller=caller)
+
+
 def remember(
     *,
     session: ConversationSession,
@@ -419,7 +438,7 @@ def remember(
     if current.content_hash == content_md5(extraction.content):
         return WriteResult(Operation.NOOP, current)
     if current.valid_at is not None and message.created_at < current.valid_at <= timezone.now():
-        return memory_add(item=replace(fact, invalid_at=current.valid_at), caller=caller)
+        return _past_value_add(fact=fact, caller=caller)
     successor = memory_supersede(
         memory=current,
         content=extraction.content,

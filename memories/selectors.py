@@ -22,7 +22,12 @@ from memories.models import (
     MemoryLink,
     MemorySource,
 )
-from memories.predicates import STATE_THRESHOLDS, ActivityFilter, current_sql, latest_q
+from memories.predicates import (
+    STATE_THRESHOLDS,
+    ActivityFilter,
+    current_q,
+    current_sql,
+)
 from memories.signals import user_data_exported
 from memories.traits import TRAIT_METADATA
 
@@ -87,7 +92,9 @@ def memory_list(*, caller: Caller, filters: dict[str, Any]) -> QuerySet[Memory]:
     if filters.get("as_of"):
         queryset = queryset.as_of(filters["as_of"])
     elif not filters.get("include_expired") and "deleted" not in (filters.get("state") or ()):
-        queryset = queryset.filter(latest_q())
+        # Current only: an ended value (a past one imported, one a later statement ended) is
+        # as much history as a superseded one.
+        queryset = queryset.filter(current_q())
     return queryset.filter(activity_filter(filters).q())
 
 

@@ -11,9 +11,10 @@ from django.utils import timezone
 
 from core.access import Caller
 from core.db.actor import audit_actor
+from core.errors import Invalid
 from core.validation import json_problem, validated
 from memories.models import Memory
-from memories.predicates import latest_q
+from memories.predicates import current_q, latest_q
 from memories.redaction import redact_json
 from memories.services.keys import key_conflict, key_problem, lock_keys
 from memories.services.writes import (
@@ -115,12 +116,15 @@ def memory_delete(*, memory: Memory, caller: Caller, at: datetime | None = None)
 def memory_invalidate(
     *, memory: Memory, caller: Caller, invalid_at: datetime | None = None
 ) -> Memory:
-    """The fact stopped being true at `invalid_at`: it leaves current reads, and "as of" any
-    instant from then on no longer sees it."""
+    """The fact stopped being true at `invalid_at` (not in the future):
+    it leaves current reads, and "as of" any instant from then on no longer sees it. One
+    already ended is a Conflict: its end stays what it was."""
     with audit_actor(caller.name):
         memory = write_target(memory, caller)
         now = timezone.now()
-        updated = Memory.objects.filter(latest_q(), pk=memory.pk).update(
+        if invalid_at is not None and invalid_at > now:
+            raise Invalid("May not be in the future: invalidate it then.", field="invalid_at")
+        updated = Memory.objects.filter(current_q(), pk=memory.pk).update(
             invalid_at=invalid_at or now,
             expired_at=now,
             updated_at=now,

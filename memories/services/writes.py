@@ -250,10 +250,10 @@ def links_follow(*, old_id: uuid.UUID, new_id: uuid.UUID) -> None:
 
 
 def stale(memory: Memory) -> Conflict:
-    row = Memory.objects.filter(pk=memory.pk).values("version", "expired_at").first()
-    if row and row["expired_at"] is not None:
+    row = Memory.objects.filter(pk=memory.pk).values("version", "expired_at", "invalid_at").first()
+    if row and (row["expired_at"] is not None or row["invalid_at"] is not None):
         return Conflict(
-            "This memory is no longer current (superseded or deleted).",
+            "This memory is no longer current (superseded, deleted or ended).",
             current_version=row["version"],
         )
     return Conflict(
@@ -371,7 +371,8 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
 
     _save_new([(memory, items[index]) for index, memory in new.items()])
     for index, older in replaces.items():
-        _supersede(older, successor=new[index])
+        # One instant: "as of" any time sees one version or the other, never both.
+        _supersede(older, successor=new[index], expired_at=new[index].created_at)
     superseded = Memory.objects.in_bulk([older.id for older in replaces.values()])
     for index, memory in new.items():
         if index in replaces:
@@ -439,7 +440,7 @@ def memory_supersede(
             successor=successor,
             expected_version=expected_version,
             invalid_at=invalid_at,
-            expired_at=recorded_at,
+            expired_at=successor.created_at,  # one instant: never both versions at once
         )
         return successor
 

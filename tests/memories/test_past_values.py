@@ -61,3 +61,32 @@ def test_a_live_message_after_a_value_dated_ahead_is_the_new_value():
     )
     said("I moved to Austin.", None)
     assert home_holders() == ["The user lives in Austin"]
+
+
+def home_as_of(instant: datetime) -> list[str]:
+    held = Memory.objects.as_of(instant).filter(user_id=USER, key="profile:home_city")
+    return sorted(held.values_list("content", flat=True))
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        # Two past values imported after the current one, the later first or the earlier first
+        ["denver", "austin", "chicago"],
+        ["denver", "chicago", "austin"],
+        # One imported between a value and its successor, said live in order
+        ["chicago", "denver", "austin"],
+    ],
+)
+def test_one_value_of_a_slot_holds_at_any_instant_whatever_order_they_come_in(order):
+    sayings = {
+        "chicago": ("I live in Chicago.", T0),
+        "austin": ("I live in Austin now.", T0 + timedelta(weeks=1)),
+        "denver": ("I live in Denver now.", T0 + timedelta(weeks=2)),
+    }
+    for name in order:
+        said(*sayings[name])
+    assert home_as_of(T0 + timedelta(days=3)) == ["The user lives in Chicago"]
+    assert home_as_of(T0 + timedelta(days=10)) == ["The user lives in Austin"]
+    assert home_as_of(T0 + timedelta(days=20)) == ["The user lives in Denver"]
+    assert home_holders() == ["The user lives in Denver"]
