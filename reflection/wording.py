@@ -43,9 +43,23 @@ NEGATIVE = _words(
     r"drives? me crazy",
     r"waste of time",
 )
+# Negations that say yes: "I never miss my run", "can't do without", "not a day without",
+# and "not even" stressing what was just said ("…, not even on holidays").
+AFFIRMATIVE_NOT = _words(
+    r"never (?:miss|skip|fail)(?:e?s|p?ed)?",
+    r"(?:don'?t|do not|doesn'?t|wouldn'?t) (?:ever )?(?:miss|skip)",
+    r"(?:can'?t|cannot|couldn'?t) (?:live|do|go|imagine (?:a|my) \w+) without",
+    r"not a (?:day|week|morning) (?:goes by )?without",
+    r"not even (?:on|at|in|when|once)",
+    r"not bad",
+)
 ZH_NEGATIVE = re.compile(r"不|没|讨厌|从不|别|戒了|受不了|避免|烦|浪费时间|无聊")
-# Words with 不 that say yes: "can't do without", "not bad", "can't help", "has to".
-ZH_AFFIRMATIVE_NOT = re.compile(r"离不开|少不了|不错|忍不住|不得不|不停|不少")
+# Words with 不 that say yes: "can't do without", "not bad", "can't help", "has to", "not one
+# day without", "come rain or shine".
+ZH_AFFIRMATIVE_NOT = re.compile(
+    r"离不开|少不了|不错|忍不住|不得不|不停|不少|没有?一天不|从不(?:缺|落下|间断)|从没(?:缺|落下|间断)"
+    r"|雷打不动|风雨无阻|不可或缺"
+)
 EXPLICIT = _words(
     r"always",
     r"usually",
@@ -151,7 +165,7 @@ def is_chinese(text: str) -> bool:
 def polarity(text: str) -> int:
     if is_chinese(text):
         return -1 if ZH_NEGATIVE.search(ZH_AFFIRMATIVE_NOT.sub("", text)) else 1
-    return -1 if NEGATIVE.search(text) else 1
+    return -1 if NEGATIVE.search(AFFIRMATIVE_NOT.sub("", text)) else 1
 
 
 def explicit(text: str) -> bool:

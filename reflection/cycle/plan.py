@@ -192,9 +192,10 @@ def cycle_plan(state: CycleState, *, now: datetime) -> CyclePlan:
         if trait.stage != TraitStage.TREND and trait.confidence is not None:
             confidence = rules.contradicted(trait.confidence, len(pieces), strong=strong)
             _set_confidence(trait, confidence, rules)
-        against = sum(1 for e in trait.evidence if not e.supports)
-        if against / len(trait.evidence) > rules.contradiction_review_ratio:
-            _apply_review(trait, patterns.review(trait=trait.view(), evidence=trait.evidence), now)
+        evidence = _evidence_with_children(trait, traits)
+        against = sum(1 for e in evidence if not e.supports)
+        if against / len(evidence) > rules.contradiction_review_ratio:
+            _apply_review(trait, patterns.review(trait=trait.view(), evidence=evidence), now)
     for trait in traits.values():
         contexts = trait.contexts
         if trait.context != TraitContext.CONTEXTUAL and contexts:
@@ -219,6 +220,19 @@ def _chain(trait: TraitState, traits: dict[uuid.UUID, TraitState]) -> list[Trait
             break
         chain.append(parent)
     return chain
+
+
+def _evidence_with_children(
+    trait: TraitState, traits: dict[uuid.UUID, TraitState]
+) -> list[EvidenceSeen]:
+    """A trait's evidence and its open children's, each memory once: a preference promoted
+    from behaviors has none of its own at first, and is as supported as they are."""
+    seen = {(e.memory_id, e.supports): e for e in trait.evidence}
+    for child in traits.values():
+        if child.parent_id == trait.id and child.open and child is not trait:
+            for e in _evidence_with_children(child, traits):
+                seen.setdefault((e.memory_id, e.supports), e)
+    return list(seen.values())
 
 
 def _has_parent(trait: TraitState, traits: dict[uuid.UUID, TraitState]) -> bool:

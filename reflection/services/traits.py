@@ -83,6 +83,27 @@ def trait_veto(*, caller: Caller, trait_id: uuid.UUID, reason: str) -> Memory:
     return trait
 
 
+def _founding_evidence(trait_ids: set[uuid.UUID]) -> set[uuid.UUID]:
+    """The evidence rows that founded each trait (the memories it was made from, at its first
+    confidence), as against those that reinforced it since: its earliest supporting rows
+    beyond its reinforcement count. Forgetting one undoes no reinforcement."""
+    counts = dict(
+        Memory.objects.filter(pk__in=trait_ids).values_list("id", "trait_reinforcement_count")
+    )
+    supporting = defaultdict(list)
+    for row_id, trait_id in (
+        TraitEvidence.objects.filter(trait_id__in=trait_ids, evidence_type=EvidenceType.SUPPORTING)
+        .order_by("created_at", "id")
+        .values_list("id", "trait_id")
+    ):
+        supporting[trait_id].append(row_id)
+    return {
+        row_id
+        for trait_id, row_ids in supporting.items()
+        for row_id in row_ids[: max(0, len(row_ids) - (counts.get(trait_id) or 0))]
+    }
+
+
 def traits_after_forget(*, user_id: str, memory_ids: list[uuid.UUID]) -> ForgottenEffect:
     """Memories of the user were forgotten: the evidence they gave traits (and the evidence of
     traits forgotten themselves) is removed, and each trait that lost some is re-weighed as if
@@ -94,8 +115,10 @@ def traits_after_forget(*, user_id: str, memory_ids: list[uuid.UUID]) -> Forgott
         return ForgottenEffect()
     evidence = TraitEvidence.objects.filter(Q(memory_id__in=forgotten) | Q(trait_id__in=forgotten))
     lost: dict[uuid.UUID, list[tuple[str, str]]] = defaultdict(list)
-    for trait_id, kind, quality in evidence.values_list("trait_id", "evidence_type", "quality"):
-        if trait_id not in forgotten:
+    rows = list(evidence.values_list("id", "trait_id", "evidence_type", "quality"))
+    founding = _founding_evidence({trait_id for _, trait_id, _, _ in rows} - forgotten)
+    for row_id, trait_id, kind, quality in rows:
+        if trait_id not in forgotten and row_id not in founding:
             lost[trait_id].append((kind, quality))
     evidence.delete()
     rules = lifecycle_rules()
@@ -119,9 +142,17 @@ def traits_after_forget(*, user_id: str, memory_ids: list[uuid.UUID]) -> Forgott
                 contradictions = max(0, contradictions - 1)
                 if confidence is not None:
                     confidence = rules.contradiction_undone(confidence)
-        supported = TraitEvidence.objects.filter(
-            trait_id=trait.id, evidence_type=EvidenceType.SUPPORTING
-        ).exists()
+        # A preference or core trait is supported by its children too (it may have no
+        # evidence of its own).
+        children = Memory.objects.current().filter(
+            memory_type=MemoryType.TRAIT, trait_parent_id=trait.id
+        )
+        supported = (
+            TraitEvidence.objects.filter(
+                trait_id=trait.id, evidence_type=EvidenceType.SUPPORTING
+            ).exists()
+            or children.exclude(trait_stage=TraitStage.DISSOLVED).exists()
+        )
         if not supported or (confidence is not None and confidence < rules.dissolve_below):
             changes = {"trait_stage": TraitStage.DISSOLVED}
             effect.dissolved.append(trait.id)

@@ -1,0 +1,137 @@
+"""A preference promoted from behaviors is as supported as they are: one contradiction of a
+child, or a child's reinforcement forgotten, re-weighs the parent by the same formulas and
+does not dissolve it for having no evidence of its own."""
+
+import pytest
+from django.utils import timezone
+
+from core.access import SYSTEM
+from memories.models import Memory
+from memories.services import MemoryInput, memory_add
+from memories.services.forgetting import user_forget
+from reflection.detection import Detection, Match, OfflineDetector, detector
+from reflection.models import TraitEvidence
+from reflection.wording import polarity
+from tests.reflection.test_engine import ENGLISH, converse, reflect, trait_about
+
+pytestmark = pytest.mark.django_db
+
+USER = "tree:1"
+
+
+def trait(content: str, **fields) -> Memory:
+    defaults = {
+        "trait_subtype": "behavior",
+        "trait_stage": "established",
+        "trait_confidence": 0.7,
+        "trait_reinforcement_count": 0,
+        "trait_contradiction_count": 0,
+        "trait_last_reinforced": timezone.now(),
+    }
+    return Memory.objects.create(
+        user_id=USER, memory_type="trait", content=content, **{**defaults, **fields}
+    )
+
+
+def supported_by(held: Memory, *said: str) -> None:
+    for text in said:
+        memory = Memory.objects.create(
+            user_id=USER,
+            memory_type="episodic",
+            content=f"User: {text}",
+            reflected_at=timezone.now(),
+        )
+        TraitEvidence.objects.create(
+            trait_id=held.id, memory_id=memory.id, evidence_type="supporting", quality="C"
+        )
+
+
+class EveryNewMemoryIs:
+    """Every new memory evidence for one trait, for or against; the offline review."""
+
+    def __init__(self, trait_id, *, supports: bool) -> None:
+        self.trait_id, self.supports = trait_id, supports
+
+    def detect(self, *, observations, traits):
+        matches = [Match(o.id, self.trait_id, self.supports) for o in observations if o.new]
+        return Detection(matches, [])
+
+    def group(self, *, children, parents):
+        return []
+
+    def review(self, *, trait, evidence):
+        return OfflineDetector.review(detector(), trait=trait, evidence=evidence)
+
+
+@pytest.fixture
+def tree():
+    preference = trait(
+        "The user likes quiet mornings", trait_subtype="preference", trait_confidence=0.6
+    )
+    reading = trait("The user reads at dawn", trait_parent_id=preference.id)
+    meditating = trait("The user meditates at sunrise", trait_parent_id=preference.id)
+    supported_by(reading, "I read at dawn.", "Read before sunrise again.", "Dawn reading.")
+    supported_by(meditating, "Meditated at sunrise.", "Sunrise meditation.", "Meditation.")
+    return preference, reading
+
+
+def say(text: str) -> Memory:
+    item = MemoryInput(user_id=USER, content=f"User: {text}", memory_type="episodic")
+    return memory_add(item=item, caller=SYSTEM).memory
+
+
+def test_one_contradiction_of_a_child_re_weighs_its_parent_without_dissolving_it(tree, monkeypatch):
+    preference, reading = tree
+    contradicting = EveryNewMemoryIs(reading.id, supports=False)
+    monkeypatch.setattr("reflection.cycle.plan.detector", lambda: contradicting)
+    say("Slept in and skipped my reading today.")
+    assert reflect(USER).status == "completed"
+    reading.refresh_from_db()
+    preference.refresh_from_db()
+    assert reading.trait_confidence == pytest.approx(0.7 * 0.8)
+    assert preference.trait_stage != "dissolved"
+    assert preference.trait_confidence == pytest.approx(0.6 * 0.8)
+
+
+def test_forgetting_a_childs_reinforcement_leaves_the_parent_as_it_was(tree, monkeypatch):
+    preference, reading = tree
+    reinforcing = EveryNewMemoryIs(reading.id, supports=True)
+    monkeypatch.setattr("reflection.cycle.plan.detector", lambda: reinforcing)
+    read = say("Read two chapters at dawn today.")
+    assert reflect(USER).status == "completed"
+    preference.refresh_from_db()
+    assert preference.trait_confidence > 0.6
+    user_forget(caller=SYSTEM, user_id=USER, memory_ids=[read.id])
+    preference.refresh_from_db()
+    assert preference.trait_stage != "dissolved"
+    assert preference.trait_confidence == pytest.approx(0.6)
+
+
+def test_forgetting_a_memory_a_trait_was_made_from_undoes_no_reinforcement():
+    user = "tree:2"
+    converse(user, ENGLISH)
+    assert reflect(user).status == "completed"
+    running = trait_about(user, "run", "ran")
+    made_at = running.trait_confidence
+    assert running.trait_reinforcement_count == 0
+    founder = TraitEvidence.objects.filter(trait_id=running.id).values_list("memory_id")[1][0]
+    user_forget(caller=SYSTEM, user_id=user, memory_ids=[founder])
+    running.refresh_from_db()
+    assert running.trait_confidence == pytest.approx(made_at)
+    assert running.trait_reinforcement_count == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "sign"),
+    [
+        ("I never miss my morning run before work, not even on holidays.", 1),
+        ("Not a day goes by without a run.", 1),
+        ("I don't ever skip leg day.", 1),
+        ("我没有一天不去跑步，早上跑步雷打不动。", 1),
+        ("I never run in the morning.", -1),
+        ("I stopped running, not even on weekends.", -1),
+        ("我从不跑步。", -1),
+    ],
+)
+def test_a_negation_that_says_yes_supports_the_trait(text, sign):
+    assert polarity(text) == sign
