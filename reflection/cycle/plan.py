@@ -15,6 +15,7 @@ from reflection.cycle.state import CHAIN_LEVELS, CycleState, TraitState
 from reflection.detection import (
     EvidenceSeen,
     Observation,
+    Pattern,
     Review,
     detector,
 )
@@ -143,7 +144,7 @@ def cycle_plan(state: CycleState, *, now: datetime) -> CyclePlan:
             if trait.stage != TraitStage.TREND and trait.confidence is not None:
                 _set_confidence(trait, rules.reinforced(trait.confidence, quality), rules)
     # New patterns: enough memories make a behavior, fewer a trend watched over a window.
-    for pattern in detection.patterns:
+    for pattern in _same_worded_merged(detection.patterns):
         members = [observations[i] for i in pattern.memory_ids]
         first = min(o.created_at for o in members)
         if len(members) >= rules.behavior_min_memories:
@@ -209,6 +210,18 @@ def cycle_plan(state: CycleState, *, now: datetime) -> CyclePlan:
         scanned_ids=state.scanned_ids,
         session_ids=state.session_ids,
     )
+
+
+def _same_worded_merged(patterns: list[Pattern]) -> list[Pattern]:
+    """Patterns of one cycle that say the same are one: an LLM detector reads the new memories
+    a batch at a time, and each batch may find the pattern anew."""
+    merged: dict[str, list[Pattern]] = {}
+    for pattern in patterns:
+        merged.setdefault(" ".join(pattern.content.casefold().split()), []).append(pattern)
+    return [
+        Pattern(tuple(dict.fromkeys(i for p in same for i in p.memory_ids)), same[0].content)
+        for same in merged.values()
+    ]
 
 
 def _chain(trait: TraitState, traits: dict[uuid.UUID, TraitState]) -> list[TraitState]:

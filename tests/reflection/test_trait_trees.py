@@ -9,7 +9,7 @@ from core.access import SYSTEM
 from memories.models import Memory
 from memories.services import MemoryInput, memory_add
 from memories.services.forgetting import user_forget
-from reflection.detection import Detection, Match, OfflineDetector, detector
+from reflection.detection import Detection, Match, OfflineDetector, Pattern, detector
 from reflection.models import TraitEvidence
 from reflection.wording import polarity
 from tests.reflection.test_engine import ENGLISH, converse, reflect, trait_about
@@ -135,3 +135,37 @@ def test_forgetting_a_memory_a_trait_was_made_from_undoes_no_reinforcement():
 )
 def test_a_negation_that_says_yes_supports_the_trait(text, sign):
     assert polarity(text) == sign
+
+
+class TwoBatchesAlike(EveryNewMemoryIs):
+    """A detector that, as an LLM's reading two batches would, finds one pattern twice."""
+
+    def __init__(self) -> None:
+        super().__init__(None, supports=True)
+
+    def detect(self, *, observations, traits):
+        new = [o.id for o in observations if o.new]
+        half = len(new) // 2
+        return Detection(
+            [],
+            [
+                Pattern(tuple(new[:half]), "The user runs every morning"),
+                Pattern(tuple(new[half:]), "The user  runs every morning"),
+            ],
+        )
+
+
+def test_one_pattern_found_in_two_batches_of_a_cycle_is_one_trait(monkeypatch):
+    user = "tree:3"
+    monkeypatch.setattr("reflection.cycle.plan.detector", TwoBatchesAlike)
+    for n in range(8):
+        memory_add(
+            item=MemoryInput(
+                user_id=user, content=f"User: Ran 5k, run {n}", memory_type="episodic"
+            ),
+            caller=SYSTEM,
+        )
+    assert reflect(user).status == "completed"
+    runs = Memory.objects.current().filter(user_id=user, memory_type="trait")
+    assert list(runs.values_list("content", flat=True)) == ["The user runs every morning"]
+    assert TraitEvidence.objects.filter(trait_id=runs.get().id).count() == 8
