@@ -368,6 +368,7 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
         replaces[index] = older
         replaced.add(older.id)
         new[index].version = older.version + 1
+        new[index].reflected_at = older.reflected_at  # a restatement: reflected once
 
     _save_new([(memory, items[index]) for index, memory in new.items()])
     for index, older in replaces.items():
@@ -426,6 +427,8 @@ def memory_supersede(
         successor = _memory_row(
             item=item, memory_type=memory.memory_type, metadata=metadata, version=memory.version + 1
         )
+        # New words for what was said: a reflection cycle that read it does not count it again.
+        successor.reflected_at = memory.reflected_at
         if unique_content:
             content_held_check(memory, successor.content_hash)
         if memory.memory_type == MemoryType.TRAIT:

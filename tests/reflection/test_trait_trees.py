@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from core.access import SYSTEM
 from memories.models import Memory
-from memories.services import MemoryInput, memory_add
+from memories.services import MemoryInput, memory_add, memory_update
 from memories.services.forgetting import user_forget
 from reflection.detection import Detection, Match, OfflineDetector, Pattern, detector
 from reflection.models import TraitEvidence
@@ -169,3 +169,20 @@ def test_one_pattern_found_in_two_batches_of_a_cycle_is_one_trait(monkeypatch):
     runs = Memory.objects.current().filter(user_id=user, memory_type="trait")
     assert list(runs.values_list("content", flat=True)) == ["The user runs every morning"]
     assert TraitEvidence.objects.filter(trait_id=runs.get().id).count() == 8
+
+
+def test_a_memory_reworded_after_a_cycle_read_it_is_not_counted_again():
+    user = "tree:4"
+    converse(user, ENGLISH)
+    assert reflect(user).status == "completed"
+    running = trait_about(user, "run", "ran")
+    before = (running.trait_confidence, running.trait_reinforcement_count)
+    cited = TraitEvidence.objects.filter(trait_id=running.id).values_list("memory_id")[0][0]
+    memory = Memory.objects.get(pk=cited)
+    reworded = memory.content.replace("User: ", "User: So, ", 1)
+    memory_update(
+        memory=memory, version=memory.version, changes={"content": reworded}, caller=SYSTEM
+    )
+    assert reflect(user).status == "completed"
+    running.refresh_from_db()
+    assert (running.trait_confidence, running.trait_reinforcement_count) == before
