@@ -47,7 +47,7 @@ NEGATIVE = _words(
 # and "not even" stressing what was just said ("…, not even on holidays").
 AFFIRMATIVE_NOT = _words(
     r"never (?:miss|skip|fail)(?:e?s|p?ed)?",
-    r"(?:don'?t|do not|doesn'?t|wouldn'?t) (?:ever )?(?:miss|skip)",
+    r"(?:don'?t|do not|doesn'?t) (?:ever )?skip",  # not "I don't miss smoking"
     r"(?:can'?t|cannot|couldn'?t) (?:live|do|go|imagine (?:a|my) \w+) without",
     r"not a (?:day|week|morning) (?:goes by )?without",
     r"not even (?:on|at|in|when|once)",

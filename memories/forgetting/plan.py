@@ -130,13 +130,10 @@ class Asking:
 
 
 def memory_erasure(memory: Memory, hit: Hit) -> MemoryErasure | None:
-    """What erasing its sentences that `hit` leaves of the memory (None: none do, nor its key
-    or metadata). An episode whose assistant context is about it loses the context, and the
+    """What erasing its sentences that `hit` leaves of the memory (None: none do, nor its
+    metadata). An episode whose assistant context is about it loses the context, and the
     user's first sentence when that is a short answer to it ("What's your name?" → "It's
-    Marcus"). A memory filed under it (its key) is forgotten whole; its metadata loses what is
-    about it (metadata_erased)."""
-    if memory.key and hit(KEY_SEPARATORS.sub(" ", memory.key)):
-        return MemoryErasure(memory, whole=True)
+    Marcus"). Its metadata loses what is about it (metadata_erased)."""
     metadata = metadata_erased(memory.metadata, hit)
     metadata_after = None if metadata == memory.metadata else metadata
     context, own = memory_sentences(memory)
@@ -175,6 +172,13 @@ def memory_erasure(memory: Memory, hit: Hit) -> MemoryErasure | None:
 QUESTION = re.compile(r"[?？]\s*$|[吗呢]\W*$")
 # A key's parts read as words: "ex:zebulon-quarrington" names Zebulon Quarrington.
 KEY_SEPARATORS = re.compile(r"[-_:./]+")
+
+
+def _filed_under(topic: Topic, memory: Memory) -> bool:
+    """A memory whose key names the topic ("ex:zebulon-quarrington"): about it, whatever its
+    words. The topic's own words only, not the values of what else is forgotten ("goals:2019"
+    is no memory about a wedding in 2019)."""
+    return memory.key is not None and topic.about(KEY_SEPARATORS.sub(" ", memory.key))
 
 
 def metadata_erased(value: Any, hit: Hit) -> Any:
@@ -286,7 +290,9 @@ def forget_plan(
         vector = (vectors or {}).get(topic.said)
         margins = similarity_margins(user_id=user_id, vector=vector) if vector is not None else {}
         for memory in held.memories.values():
-            if memory.key and _slot(memory.key) in topic.slots and topic.broad:
+            if memory.key and (
+                (_slot(memory.key) in topic.slots and topic.broad) or _filed_under(topic, memory)
+            ):
                 found.whole.add(memory.id)
             elif memory_erasure(memory, Hit(topic.spans)) is not None:
                 found.hits[memory.id].append(Hit(topic.spans))

@@ -362,12 +362,10 @@ THIRD_PERSON = re.compile(
     rf"\bmy\s+(?P<noun>{PERSON_NOUNS})\b(?!')(?:\s+(?-i:(?P<name>[A-Z][a-z]+)))?", re.I
 )
 # ... and the name said after them ("我前女友翟珂娴", "我哥哥张伟住在哪"): a surname and a given
-# name, or two or three characters ending the topic that say nothing else ("我哥哥住在哪" names
-# no one).
+# name, or 小/老 and one character; not what follows ("我女儿生病", "我老板很凶" name no one).
 ZH_THIRD_PERSON = re.compile(
-    rf"我的?(?P<noun>{ZH_PERSON_NOUNS})(?P<name>[{ZH_SURNAMES}][{HAN_CHARS}]{{1,2}}?"
-    rf"(?:(?![{HAN_CHARS}])|(?=[的住在是做去和]))"
-    rf"|(?:(?![在住是去做有的了吗呢吧哪谁什么怎几多和跟与])[{HAN_CHARS}]){{2,3}}$)?"
+    rf"我的?(?P<noun>{ZH_PERSON_NOUNS})(?P<name>(?:[{ZH_SURNAMES}][{HAN_CHARS}]{{1,2}}?"
+    rf"|[小老][{HAN_CHARS}])(?:(?![{HAN_CHARS}])|(?=[的住在是做去和])))?"
 )
 # What a topic calls the user's: "my trip", "my brother"; 我.
 MINE = re.compile(r"\bmy\s+\w+", re.I)

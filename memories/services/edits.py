@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from core.access import Caller
 from core.db.actor import audit_actor
-from core.errors import Invalid
+from core.errors import Conflict, Invalid
 from core.validation import json_problem, validated
 from memories.models import Memory
 from memories.predicates import current_q, latest_q
@@ -132,5 +132,10 @@ def memory_invalidate(
             **SCORE_FLAGS_CLEARED,
         )
         if not updated:
+            if memory.expired_at is None and memory.invalid_at is not None:
+                raise Conflict(
+                    "This memory has already ended; its end stays what it was.",
+                    current_version=memory.version,
+                )
             raise stale(memory)
         return Memory.objects.get(pk=memory.pk)

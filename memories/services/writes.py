@@ -204,6 +204,13 @@ def write_target(memory: Memory, caller: Caller, *, moving_to: str | None = None
     return Memory.objects.get(pk=memory.pk)
 
 
+def _handover(older: Memory, successor: Memory) -> datetime:
+    """When the older version stops being current: the instant its successor is recorded, so
+    that "as of" any time sees one of them, never both; never before the older one was recorded
+    itself (a successor dated earlier: an imported older message saying the same)."""
+    return max(older.created_at, successor.created_at)
+
+
 def _supersede(
     memory: Memory,
     *,
@@ -250,10 +257,10 @@ def links_follow(*, old_id: uuid.UUID, new_id: uuid.UUID) -> None:
 
 
 def stale(memory: Memory) -> Conflict:
-    row = Memory.objects.filter(pk=memory.pk).values("version", "expired_at", "invalid_at").first()
-    if row and (row["expired_at"] is not None or row["invalid_at"] is not None):
+    row = Memory.objects.filter(pk=memory.pk).values("version", "expired_at").first()
+    if row and row["expired_at"] is not None:
         return Conflict(
-            "This memory is no longer current (superseded, deleted or ended).",
+            "This memory is no longer current (superseded or deleted).",
             current_version=row["version"],
         )
     return Conflict(
@@ -372,8 +379,7 @@ def _add_many(*, items: list[MemoryInput], caller: Caller) -> list[WriteResult |
 
     _save_new([(memory, items[index]) for index, memory in new.items()])
     for index, older in replaces.items():
-        # One instant: "as of" any time sees one version or the other, never both.
-        _supersede(older, successor=new[index], expired_at=new[index].created_at)
+        _supersede(older, successor=new[index], expired_at=_handover(older, new[index]))
     superseded = Memory.objects.in_bulk([older.id for older in replaces.values()])
     for index, memory in new.items():
         if index in replaces:
@@ -443,7 +449,7 @@ def memory_supersede(
             successor=successor,
             expected_version=expected_version,
             invalid_at=invalid_at,
-            expired_at=successor.created_at,  # one instant: never both versions at once
+            expired_at=_handover(memory, successor),
         )
         return successor
 

@@ -118,7 +118,10 @@ def traits_after_forget(*, user_id: str, memory_ids: list[uuid.UUID]) -> Forgott
     rows = list(evidence.values_list("id", "trait_id", "evidence_type", "quality"))
     founding = _founding_evidence({trait_id for _, trait_id, _, _ in rows} - forgotten)
     for row_id, trait_id, kind, quality in rows:
-        if trait_id not in forgotten and row_id not in founding:
+        if trait_id in forgotten:
+            continue
+        lost.setdefault(trait_id, [])  # re-checked below: it may have no evidence left
+        if row_id not in founding:
             lost[trait_id].append((kind, quality))
     evidence.delete()
     rules = lifecycle_rules()

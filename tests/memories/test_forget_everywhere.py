@@ -133,3 +133,23 @@ def test_him_or_her_is_the_one_person_just_named(http, said, asked, name):
     assert answer["forget"][0]["memories"], answer["forget"]
     assert tables_holding(name) == []
     assert tables_holding("green tea") != []
+
+
+def test_the_values_of_what_is_forgotten_reach_no_key_and_a_relative_s_state_is_no_name(http):
+    fact = {"user_id": USER, "memory_type": "fact"}
+    wedding = {**fact, "content": "The user got married in 2019 in Lisbon"}
+    married = data(http.post("/api/v1/memories/", wedding, format="json"), 201)["memory"]["id"]
+    goal = {**fact, "content": "Run a marathon", "key": "goals:2019"}
+    kept = data(http.post("/api/v1/memories/", goal, format="json"), 201)["memory"]["id"]
+    forgotten = data(
+        http.post(f"/api/v1/users/{USER}/forget/", {"memory_ids": [married]}, format="json")
+    )
+    assert [m["id"] for m in forgotten["memories"]] == [married]
+    assert data(http.get(f"/api/v1/memories/{kept}/"))["key"] == "goals:2019"
+    # "我女儿生病" is the daughter's illness: the user's own stays.
+    own = {**fact, "content": "用户去年生病住过院"}
+    data(http.post("/api/v1/memories/", own, format="json"), 201)
+    daughter = {**fact, "content": "用户的女儿上周生病了"}
+    data(http.post("/api/v1/memories/", daughter, format="json"), 201)
+    data(http.post(f"/api/v1/users/{USER}/forget/", {"topic": "我女儿生病"}, format="json"))
+    assert tables_holding("用户去年生病住过院") != []

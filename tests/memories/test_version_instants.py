@@ -2,12 +2,15 @@
 recorded (never both at once); an invalidate ends only a current memory, never in the
 future; and the default list holds current memories only."""
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from core.access import SYSTEM
 from memories.models import Memory
+from memories.services import MemoryInput, memory_add
 
 pytestmark = pytest.mark.django_db
 
@@ -67,3 +70,23 @@ def test_the_default_list_holds_current_memories_and_include_expired_the_rest(ht
     assert [m["id"] for m in listed] == [kept["id"]]
     everything = data(http.get("/api/v1/memories/", {"user_id": USER, "include_expired": "true"}))
     assert {m["id"] for m in everything} == {kept["id"], ended["id"]}
+
+
+def test_a_version_is_never_expired_before_it_was_recorded():
+    said = "I love hiking in the Alps every summer with my dog"
+    item = MemoryInput(user_id=USER, content=said, memory_type="episodic")
+    held = memory_add(item=item, caller=SYSTEM).memory
+    earlier = timezone.now() - timedelta(days=100)
+    restated = replace(item, content=f"{said}!", recorded_at=earlier)
+    result = memory_add(item=restated, caller=SYSTEM)
+    assert result.operation == "UPDATE"
+    held.refresh_from_db()
+    assert held.expired_at >= held.created_at
+
+
+def test_invalidating_a_memory_that_already_ended_says_so(http):
+    memory = added(http, "The user rents a flat in Leeds")
+    Memory.objects.filter(pk=memory["id"]).update(invalid_at=timezone.now())  # a past value
+    response = http.post(f"/api/v1/memories/{memory['id']}/invalidate/", {}, format="json")
+    assert response.status_code == 409
+    assert "already ended" in response.json()["error"]["message"]

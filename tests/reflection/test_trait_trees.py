@@ -130,6 +130,7 @@ def test_forgetting_a_memory_a_trait_was_made_from_undoes_no_reinforcement():
         ("我没有一天不去跑步，早上跑步雷打不动。", 1),
         ("I never run in the morning.", -1),
         ("I stopped running, not even on weekends.", -1),
+        ("I don't miss smoking at all.", -1),
         ("我从不跑步。", -1),
     ],
 )
