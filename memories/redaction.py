@@ -122,6 +122,12 @@ STATED = [
         r"(?P<bare>[^\s，。；！？、,;!?]{1,200})"
     ),
     re.compile(r"(?P<label>验证码|动态码|校验码)\s+(?P<bare>\d{4,8})(?!\d)"),
+    # With nothing between label and value ("and my password Lz8Kq2Wv"): only a value mixing
+    # letters and digits, as words after a label never do ("my password manager").
+    re.compile(
+        rf"\b(?P<label>{PASSWORD_LABELS})\s+(?P<bare>(?=[^\s\d]*\d)(?=\S*[A-Za-z])\S{{6,200}})",
+        re.I,
+    ),
 ]
 # What follows "my password is" that is no password: "My password is too long", "是什么".
 NOT_VALUES_TEXT = """

@@ -48,6 +48,7 @@ SECRETS = [
     ("１１０１０５１９４９１２３１００２Ｘ 是我的", "national_id", "１１０１０５１９"),
     ("OTP: 483920", "pin", "483920"),
     ("验证码 551903 五分钟内有效", "pin", "551903"),
+    ("my login is jdoe and my password Lz8Kq2Wv", "password", "Lz8Kq2Wv"),
 ]
 
 
@@ -80,6 +81,7 @@ ORDINARY = [
     "My OTP is annoying to type.",
     "The wifi password is what they gave me at check-in.",
     "ＡＢＣ全角字母和１２３数字",
+    "My password manager is great, I changed my password 3 times this year.",
 ]
 
 
