@@ -116,9 +116,9 @@ def memory_delete(*, memory: Memory, caller: Caller, at: datetime | None = None)
 def memory_invalidate(
     *, memory: Memory, caller: Caller, invalid_at: datetime | None = None
 ) -> Memory:
-    """The fact stopped being true at `invalid_at` (not in the future):
-    it leaves current reads, and "as of" any instant from then on no longer sees it. One
-    already ended is a Conflict: its end stays what it was."""
+    """The fact stopped being true at `invalid_at` (not in the future): it leaves current
+    reads, and "as of" any instant from then on no longer sees it. One already ended is a
+    Conflict: its end stays what it was."""
     with audit_actor(caller.name):
         memory = write_target(memory, caller)
         now = timezone.now()
