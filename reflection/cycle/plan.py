@@ -134,7 +134,11 @@ def cycle_plan(state: CycleState, *, now: datetime) -> CyclePlan:
     contradicting: dict[uuid.UUID, list[Observation]] = {}
     for match in sorted(detection.matches, key=lambda m: observations[m.memory_id].created_at):
         observation = observations[match.memory_id]
-        for trait in _chain(traits[match.trait_id], traits):
+        matched = traits[match.trait_id]
+        past_window = matched.window_end is not None and observation.created_at > matched.window_end
+        if matched.stage == TraitStage.TREND and past_window:
+            continue  # a trend counts what is said by its window's end; this one stays free
+        for trait in _chain(matched, traits):
             if not match.supports:
                 contradicting.setdefault(trait.id, []).append(observation)
                 continue

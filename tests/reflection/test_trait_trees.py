@@ -2,6 +2,8 @@
 child, or a child's reinforcement forgotten, re-weighs the parent by the same formulas and
 does not dissolve it for having no evidence of its own."""
 
+from datetime import timedelta
+
 import pytest
 from django.utils import timezone
 
@@ -187,3 +189,23 @@ def test_a_memory_reworded_after_a_cycle_read_it_is_not_counted_again():
     assert reflect(user).status == "completed"
     running.refresh_from_db()
     assert (running.trait_confidence, running.trait_reinforcement_count) == before
+
+
+def test_a_trend_counts_only_what_is_said_by_its_windows_end(monkeypatch):
+    now = timezone.now()
+    trend = trait(
+        "The user keeps a journal",
+        trait_stage="trend",
+        trait_confidence=None,
+        trait_reinforcement_count=1,
+        trait_window_start=now - timedelta(days=35),
+        trait_window_end=now - timedelta(days=5),
+        trait_first_observed=now - timedelta(days=35),
+    )
+    reinforcing = EveryNewMemoryIs(trend.id, supports=True)
+    monkeypatch.setattr("reflection.cycle.plan.detector", lambda: reinforcing)
+    say("Wrote a page in my journal tonight.")  # five days after its window ended
+    assert reflect(USER).status == "completed"
+    trend.refresh_from_db()
+    assert trend.trait_stage == "dissolved"
+    assert not TraitEvidence.objects.filter(trait_id=trend.id).exists()
