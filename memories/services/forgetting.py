@@ -39,13 +39,7 @@ from core.access import Caller, user_access_check
 from core.db.actor import audit_actor, forgetting
 from core.errors import Invalid, NotFound
 from core.validation import text_problem, user_id_problem, validated
-from memories.forgetting.plan import (
-    Asking,
-    ForgetPlan,
-    MemoryErasure,
-    forget_plan,
-    topic_vector,
-)
+from memories.forgetting.plan import Asking, ForgetPlan, forget_plan, topic_vector
 from memories.forgetting.topics import Topic, topic_read
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.graph.services import value_mentioned
@@ -166,10 +160,6 @@ def conversation_forget(
     return forget_apply(plan=plan, caller=caller, via=ForgetVia.CONVERSATION, message_id=message.id)
 
 
-def _reworded(erasure: MemoryErasure) -> bool:
-    return not erasure.whole and erasure.content_after != erasure.memory.content
-
-
 @transaction.atomic
 def forget_apply(
     *, plan: ForgetPlan, caller: Caller, via: str, message_id: uuid.UUID | None = None
@@ -206,26 +196,29 @@ def forget_apply(
             version=F("version") + 1,
             **SCORE_FLAGS_CLEARED,
         )
-        reworded = {e.memory.id: e for e in plan.memories.values() if _reworded(e)}
-        rewritten = [Memory(id=memory_id, content=part[memory_id]) for memory_id in reworded]
-        with_lexical_vectors(rewritten)
-        for memory in rewritten:
-            Memory.objects.filter(pk=memory.id).update(
-                content=memory.content,
-                content_hash=content_md5(memory.content),
-                lexical_vector=memory.lexical_vector,
-                embedding=None,
-                embedding_status=EmbeddingStatus.PENDING,
-                updated_at=now,
-                version=F("version") + 1,
-            )
+        reworded = {
+            memory.id: memory
+            for memory in [Memory(id=i, content=c) for i, c in part.items()]
+            if memory.content != plan.memories[memory.id].memory.content
+        }
+        with_lexical_vectors(list(reworded.values()))
         for erasure in plan.memories.values():
-            if not erasure.whole and erasure.metadata_after is not None:
-                Memory.objects.filter(pk=erasure.memory.id).update(
-                    metadata=erasure.metadata_after,
-                    updated_at=now,
-                    version=F("version") + (0 if erasure.memory.id in reworded else 1),
-                )
+            if erasure.whole:
+                continue
+            changes = {}
+            if (memory := reworded.get(erasure.memory.id)) is not None:
+                changes = {
+                    "content": memory.content,
+                    "content_hash": content_md5(memory.content),
+                    "lexical_vector": memory.lexical_vector,
+                    "embedding": None,
+                    "embedding_status": EmbeddingStatus.PENDING,
+                }
+            if erasure.metadata_after is not None:
+                changes["metadata"] = erasure.metadata_after
+            Memory.objects.filter(pk=erasure.memory.id).update(
+                **changes, updated_at=now, version=F("version") + 1
+            )
         for session_id, metadata in plan.sessions.items():
             ConversationSession.objects.filter(pk=session_id).update(metadata=metadata)
     touched = [*whole, *part]
