@@ -78,7 +78,7 @@ class EnvelopeCursorPagination(CursorPagination):
             raise invalid_cursor()
         cursor = Cursor(offset=offset, reverse=reverse, position=tokens.get("p", [None])[0])
         field = self.ordering_field()
-        if cursor is not None and cursor.position is not None and field is not None:
+        if cursor.position is not None and field is not None:
             # The position goes into a filter on the ordering field: a forged one that is no
             # value of that field would fail in the query (a float field: a crash).
             try:
