@@ -61,17 +61,22 @@ def current_contents() -> list[str]:
 
 
 def text_anywhere(value: str) -> list[str]:
-    """Every table and column that holds `value` (a dump of the database would show it)."""
+    """Every table, materialized view and column that holds `value` (a dump of the database
+    would show it): text, JSON, search documents and lists of text."""
     found = []
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema ="
-            " 'public' AND data_type IN ('text', 'character varying', 'jsonb', 'tsvector')"
+            "SELECT c.relname, a.attname, a.atttypid::regtype::text FROM pg_attribute a"
+            " JOIN pg_class c ON c.oid = a.attrelid"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'm', 'p')"
+            " AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid::regtype::text IN"
+            " ('text', 'character varying', 'jsonb', 'tsvector', 'text[]', 'character varying[]')"
         )
-        for table, column in cursor.fetchall():
+        for table, column, kind in cursor.fetchall():
             cursor.execute(
                 f'SELECT count(*) FROM "{table}" WHERE strpos("{column}"::text, %s) > 0',
-                [value.lower() if column == "search_vector" else value],
+                [value.lower() if kind == "tsvector" else value],  # lexemes are lower case
             )
             if cursor.fetchone()[0]:
                 found.append(f"{table}.{column}")

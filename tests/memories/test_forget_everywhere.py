@@ -3,9 +3,9 @@ messages, a memory's key and metadata, a session's metadata, and the graph edges
 would have written before asking to forget what it said."""
 
 import pytest
-from django.db import connection
 
 from memories.models import ConversationSession
+from tests.memories.test_forget import data, say, text_anywhere
 
 pytestmark = pytest.mark.django_db
 
@@ -13,39 +13,9 @@ USER = "agent:dana"
 TOPIC = {"topic": "everything about Zebulon Quarrington"}
 
 
-def tables_holding(word: str) -> list[str]:
-    """Every table (materialized views too) with a row whose text holds `word`."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'm', 'p')"
-            " AND NOT c.relispartition"
-        )
-        tables = [name for (name,) in cursor.fetchall()]
-        holding = []
-        for table in tables:
-            cursor.execute(
-                f'SELECT count(*) FROM "{table}" t WHERE strpos(lower(t::text), %s) > 0',
-                [word.lower()],
-            )
-            if cursor.fetchone()[0]:
-                holding.append(table)
-    return holding
-
-
 @pytest.fixture
 def http(make_client):
     return make_client("agent", ["agent:"])[0]
-
-
-def data(response, status: int = 200):
-    assert response.status_code == status, response.json()
-    return response.json()["data"]
-
-
-def say(http, session: str, content: str) -> dict:
-    body = {"role": "user", "content": content}
-    return data(http.post(f"/api/v1/sessions/{session}/messages/", body, format="json"), 201)
 
 
 def session_opened(http, **extra) -> str:
@@ -61,7 +31,7 @@ def test_a_sessions_metadata_loses_what_names_the_topic(http):
     session = session_opened(http, metadata={"title": "chat about Zebulon", "mood": "calm"})
     say(http, session, "My ex Zebulon Quarrington still lives in Lisbon.")
     assert forget(http)["memories"]
-    assert tables_holding("Zebulon") == []
+    assert text_anywhere("Zebulon") == []
     metadata = ConversationSession.objects.get(pk=session).metadata
     assert metadata == {"title": "[forgotten]", "mood": "calm"}
 
@@ -76,7 +46,7 @@ def test_a_memory_filed_under_the_topic_or_naming_it_in_its_metadata_is_reached(
     data(http.post("/api/v1/memories/", kept, format="json"), 201)
     erased = {m["id"]: m["erased"] for m in forget(http)["memories"]}
     assert erased == {named: "part", filed: "whole"}
-    assert tables_holding("Zebulon") == []
+    assert text_anywhere("Zebulon") == []
     listed = data(http.get("/api/v1/memories/", {"user_id": USER}))
     assert {m["content"]: m["metadata"] for m in listed} == {
         "The user's ex is a carpenter": {"person": "[forgotten]"},
@@ -93,7 +63,7 @@ def test_a_memory_erased_in_part_loses_the_metadata_naming_the_topic(http):
     }
     data(http.post("/api/v1/memories/", episode, format="json"), 201)
     assert [m["erased"] for m in forget(http)["memories"]] == ["part"]
-    assert tables_holding("Zebulon") == []
+    assert text_anywhere("Zebulon") == []
     (memory,) = data(http.get("/api/v1/memories/", {"user_id": USER}))
     assert memory["content"] == "The pasta was great."
     assert memory["metadata"] == {"with": "[forgotten]", "place": "Trattoria"}
@@ -104,7 +74,7 @@ def test_what_a_message_states_and_then_asks_to_forget_reaches_no_graph_edge(htt
     said = "Zebulon Quarrington is a pilot now. Please forget everything about Zebulon Quarrington."
     answer = say(http, session, said)
     assert answer["forget"][0]["memories"]
-    assert tables_holding("Zebulon") == [] and tables_holding("pilot") == []
+    assert text_anywhere("Zebulon") == [] and text_anywhere("pilot") == []
 
 
 def test_a_chinese_topic_naming_a_person_by_role_and_name_forgets_them_by_name(http):
@@ -114,8 +84,8 @@ def test_a_chinese_topic_naming_a_person_by_role_and_name_forgets_them_by_name(h
     say(http, session, "我每天早上喝绿茶。")
     answer = say(http, session, "请忘掉关于我前女友翟珂娴的一切。")
     assert answer["forget"][0]["memories"]
-    assert tables_holding("珂娴") == []
-    assert tables_holding("绿茶") != []  # what is not about her stays
+    assert text_anywhere("珂娴") == []
+    assert text_anywhere("绿茶") != []  # what is not about her stays
 
 
 @pytest.mark.parametrize(
@@ -131,8 +101,8 @@ def test_him_or_her_is_the_one_person_just_named(http, said, asked, name):
     say(http, earlier, "I drink green tea every morning.")
     answer = say(http, session_opened(http), f"{said} {asked}")
     assert answer["forget"][0]["memories"], answer["forget"]
-    assert tables_holding(name) == []
-    assert tables_holding("green tea") != []
+    assert text_anywhere(name) == []
+    assert text_anywhere("green tea") != []
 
 
 def test_the_values_of_what_is_forgotten_reach_no_key_and_a_relative_s_state_is_no_name(http):
@@ -152,4 +122,4 @@ def test_the_values_of_what_is_forgotten_reach_no_key_and_a_relative_s_state_is_
     daughter = {**fact, "content": "用户的女儿上周生病了"}
     data(http.post("/api/v1/memories/", daughter, format="json"), 201)
     data(http.post(f"/api/v1/users/{USER}/forget/", {"topic": "我女儿生病"}, format="json"))
-    assert tables_holding("用户去年生病住过院") != []
+    assert text_anywhere("用户去年生病住过院") != []

@@ -11,6 +11,7 @@ from django.utils import timezone
 from core.access import SYSTEM
 from memories.models import Memory
 from memories.services import MemoryInput, memory_add
+from tests.memories.test_forget import data
 
 pytestmark = pytest.mark.django_db
 
@@ -20,11 +21,6 @@ USER = "agent:ana"
 @pytest.fixture
 def http(make_client):
     return make_client("agent", ["agent:"])[0]
-
-
-def data(response, status: int = 200):
-    assert response.status_code == status, response.json()
-    return response.json()["data"]
 
 
 def added(http, content: str, **extra) -> dict:

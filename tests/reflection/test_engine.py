@@ -178,7 +178,7 @@ def test_reinforcement_follows_evidence_quality():
     assert running.version == 2
 
 
-def _trait(user_id: str, content: str, **fields) -> Memory:
+def trait_row(user_id: str, content: str, **fields) -> Memory:
     defaults = {
         "trait_subtype": "behavior",
         "trait_stage": "emerging",
@@ -192,11 +192,25 @@ def _trait(user_id: str, content: str, **fields) -> Memory:
     )
 
 
+def supported_by(trait: Memory, *said: str, quality: str = "C") -> None:
+    """Episodes of the trait's user, already reflected, each a supporting evidence row."""
+    for text in said:
+        memory = Memory.objects.create(
+            user_id=trait.user_id,
+            memory_type="episodic",
+            content=f"User: {text}",
+            reflected_at=timezone.now(),
+        )
+        TraitEvidence.objects.create(
+            trait_id=trait.id, memory_id=memory.id, evidence_type="supporting", quality=quality
+        )
+
+
 def test_full_lifecycle_trend_to_core_and_dissolved():
     user = "life:1"
     now = timezone.now()
     # A trend whose window ended after two reinforcements becomes a candidate at 0.3.
-    trend = _trait(
+    trend = trait_row(
         user,
         "The user reads science fiction",
         trait_stage="trend",
@@ -205,7 +219,7 @@ def test_full_lifecycle_trend_to_core_and_dissolved():
         trait_window_start=now - timedelta(days=31),
         trait_window_end=now - timedelta(minutes=1),
     )
-    lonely = _trait(
+    lonely = trait_row(
         user,
         "The user paints on weekends",
         trait_stage="trend",
@@ -216,16 +230,16 @@ def test_full_lifecycle_trend_to_core_and_dissolved():
     )
     # Two confident behaviors pointing the same way make a preference; two confident
     # preferences a core.
-    runs = _trait(user, "The user goes running every morning", trait_confidence=0.55)
-    jogs = _trait(user, "The user jogs every morning before work", trait_confidence=0.7)
-    tea = _trait(
+    runs = trait_row(user, "The user goes running every morning", trait_confidence=0.55)
+    jogs = trait_row(user, "The user jogs every morning before work", trait_confidence=0.7)
+    tea = trait_row(
         user,
         "The user prefers green tea",
         trait_subtype="preference",
         trait_confidence=0.65,
         trait_stage="established",
     )
-    matcha = _trait(
+    matcha = trait_row(
         user,
         "The user loves matcha tea",
         trait_subtype="preference",
@@ -264,7 +278,7 @@ def test_full_lifecycle_trend_to_core_and_dissolved():
     assert cycle.traits_created == 2 and cycle.traits_dissolved == 1
 
     # Decay: a behavior left alone for 500 days has 0.4·e^(−2.5) ≈ 0.033 < 0.05: dissolved.
-    old = _trait(
+    old = trait_row(
         user,
         "The user collects stamps",
         trait_confidence=0.4,
@@ -277,25 +291,18 @@ def test_full_lifecycle_trend_to_core_and_dissolved():
 
 def test_contradictions_split_a_trait_by_context():
     user = "split:1"
-    trait = _trait(
+    trait = trait_row(
         user,
         "The user likes to talk a lot",
         trait_confidence=0.6,
         trait_stage="established",
     )
-    for text in (
+    supported_by(
+        trait,
         "I like to talk a lot in meetings at work.",
         "At the office I like to talk in meetings with colleagues.",
-    ):
-        supporting = Memory.objects.create(
-            user_id=user,
-            memory_type="episodic",
-            content=f"User: {text}",
-            reflected_at=timezone.now(),
-        )
-        TraitEvidence.objects.create(
-            trait_id=trait.id, memory_id=supporting.id, evidence_type="supporting", quality="B"
-        )
+        quality="B",
+    )
     for text in (
         "I don't like to talk much when I'm with friends.",
         "With friends at dinner I don't like to talk a lot.",
@@ -334,7 +341,7 @@ def test_a_failed_cycle_changes_nothing(monkeypatch):
 
 def test_a_trait_changed_during_planning_is_read_again_not_overwritten(monkeypatch):
     user = "race:1"
-    trait = _trait(user, "The user drinks coffee when coding late", trait_confidence=0.5)
+    trait = trait_row(user, "The user drinks coffee when coding late", trait_confidence=0.5)
     converse(user, [[(1, "Coffee keeps me going during late coding sessions.")]])
     plans = []
     real_plan = cycle_plan
@@ -478,7 +485,7 @@ class ScriptedDetector:
 def test_one_trait_lives_from_trend_to_core_and_is_dissolved(monkeypatch):
     user = "journey:1"
     now = timezone.now()
-    trait = _trait(
+    trait = trait_row(
         user,
         "The user keeps a journal",
         trait_stage="trend",
@@ -546,10 +553,10 @@ def test_one_trait_lives_from_trend_to_core_and_is_dissolved(monkeypatch):
 
 def test_evidence_for_a_behavior_reinforces_its_parents(monkeypatch):
     user = "chain:1"
-    preference = _trait(
+    preference = trait_row(
         user, "The user likes quiet mornings", trait_subtype="preference", trait_confidence=0.55
     )
-    behavior = _trait(
+    behavior = trait_row(
         user, "The user reads at dawn", trait_confidence=0.5, trait_parent_id=preference.id
     )
     monkeypatch.setattr("reflection.cycle.plan.detector", lambda: ScriptedDetector(behavior.id))
@@ -570,9 +577,9 @@ def test_evidence_for_a_behavior_reinforces_its_parents(monkeypatch):
 
 def test_children_of_a_vetoed_parent_can_join_another(monkeypatch):
     user = "orphan:1"
-    gone = _trait(user, "The user likes tea", trait_subtype="preference", trait_confidence=0.6)
+    gone = trait_row(user, "The user likes tea", trait_subtype="preference", trait_confidence=0.6)
     children = [
-        _trait(user, content, trait_confidence=0.7, trait_parent_id=gone.id)
+        trait_row(user, content, trait_confidence=0.7, trait_parent_id=gone.id)
         for content in ("The user drinks green tea daily", "The user drinks matcha every day")
     ]
     trait_veto(caller=SYSTEM, trait_id=gone.id, reason="wrong")
@@ -589,7 +596,7 @@ def test_the_weak_trait_job_leaves_a_trait_reinforced_while_it_waited():
     from reflection.services.maintenance import traits_dissolve_weak
 
     stale = timezone.now() - timedelta(days=500)  # 0.4 · e^(−2.5) ≈ 0.033: weak
-    trait = _trait(
+    trait = trait_row(
         "race:2", "The user collects stamps", trait_confidence=0.4, trait_last_reinforced=stale
     )
     locked, done = threading.Event(), threading.Event()
@@ -620,7 +627,7 @@ def test_the_weak_trait_job_leaves_a_trait_reinforced_while_it_waited():
 
 def test_a_revised_wording_gets_a_new_hash_and_embedding(monkeypatch):
     user = "revise:1"
-    trait = _trait(user, "The user likes to talk", trait_confidence=0.6)
+    trait = trait_row(user, "The user likes to talk", trait_confidence=0.6)
     Memory.objects.filter(pk=trait.pk).update(embedding_status="ready")
     supporting = Memory.objects.create(
         user_id=user,

@@ -11,67 +11,45 @@ from core.access import SYSTEM
 from memories.models import Memory
 from memories.services import MemoryInput, memory_add, memory_update
 from memories.services.forgetting import user_forget
-from reflection.detection import Detection, Match, OfflineDetector, Pattern, detector
+from reflection.detection import Detection, Pattern, detector
 from reflection.models import TraitEvidence
 from reflection.wording import polarity
-from tests.reflection.test_engine import ENGLISH, converse, reflect, trait_about
+from tests.reflection.test_engine import (
+    ENGLISH,
+    ScriptedDetector,
+    converse,
+    reflect,
+    supported_by,
+    trait_about,
+    trait_row,
+)
 
 pytestmark = pytest.mark.django_db
 
 USER = "tree:1"
 
 
-def trait(content: str, **fields) -> Memory:
-    defaults = {
-        "trait_subtype": "behavior",
-        "trait_stage": "established",
-        "trait_confidence": 0.7,
-        "trait_reinforcement_count": 0,
-        "trait_contradiction_count": 0,
-        "trait_last_reinforced": timezone.now(),
-    }
-    return Memory.objects.create(
-        user_id=USER, memory_type="trait", content=content, **{**defaults, **fields}
+def established(content: str, **fields) -> Memory:
+    return trait_row(
+        USER, content, **{"trait_stage": "established", "trait_confidence": 0.7, **fields}
     )
 
 
-def supported_by(held: Memory, *said: str) -> None:
-    for text in said:
-        memory = Memory.objects.create(
-            user_id=USER,
-            memory_type="episodic",
-            content=f"User: {text}",
-            reflected_at=timezone.now(),
-        )
-        TraitEvidence.objects.create(
-            trait_id=held.id, memory_id=memory.id, evidence_type="supporting", quality="C"
-        )
-
-
-class EveryNewMemoryIs:
-    """Every new memory evidence for one trait, for or against; the offline review."""
-
-    def __init__(self, trait_id, *, supports: bool) -> None:
-        self.trait_id, self.supports = trait_id, supports
-
-    def detect(self, *, observations, traits):
-        matches = [Match(o.id, self.trait_id, self.supports) for o in observations if o.new]
-        return Detection(matches, [])
-
-    def group(self, *, children, parents):
-        return []
+class EveryNewMemoryIs(ScriptedDetector):
+    """Every new memory evidence for one trait, for or against, and the offline review: its
+    decisions are what these tests are about."""
 
     def review(self, *, trait, evidence):
-        return OfflineDetector.review(detector(), trait=trait, evidence=evidence)
+        return detector().review(trait=trait, evidence=evidence)
 
 
 @pytest.fixture
 def tree():
-    preference = trait(
+    preference = established(
         "The user likes quiet mornings", trait_subtype="preference", trait_confidence=0.6
     )
-    reading = trait("The user reads at dawn", trait_parent_id=preference.id)
-    meditating = trait("The user meditates at sunrise", trait_parent_id=preference.id)
+    reading = established("The user reads at dawn", trait_parent_id=preference.id)
+    meditating = established("The user meditates at sunrise", trait_parent_id=preference.id)
     supported_by(reading, "I read at dawn.", "Read before sunrise again.", "Dawn reading.")
     supported_by(meditating, "Meditated at sunrise.", "Sunrise meditation.", "Meditation.")
     return preference, reading
@@ -140,11 +118,8 @@ def test_a_negation_that_says_yes_supports_the_trait(text, sign):
     assert polarity(text) == sign
 
 
-class TwoBatchesAlike(EveryNewMemoryIs):
+class TwoBatchesAlike(ScriptedDetector):
     """A detector that, as an LLM's reading two batches would, finds one pattern twice."""
-
-    def __init__(self) -> None:
-        super().__init__(None, supports=True)
 
     def detect(self, *, observations, traits):
         new = [o.id for o in observations if o.new]
@@ -160,7 +135,7 @@ class TwoBatchesAlike(EveryNewMemoryIs):
 
 def test_one_pattern_found_in_two_batches_of_a_cycle_is_one_trait(monkeypatch):
     user = "tree:3"
-    monkeypatch.setattr("reflection.cycle.plan.detector", TwoBatchesAlike)
+    monkeypatch.setattr("reflection.cycle.plan.detector", lambda: TwoBatchesAlike(None))
     for n in range(8):
         memory_add(
             item=MemoryInput(
@@ -193,7 +168,8 @@ def test_a_memory_reworded_after_a_cycle_read_it_is_not_counted_again():
 
 def test_a_trend_counts_only_what_is_said_by_its_windows_end(monkeypatch):
     now = timezone.now()
-    trend = trait(
+    trend = trait_row(
+        USER,
         "The user keeps a journal",
         trait_stage="trend",
         trait_confidence=None,
