@@ -7,15 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from datetime import datetime
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Generic,
-    Self,
-    TypeVar,
-    Unpack,
-    cast,
-)
+from typing import Any, Generic, Self, TypeVar, Unpack, cast
 
 from neuromem_client._calls import C, Listing, Resource, endpoint, listing
 from neuromem_client._core import (
@@ -63,9 +55,6 @@ from neuromem_client.types import (
     WhoAmI,
     WriteResult,
 )
-
-if TYPE_CHECKING:
-    pass
 
 Sent = TypeVar("Sent")  # what `request` answers: a response, or an awaitable of one
 
