@@ -131,6 +131,34 @@ def _alias_added(node: GraphNode, name: str) -> None:
         node.save(update_fields=["aliases"])
 
 
+def _first_name_ended(node: GraphNode, *, new_name: str, at: datetime, actor: str) -> None:
+    """A pet or person known by one name and now given another ("橘子现在改名叫团长了"): the
+    first name, held by the entity alone, becomes the name edge it was, ended now, so that a
+    question about the name answers the new one and `as_of` before the change the first. The
+    memories that spoke of the entity by it state it; none of them leaves recall (they may
+    say more of the entity that still holds)."""
+    if not node.name or node.name.casefold() == new_name.casefold() or node.created_at >= at:
+        return
+    if GraphEdge.objects.filter(subject=node, relation="name").exists():
+        return  # its names are edges already: the new one closes the current one
+    said_by = GraphEdge.objects.filter(object_node=node, created_at__lte=at).values_list(
+        "memory_ids", flat=True
+    )
+    GraphEdge.objects.create(
+        user_id=node.user_id,
+        subject=node,
+        relation="name",
+        object_value=node.name,
+        single=True,
+        valid_at=node.created_at,
+        invalid_at=at,
+        expired_at=at,
+        created_at=node.created_at,
+        memory_ids=sorted({memory_id for ids in said_by for memory_id in ids}),
+        actor=actor,
+    )
+
+
 def _same_value(edge: GraphEdge, *, node: GraphNode | None, value: str) -> bool:
     if node is not None:
         return edge.object_node_id == node.id
@@ -199,6 +227,7 @@ def graph_statements_record(
         if statement.attribute == "name" and subject.kind != EntityKind.USER:
             if len(value) > NAME_MAX:
                 continue
+            _first_name_ended(subject, new_name=value, at=at, actor=actor)
             _alias_added(subject, value)
         if same:
             for edge in same:

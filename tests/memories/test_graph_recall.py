@@ -403,9 +403,23 @@ def test_a_renamed_pet_is_answered_by_its_new_name_and_as_of_before_by_the_old(
     converse(agent, [turns[0]], [turns[1]])
     pet = GraphNode.objects.get(user_id=USER, name=old)
     assert pet.aliases == [new]
-    assert said(recall(agent, question)[:1], new)
+    names = pet.edges.filter(relation="name").order_by("valid_at")
+    assert [(edge.value, edge.invalid_at) for edge in names] == [
+        (old, T0 + timedelta(weeks=1)),
+        (new, None),
+    ]
+    assert names[0].memory_ids  # the memories that spoke of the pet by its first name
+    now = recall(agent, question)
+    # Only the memories saying the new name answer: the old name's are history now.
+    assert now and all(said([hit], new) for hit in now)
     before = recall(agent, question, as_of=(T0 + timedelta(days=1)).isoformat())
     assert said(before[:1], old) and not said(before, new)
+
+
+@pytest.mark.parametrize("question", ["用户的猫是什么品种？", "What breed is the user's cat?"])
+def test_what_else_the_first_names_memories_say_still_answers_after_a_rename(agent, question):
+    converse(agent, ["我养了一只橘猫，叫橘子，三岁。"], ['橘子现在改名叫"团长"了。'])
+    assert said(recall(agent, question)[:1], "橘猫")
 
 
 def test_a_thing_renamed_is_recorded_only_for_an_entity_the_graph_holds(agent):
