@@ -51,7 +51,7 @@ from memories.services import (
     memory_add,
     memory_supersede,
 )
-from memories.services.forgetting import ForgetOutcome, conversation_forget, topic_vectors
+from memories.services.forgetting import ForgetOutcome, conversation_forget, topic_meanings
 from memories.services.writes import lock_memory_writes
 from memories.signals import session_ended
 from memories.statements import Statement
@@ -163,7 +163,7 @@ def session_message_add(
     extractions = _restatements_dropped(extractions)
     forgets_asked = [e for e in extractions if e.action == "forget"]
     topics = {e.topic: topic_read(e.topic) for e in forgets_asked}
-    vectors = topic_vectors(list(topics.values()))  # the embedding provider: no transaction
+    meanings = topic_meanings(list(topics.values()))  # the embedding provider: no transaction
     stored = _requests_marked(redacted.text, forgets_asked)
     with audit_actor(caller.name):
         # Every memory-write lock this message may need, first and in one sorted go: locks
@@ -200,7 +200,7 @@ def session_message_add(
                         message=message,
                         asking=asking,
                         topic=topics[extraction.topic],
-                        vectors=vectors,
+                        meanings=meanings,
                     )
                 )
         episode = None

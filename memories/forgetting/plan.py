@@ -60,7 +60,7 @@ from memories.models import (
     MemoryType,
 )
 from memories.sentences import HAN
-from memories.similarity_floors import CJK_CHARACTERS, similarity_floors
+from memories.similarity_floors import CJK_CHARACTERS, SimilarityFloors, similarity_floors
 from memories.statements import message_read
 from memories.vectors import vector_cursor
 
@@ -270,25 +270,34 @@ class _Found:
     reasons: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class TopicMeaning:
+    """A topic's embedding and the relevance floors its similarities are measured against."""
+
+    vector: np.ndarray
+    floors: SimilarityFloors | None
+
+
 def forget_plan(
     *,
     user_id: str,
     topics: Iterable[Topic] = (),
     memory_ids: Iterable[uuid.UUID] = (),
     asking: Asking | None = None,
-    vectors: Mapping[str, np.ndarray] | None = None,
+    meanings: Mapping[str, TopicMeaning] | None = None,
 ) -> ForgetPlan:
     """What forgetting the topics (or the memories `memory_ids`) erases for the user (see the
     module's docstring). `asking` is the conversation message that asked, if one did;
-    `vectors` the topics' embeddings (by `Topic.said`; topic_vector), for finding by meaning."""
+    `meanings` the topics' embeddings and floors (by `Topic.said`; topic_meaning), for finding
+    by meaning."""
     held = Holdings(user_id)
     found = _Found()
     found.whole |= held.with_older_versions(set(memory_ids) & held.memories.keys())
     for topic in topics:
         _anchor(topic, held, found, asking)
     for topic in found.topics:
-        vector = (vectors or {}).get(topic.said)
-        margins = similarity_margins(user_id=user_id, vector=vector) if vector is not None else {}
+        meaning = (meanings or {}).get(topic.said)
+        margins = similarity_margins(user_id=user_id, meaning=meaning) if meaning else {}
         for memory in held.memories.values():
             if memory.key and (
                 (_slot(memory.key) in topic.slots and topic.broad) or _filed_under(topic, memory)
@@ -327,11 +336,11 @@ def forget_plan(
     return plan
 
 
-def similarity_margins(*, user_id: str, vector: np.ndarray) -> dict[uuid.UUID, float]:
-    """How much more similar each of the user's embedded memories is to `vector` than the
+def similarity_margins(*, user_id: str, meaning: TopicMeaning) -> dict[uuid.UUID, float]:
+    """How much more similar each of the user's embedded memories is to the topic than the
     relevance floor of its language (memories/similarity_floors.py): above 0, more than
     unrelated text usually is."""
-    floors = similarity_floors(vector)
+    floors = meaning.floors
     if floors is None:
         return {}
     with vector_cursor() as cursor:
@@ -342,7 +351,7 @@ def similarity_margins(*, user_id: str, vector: np.ndarray) -> dict[uuid.UUID, f
             WHERE user_id = %s AND embedding_status = 'ready' AND embedding IS NOT NULL
               AND forgotten_at IS NULL
             """,
-            [f"[{CJK_CHARACTERS}]", HalfVector(vector), user_id],
+            [f"[{CJK_CHARACTERS}]", HalfVector(meaning.vector), user_id],
             binary=True,
         )
         return {
@@ -352,17 +361,19 @@ def similarity_margins(*, user_id: str, vector: np.ndarray) -> dict[uuid.UUID, f
         }
 
 
-def topic_vector(topic: Topic) -> np.ndarray | None:
-    """The topic's embedding, for finding memories about it by meaning; None when it needs none
-    (it names nothing, or points back) or the provider fails (then by words alone). Never
-    cached: the topic may itself be what is to be forgotten."""
+def topic_meaning(topic: Topic) -> TopicMeaning | None:
+    """The topic's embedding and floors, for finding memories about it by meaning; None when it
+    needs none (it names nothing, or points back) or the provider fails (then by words alone).
+    Both call the provider (the floors' background, once a process): outside any transaction.
+    Never cached: the topic may itself be what is to be forgotten."""
     if topic.vague or topic.anaphoric:
         return None
     try:
-        return np.asarray(embedding_provider().embed_query(topic.said), dtype=np.float32)
+        vector = np.asarray(embedding_provider().embed_query(topic.said), dtype=np.float32)
     except EmbeddingError:
         log.warning("forget: the embedding provider failed; finding by words only", exc_info=True)
         return None
+    return TopicMeaning(vector, similarity_floors(vector))
 
 
 def _means(topic: Topic, memory: Memory, margin: float | None) -> bool:

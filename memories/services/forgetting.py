@@ -28,7 +28,6 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import numpy as np
 import pgtrigger
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, Value
@@ -39,7 +38,13 @@ from core.access import Caller, user_access_check
 from core.db.actor import audit_actor, forgetting
 from core.errors import Invalid, NotFound
 from core.validation import text_problem, user_id_problem, validated
-from memories.forgetting.plan import Asking, ForgetPlan, forget_plan, topic_vector
+from memories.forgetting.plan import (
+    Asking,
+    ForgetPlan,
+    TopicMeaning,
+    forget_plan,
+    topic_meaning,
+)
 from memories.forgetting.topics import Topic, topic_read
 from memories.graph.models import EntityKind, GraphEdge, GraphNode
 from memories.graph.services import value_mentioned
@@ -95,11 +100,11 @@ def user_forget(
     user_access_check(caller=caller, user_id=user_id, write=True)
     if (topic is None) == (memory_ids is None):
         raise Invalid("Give either `topic` or `memory_ids`.", field="topic")
-    topics, vectors = [], {}
+    topics, meanings = [], {}
     if topic is not None:
         validated(topic=text_problem(topic) or _topic_problem(topic))
         topics = [topic_read(topic)]
-        vectors = topic_vectors(topics)  # the embedding provider first, no transaction open
+        meanings = topic_meanings(topics)  # the embedding provider first, no transaction open
     else:
         _memory_ids_check(memory_ids)
     with transaction.atomic():
@@ -107,7 +112,7 @@ def user_forget(
         if memory_ids is not None:
             _memory_ids_held(user_id, memory_ids)
         plan = forget_plan(
-            user_id=user_id, topics=topics, memory_ids=memory_ids or (), vectors=vectors
+            user_id=user_id, topics=topics, memory_ids=memory_ids or (), meanings=meanings
         )
         if dry_run:
             return ForgetOutcome(plan=plan, request=None)
@@ -140,10 +145,11 @@ def _memory_ids_held(user_id: str, memory_ids: list[uuid.UUID]) -> None:
             raise NotFound(f"Memory '{memory_id}' not found.", field=f"memory_ids[{index}]")
 
 
-def topic_vectors(topics: list[Topic]) -> dict[str, np.ndarray]:
-    """The embeddings of the topics that are found by meaning too (plan.topic_vector), by
-    `Topic.said`. Outside any transaction: the provider may be a network service."""
-    return {topic.said: vector for topic in topics if (vector := topic_vector(topic)) is not None}
+def topic_meanings(topics: list[Topic]) -> dict[str, TopicMeaning]:
+    """The embeddings and floors of the topics that are found by meaning too
+    (plan.topic_meaning), by `Topic.said`. Outside any transaction: the provider may be a
+    network service."""
+    return {topic.said: meaning for topic in topics if (meaning := topic_meaning(topic))}
 
 
 def conversation_forget(
@@ -152,11 +158,11 @@ def conversation_forget(
     message: ConversationMessage,
     asking: Asking,
     topic: Topic,
-    vectors: dict[str, np.ndarray],
+    meanings: dict[str, TopicMeaning],
 ) -> ForgetOutcome:
     """Forget what an end user asked to forget in `message` (inside the caller's transaction,
-    which holds the user's memory-write locks; `vectors` from topic_vectors, made before)."""
-    plan = forget_plan(user_id=message.user_id, topics=[topic], asking=asking, vectors=vectors)
+    which holds the user's memory-write locks; `meanings` from topic_meanings, made before)."""
+    plan = forget_plan(user_id=message.user_id, topics=[topic], asking=asking, meanings=meanings)
     return forget_apply(plan=plan, caller=caller, via=ForgetVia.CONVERSATION, message_id=message.id)
 
 
