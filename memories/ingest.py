@@ -404,6 +404,24 @@ def _past_value_add(*, fact: MemoryInput, caller: Caller) -> WriteResult:
     return memory_add(item=replace(fact, invalid_at=ended_by), caller=caller)
 
 
+def _held_elsewhere(fact: MemoryInput) -> Memory | None:
+    """A current fact of the user's holding the same words under another key or none (one
+    written over the API): said again, it is that memory; the slot's key would be a Conflict
+    there, and a message is never refused for what it states."""
+    if fact.key is None:
+        return None
+    return (
+        Memory.objects.current()
+        .filter(
+            user_id=fact.user_id,
+            memory_type=MemoryType.FACT,
+            content_hash=content_md5(fact.content),
+        )
+        .exclude(key=fact.key)
+        .first()
+    )
+
+
 def remember(
     *,
     session: ConversationSession,
@@ -434,6 +452,8 @@ def remember(
         else None
     )
     if current is None:
+        if (held := _held_elsewhere(fact)) is not None:
+            return WriteResult(Operation.NOOP, held)
         return memory_add(item=fact, caller=caller)
     if current.content_hash == content_md5(extraction.content):
         return WriteResult(Operation.NOOP, current)

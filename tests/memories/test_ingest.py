@@ -151,6 +151,22 @@ def test_moving_supersedes_the_old_city(agent, session):
     assert list(Memory.objects.as_of(new.created_at).filter(key="profile:home_city")) == [new]
 
 
+@pytest.mark.parametrize("key", [None, "custom:home"])
+def test_a_fact_the_api_wrote_said_again_in_a_message_is_that_memory(agent, session, key):
+    api_written = {"user_id": "agent:alice", "content": "The user lives in Berlin", "key": key}
+    response = agent.post(
+        "/api/v1/memories/", {**api_written, "memory_type": "fact"}, format="json"
+    )
+    assert response.status_code == 201
+    data = say(agent, session, "I live in Berlin.")
+    assert written(data["memories"])[0] == ("NOOP", "fact", "The user lives in Berlin")
+    assert facts() == ["The user lives in Berlin"]
+    assert Memory.objects.get(content="The user lives in Berlin").key == key
+    # The graph holds it as the city's statement: a move ends it.
+    say(agent, session, "I moved to Austin last month.")
+    assert facts() == ["The user lives in Austin"]
+
+
 @pytest.mark.parametrize(
     ("first", "correction", "expected"),
     [
