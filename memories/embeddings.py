@@ -103,19 +103,29 @@ class OpenAIEmbeddingProvider:
         self.client = OpenAICompatibleClient(base_url=base_url, api_key=api_key, timeout=timeout)
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.empty((0, self.dimensions), dtype=np.float32)
         try:
             vectors = self.client.embeddings(
                 model=self.model, texts=texts, dimensions=self.dimensions
             )
         except OpenAICompatibleError as error:
             raise EmbeddingError(f"embedding provider failed: {error}") from error
-        if len(vectors) != len(texts) or any(len(v) != self.dimensions for v in vectors):
+        # An answer that is no vector of numbers for each text is the provider's failure (retried,
+        # then `failed`), not a crash that leaves the memories pending.
+        try:
+            matrix = np.asarray(vectors, dtype=np.float32)
+        except (TypeError, ValueError) as error:
+            raise EmbeddingError(f"embedding provider answered no numbers: {error}") from error
+        if matrix.shape != (len(texts), self.dimensions):
             raise EmbeddingError(
-                f"embedding provider answered {len(vectors)} vectors for {len(texts)} texts, "
+                f"embedding provider answered {matrix.shape} for {len(texts)} texts, "
                 f"expected {self.dimensions} dimensions each"
             )
+        if not np.isfinite(matrix).all() or not np.linalg.norm(matrix, axis=1).all():
+            raise EmbeddingError("embedding provider answered a vector of zeros or non-numbers")
         # Unit length, as the local models': recall's floor compares dot products.
-        return normalised(vectors)
+        return normalised(matrix)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text])[0]

@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 class FakeEmbeddings(FakeOpenAIHandler):
     failing = False
+    malformed = False  # a vector holding a null
     calls = 0
 
     def answer(self, path: str, body: dict) -> tuple[int, dict | None]:
@@ -32,6 +33,8 @@ class FakeEmbeddings(FakeOpenAIHandler):
             {"index": i, "embedding": [((i + n) % 7 + 1) / 7 for n in range(dims)]}
             for i, _ in enumerate(body["input"])
         ]
+        if self.malformed:
+            data[0]["embedding"][0] = None
         return 200, {"data": data}
 
 
@@ -42,7 +45,7 @@ def provider(settings):
         settings.EMBEDDING_API_BASE = base_url
         embedding_provider.cache_clear()
         yield base_url
-    FakeEmbeddings.failing = False
+    FakeEmbeddings.failing = FakeEmbeddings.malformed = False
     embedding_provider.cache_clear()
 
 
@@ -99,9 +102,11 @@ def test_worker_embeds_after_commit(worker, client):
     assert embeddings_counted(client, "ready") == ready_before + 1
 
 
-def test_provider_outage_keeps_the_write_and_marks_it_failed(worker, client):
+@pytest.mark.parametrize("answer", ["no answer", "a null in a vector"])
+def test_provider_outage_keeps_the_write_and_marks_it_failed(worker, client, answer):
     failed_before = embeddings_counted(client, "failed")
-    FakeEmbeddings.failing = True
+    FakeEmbeddings.failing = answer == "no answer"
+    FakeEmbeddings.malformed = answer == "a null in a vector"
     calls_before = FakeEmbeddings.calls
     memory = write("written while the provider is down")
     memory = wait_for_status(memory, EmbeddingStatus.FAILED)

@@ -1,15 +1,19 @@
 """The local embedding providers, with their real weights (small inputs): shape, norm, and that
-they place a question nearer its answer than an unrelated memory, across English and Chinese."""
+they place a question nearer its answer than an unrelated memory, across English and Chinese.
+And what the OpenAI-compatible provider takes from an answer."""
 
 import numpy as np
 import pytest
 
 from memories.embeddings import (
     E5EmbeddingProvider,
+    EmbeddingError,
     HashingEmbeddingProvider,
+    OpenAIEmbeddingProvider,
     UniversalSentenceEncoderProvider,
     lexical_provider,
 )
+from tests.fake_openai import FakeOpenAIHandler, serving
 
 MEMORIES = [
     "It's Marcus Chen",
@@ -76,3 +80,32 @@ def test_the_lexical_vector_tells_a_restatement_from_another_memory():
     assert vector.shape == (512,)
     assert float(vector @ restated) > 0.95
     assert float(vector @ other) < 0.9
+
+
+class MalformedEmbeddings(FakeOpenAIHandler):
+    vectors: list = []
+
+    def answer(self, path: str, body: dict) -> tuple[int, dict]:
+        return 200, {"data": [{"index": i, "embedding": v} for i, v in enumerate(self.vectors)]}
+
+
+@pytest.mark.parametrize(
+    "vectors",
+    [
+        [None],
+        [[None, 0.5, 0.5, 0.5]],
+        [[1e39, 0.5, 0.5, 0.5]],  # beyond float32: infinite
+        [[0.0, 0.0, 0.0, 0.0]],
+        [[0.5, 0.5, 0.5]],
+        [[0.5, 0.5, 0.5, 0.5], [0.5, 0.5, 0.5, 0.5]],
+        [["a", 0.5, 0.5, 0.5]],
+    ],
+)
+def test_an_answer_that_is_no_usable_vector_for_each_text_is_the_providers_failure(vectors):
+    MalformedEmbeddings.vectors = vectors
+    with serving(MalformedEmbeddings) as base_url:
+        provider = OpenAIEmbeddingProvider(
+            dimensions=4, base_url=base_url, api_key="", model="m", timeout=5
+        )
+        with pytest.raises(EmbeddingError):
+            provider.embed(["one text"])
