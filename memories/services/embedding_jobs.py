@@ -80,8 +80,20 @@ def memories_embed(*, memory_ids: list[uuid.UUID], confirm_duplicates: bool = Tr
         .exclude(embedding_status=EmbeddingStatus.READY)
         .values_list("id", "content", "content_hash")
     )
-    if not pending:
-        return 0
+    ready = _embeddings_stored(pending) if pending else []
+    if confirm_duplicates:
+        # Imported here: writes imports rows, which imports this module.
+        from memories.services.writes import duplicates_by_meaning_supersede
+
+        # Every one given, not only those made ready now: a task delivered again after it died
+        # between storing the vectors and this check confirms them then (twice changes nothing).
+        duplicates_by_meaning_supersede(memory_ids=memory_ids)
+    return len(ready)
+
+
+def _embeddings_stored(pending: list[tuple[uuid.UUID, str, str]]) -> list[uuid.UUID]:
+    """Embed `pending` (id, content, content hash) and store each vector where the memory still
+    holds that content; answers the ids stored."""
     vectors = embedding_provider().embed([content for _, content, _ in pending])
     with vector_cursor() as cursor:
         # Only where the content is still the one embedded.
@@ -110,12 +122,7 @@ def memories_embed(*, memory_ids: list[uuid.UUID], confirm_duplicates: bool = Tr
             len(pending) - len(ready),
             len(pending),
         )
-    if confirm_duplicates:
-        # Imported here: writes imports rows, which imports this module.
-        from memories.services.writes import duplicates_by_meaning_supersede
-
-        duplicates_by_meaning_supersede(memory_ids=ready)
-    return len(ready)
+    return ready
 
 
 def memories_embedding_failed(*, memory_ids: list[uuid.UUID]) -> None:

@@ -30,6 +30,7 @@ from memories.services import (
     memory_invalidate,
     memory_supersede,
     memory_update,
+    writes,
 )
 from memories.traits import trait_fields
 
@@ -533,6 +534,24 @@ def test_the_worker_confirms_by_meaning_the_later_superseding_the_earlier(meanin
     assert history(later) == [("ADD", "test"), ("UPDATE", "system")]  # the key moved
     # Running the task again changes nothing.
     assert memories_embed(memory_ids=[first.id, second.memory.id, pet.id]) == 0
+
+
+def test_a_task_delivered_again_after_dying_before_the_check_confirms_then(meanings, monkeypatch):
+    first, second = add(DRINK).memory, add(DRINK_AGAIN).memory
+    confirm = writes.duplicates_by_meaning_supersede
+
+    def worker_lost(*, memory_ids):
+        raise ConnectionError("the worker died after storing the vectors")
+
+    monkeypatch.setattr(writes, "duplicates_by_meaning_supersede", worker_lost)
+    with pytest.raises(ConnectionError):
+        memories_embed(memory_ids=[first.id, second.id])
+    assert Memory.objects.filter(embedding_status="ready").count() == 2
+    monkeypatch.setattr(writes, "duplicates_by_meaning_supersede", confirm)
+    # The broker delivers the unacknowledged task again: nothing left to embed, still checked.
+    assert memories_embed(memory_ids=[first.id, second.id]) == 0
+    first.refresh_from_db()
+    assert first.superseded_by == second.id
 
 
 def test_the_worker_leaves_a_restatement_under_another_key_and_traits_alone(meanings):
