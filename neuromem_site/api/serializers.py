@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.parsers import JSONParser
 
 from core.validation import (
@@ -313,6 +313,10 @@ class BoundedJSONParser(JSONParser):
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
             data = json.loads(stream.read().decode(encoding), parse_constant=NotJson)
+        except LookupError:  # a codec Python knows that is no text encoding: charset=rot13
+            raise UnsupportedMediaType(
+                media_type, detail=f"Unsupported charset \"{encoding}\" in request."
+            ) from None
         except RecursionError:
             raise ParseError("JSON parse error - nested too deeply.") from None
         except ValueError as error:  # UnicodeDecodeError too

@@ -139,6 +139,15 @@ def test_a_body_nested_beyond_the_parser_is_a_400(http):
     assert_rejected(raw_post(http, "/api/v1/memories/", "[" * 20_000 + "]" * 20_000), None)
 
 
+@pytest.mark.parametrize("url", ["/api/v1/memories/", "/api/v1/recall/"])
+@pytest.mark.parametrize("charset", ["rot13", "base64", "zlib"])
+def test_a_charset_that_is_no_text_encoding_is_a_415(http, url, charset):
+    body = json.dumps({"user_id": USER, "content": "Tom keeps bees", "query": "bees"})
+    response = http.generic("POST", url, body, f"application/json; charset={charset}")
+    assert_rejected(response, None, status=415)
+    assert response.json()["error"]["code"] == "UNSUPPORTED_MEDIA_TYPE"
+
+
 def test_one_bad_batch_item_fails_only_itself(http):
     items = [
         {"user_id": USER, "content": "Tom keeps bees", "memory_type": "fact"},
