@@ -20,6 +20,8 @@ spread, for what a caller may see.
   oldest answer the caller accepts: a cached answer younger than that is returned (`cached`
   true, `generated_at` when it was computed), else the statistics are computed and stored.
   0 neither reads nor writes the cache. With Redis failing, statistics are computed anyway.
+  A purge makes every answer cached before it stale (`stats_cache_outdate`): one might count
+  the purged user's memories, or be theirs alone.
 """
 
 import hashlib
@@ -50,6 +52,12 @@ BIN_SIZE_MAX = SCORE_MAX
 # Cache keys: `<namespace>:<sha256 of scope and parameters>`. Bump the version when the
 # cached shape changes.
 CACHE_NAMESPACE = "memory-stats:v2"
+CACHE_TTL_MS_MAX = 86_400_000  # a day
+
+
+def _outdated_before_key() -> str:
+    """Where the time the last purge committed is: an answer cached before it is not read."""
+    return f"{CACHE_NAMESPACE}:outdated-before"
 
 
 def histogram_bins(bin_size: int) -> list[tuple[int, int]]:
@@ -204,11 +212,25 @@ def stats_cache_key(
 
 
 def cache_read(key: str) -> dict[str, Any] | None:
+    """The answer cached under `key`, unless a purge committed after it was made."""
     try:
-        return cache.get(key)
+        held = cache.get_many([key, _outdated_before_key()])
     except redis.RedisError:
         log.warning("memory stats: the cache could not be read", exc_info=True)
         return None
+    stats, outdated_before = held.get(key), held.get(_outdated_before_key())
+    if stats is None or (outdated_before is not None and stats["generated_at"] <= outdated_before):
+        return None
+    return stats
+
+
+def stats_cache_outdate() -> None:
+    """Every answer cached until now is stale (after a purge); best effort: they expire within
+    a day anyway."""
+    try:
+        cache.set(_outdated_before_key(), timezone.now(), timeout=CACHE_TTL_MS_MAX // 1000)
+    except redis.RedisError:
+        log.warning("memory stats: cached answers not outdated: Redis unavailable", exc_info=True)
 
 
 def cache_write(key: str, stats: dict[str, Any], *, timeout: int) -> None:

@@ -73,6 +73,9 @@ def user_reflection_export(*, user_id: str, memory_ids: list[uuid.UUID], **_: An
             ).order_by("created_at")
         ),
         "cycles": list(ReflectionCycle.objects.filter(user_id=user_id).order_by("started_at")),
+        "consistency_issues": list(
+            ConsistencyIssue.objects.filter(user_id=user_id).order_by("first_seen_at", "id")
+        ),
     }
 
 

@@ -12,6 +12,7 @@ from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
 from django.contrib.auth.models import Group, Permission, User
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
+from django.db.models import Q
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -636,6 +637,22 @@ def test_a_purge_leaves_no_content_in_the_admin_log(operator, alice):
     assert dict(done.context["deleted"])["django_admin_log_redacted"] == 1
     redacted = LogEntry.objects.get(object_id=str(memory.pk))
     assert (redacted.object_repr, redacted.change_message) == ("(purged)", "")
+
+
+def test_a_purge_leaves_the_end_user_named_only_by_its_own_entry(operator, alice):
+    """What staff did to the end user (an export, a forget) stays on record as actions, not
+    naming them; the purge's entry is the record that the user was erased."""
+    assert operator.get(export_url("u:1")).status_code == 200
+    operator.post(forget_url("u:1"), {"topic": "Lisbon", "confirm": "Forget"})
+    assert LogEntry.objects.filter(change_message__contains="u:1").count() == 2
+    done = operator.post(purge_url("u:1"), {"confirm_user_id": "u:1"})
+    assert dict(done.context["deleted"])["django_admin_log_redacted"] == 2
+    naming = LogEntry.objects.filter(
+        Q(object_id__contains="u:1")
+        | Q(object_repr__contains="u:1")
+        | Q(change_message__contains="u:1")
+    )
+    assert [entry.change_message.split(":")[0] for entry in naming] == ["Purged end user u"]
 
 
 # --- Forgetting a topic ----------------------------------------------------------------------

@@ -439,6 +439,17 @@ def user_export_result(*, caller: Caller, user_id: str) -> dict:
         "cycles": attributes(
             export["cycles"], "id", "trigger_type", "status", "started_at", "completed_at"
         ),
+        "consistency_issues": attributes(
+            export["consistency_issues"],
+            "id",
+            "check_name",
+            "table_name",
+            "row_id",
+            "missing_id",
+            "first_seen_at",
+            "last_seen_at",
+            "resolved_at",
+        ),
         "forgotten": ForgottenRecordOutput(export["forgotten"], many=True).data,
         "forget_requests": ForgetRequestOutput(export["forget_requests"], many=True).data,
         "entities": EntityOutput(export["entities"], many=True).data,

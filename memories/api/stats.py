@@ -38,7 +38,7 @@ from rest_framework.views import APIView
 
 from core.access import Caller
 from memories.predicates import STATE_THRESHOLDS
-from memories.stats import BIN_SIZE_MAX, SCORE_MAX, memory_stats
+from memories.stats import BIN_SIZE_MAX, CACHE_TTL_MS_MAX, SCORE_MAX, memory_stats
 from neuromem_site.api.permissions import user_filter_check
 from neuromem_site.api.schema import ALL_USERS_STAFF_ONLY, OUTSIDE_PREFIXES, EnvelopeAutoSchema
 from neuromem_site.api.serializers import (
@@ -50,7 +50,6 @@ from neuromem_site.api.serializers import (
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TIMESTAMP_MS_MAX = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z, the last instant Python holds
-CACHE_TTL_MS_MAX = 86_400_000  # a day
 EXPORT_FORMATS = ("json", "csv", "both")
 
 

@@ -379,6 +379,7 @@ class UserExportApi(APIView):
                 "sessions": SessionOutput(many=True),
                 "messages": MessageOutput(many=True),
                 "cycles": serializers.ListField(child=serializers.DictField()),
+                "consistency_issues": serializers.ListField(child=serializers.DictField()),
                 "forgotten": ForgottenRecordOutput(many=True),
                 "forget_requests": ForgetRequestOutput(many=True),
                 "entities": EntityOutput(many=True),

@@ -240,7 +240,7 @@ def forget_apply(
         ],
         ["content"],
     )
-    admin_log_redact(memory_ids=touched, label="(forgotten)")
+    admin_log_redact(object_ids=touched, label="(forgotten)")
     reweighed, dissolved = [], []
     with audit_actor(caller.name):
         for _, effect in memories_forgotten.send(

@@ -308,6 +308,23 @@ def test_a_second_call_within_the_ttl_comes_from_the_cache(agent, known):
     assert data(agent.get(V1, params))["counts"]["total"] == 8
 
 
+def test_a_purge_outdates_every_cached_answer(
+    agent, make_client, known, django_capture_on_commit_callbacks
+):
+    staff = make_client("ops", staff=True)[0]
+    params = {"user_id": "a:1", "cache_ttl_ms": 60_000}
+    every = {"cache_ttl_ms": 60_000}
+    assert data(agent.get(V1, params))["counts"]["total"] == 7
+    assert data(staff.get(V1, every))["counts"]["total"] == 9
+    with django_capture_on_commit_callbacks(execute=True):
+        assert agent.delete("/api/v1/users/a:1/").status_code == 200
+    purged = data(agent.get(V1, params))
+    assert (purged["cached"], purged["counts"]["total"]) == (False, 0)
+    assert data(staff.get(V1, every))["counts"]["total"] == 2  # a:2's and b:1's
+    # Answers made after the purge are cached again.
+    assert data(agent.get(V1, params))["cached"] is True
+
+
 def test_ttl_zero_neither_reads_nor_writes_the_cache(agent, known):
     params = {"user_id": "a:1", "cache_ttl_ms": 0}
     assert data(agent.get(V1, params))["cached"] is False

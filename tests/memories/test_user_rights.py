@@ -103,6 +103,7 @@ def test_export_holds_everything(agent):
     # The graph: the user, Berlin and Austin; lives in Berlin (closed), lives in Austin.
     assert len(data["entities"]) == 3 and len(data["edges"]) == 2
     assert len(data["evidence"]) == 1 and len(data["cycles"]) == 1
+    assert [issue["check_name"] for issue in data["consistency_issues"]] == ["trait_parent"]
     assert len(data["sessions"]) == 1 and len(data["messages"]) == 2
     assert len(data["sources"]) == 4
     assert len(data["links"]) == 1
