@@ -132,7 +132,7 @@ def seed_memory(memory: Memory, *, links: list[Link] | None = None) -> dict[str,
     """A memory in the key-addressed routes' shape."""
     value: dict[str, Any] = {"text": memory.content}
     summary = (memory.metadata or {}).get("summary")
-    if summary is not None:
+    if isinstance(summary, str):  # metadata written over /api/v1/ may hold anything there
         value["summary"] = summary
     if links is not None:
         value["links"] = [seed_link(link) for link in links]
@@ -186,9 +186,27 @@ class SeedBodyInput(StrictInputSerializer):
         return super().to_internal_value(data)
 
 
+SUMMARY_MAX_CHARS = 2000
+
+
 class SeedValueInput(StrictInputSerializer):
     text = TextField(max_length=settings.MEMORY_MAX_CHARS)
-    summary = serializers.CharField(required=False, max_length=2000)
+    summary = serializers.CharField(required=False, max_length=SUMMARY_MAX_CHARS)
+
+
+class SeedMetadataField(JsonObjectField):
+    """`metadata`, whose `summary` is `value.summary`: text, as that is."""
+
+    def to_internal_value(self, data: Any) -> dict:
+        metadata = super().to_internal_value(data)
+        summary = metadata.get("summary")
+        if summary is not None and (
+            not isinstance(summary, str) or len(summary) > SUMMARY_MAX_CHARS
+        ):
+            raise serializers.ValidationError(
+                {"summary": [f"Must be text of at most {SUMMARY_MAX_CHARS} characters."]}
+            )
+        return metadata
 
 
 class SeedValueChangeInput(SeedValueInput):
@@ -208,7 +226,7 @@ class AddMemoryInput(SeedBodyInput):
     value = SeedValueInput()
     memoryType = serializers.ChoiceField(MEMORY_TYPE_CHOICES, required=False, default="fact")
     importance = Float4Field(required=False, min_value=0, max_value=1)
-    metadata = JsonObjectField(required=False, default=dict)
+    metadata = SeedMetadataField(required=False, default=dict)
     links = SeedLinkInput(many=True, required=False, max_length=100)
 
 
@@ -223,7 +241,7 @@ class UpdateMemoryInput(SeedBodyInput):
     key = serializers.CharField(max_length=255)
     value = SeedValueChangeInput(required=False)
     importance = Float4Field(required=False, min_value=0, max_value=1)
-    metadata = JsonObjectField(required=False)
+    metadata = SeedMetadataField(required=False)
     links = SeedLinkInput(
         many=True, required=False, max_length=100, help_text="Replaces the memory's links."
     )

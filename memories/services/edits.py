@@ -83,10 +83,17 @@ def _update_in_place(memory: Memory, *, version: int, changes: dict[str, Any]) -
         )
         if holder is not None:
             raise key_conflict(fields["key"], holder)
-    updated = Memory.objects.filter(latest_q(), pk=memory.pk, version=version).update(
-        **fields, version=F("version") + 1, updated_at=timezone.now()
-    )
-    if not updated:
+    # What already holds is no change: no new version (another client's next write, made
+    # against the version it read, still matches), no redaction counted twice.
+    fields = {name: value for name, value in fields.items() if getattr(memory, name) != value}
+    if "metadata" not in fields:
+        fields.pop("redactions", None)
+    target = Memory.objects.filter(latest_q(), pk=memory.pk, version=version)
+    if not fields:
+        if not target.exists():
+            raise stale(memory)
+        return memory
+    if not target.update(**fields, version=F("version") + 1, updated_at=timezone.now()):
         raise stale(memory)
     return Memory.objects.get(pk=memory.pk)
 

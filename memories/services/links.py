@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from django.utils import timezone
 
 from core.access import Caller, user_access_check
@@ -121,7 +122,11 @@ def _targets_by_key(
         .filter(user_id=user_id, key__in={link.key for link in links})
         .values_list("key", "id")
     )
+    named: set[str] = set()
     for index, link in enumerate(links):
+        if link.key in named:  # one link a pair: which weight was meant cannot be told
+            raise Invalid(f"Key '{link.key}' is linked twice.", field=f"links[{index}].key")
+        named.add(link.key)
         if link.key not in ids:
             raise Invalid(f"No current memory with key '{link.key}'.", field=f"links[{index}].key")
         if source is not None and ids[link.key] == source.id:
@@ -133,8 +138,13 @@ def _links_replace(source: Memory, wanted: Mapping[uuid.UUID, float]) -> None:
     held = dict(MemoryLink.objects.filter(source_id=source.id).values_list("target_id", "weight"))
     dropped = held.keys() - wanted.keys()
     MemoryLink.objects.filter(source_id=source.id, target_id__in=dropped).delete()
-    # Both float4-rounded: an unchanged weight compares equal.
-    changed = {target: weight for target, weight in wanted.items() if held.get(target) != weight}
+    # Compared as the `real` column holds them: an unchanged weight with more digits than it
+    # keeps (0.123456789) compares equal.
+    changed = {
+        target: weight
+        for target, weight in wanted.items()
+        if target not in held or np.float32(held[target]) != np.float32(weight)
+    }
     if changed:
         _links_write(source, changed)
 

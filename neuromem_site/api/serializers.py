@@ -1,5 +1,6 @@
 import copy
 import json
+import math
 import re
 import uuid
 from collections.abc import Callable
@@ -288,14 +289,26 @@ class NotJson(str):
     none (RFC 8259)."""
 
 
-def not_json_found(value: Any) -> tuple[str, NotJson] | None:
+def not_json_refused(value: Any, *, floats: bool = False) -> None:
+    """A 400 on the first NaN or Infinity in a parsed body: a NotJson, or with `floats` a float
+    that is not finite (arguments parsed by another reader: MCP's)."""
+    found = _not_json_found(value, floats=floats)
+    if found is not None:
+        path, constant = found
+        message = f"{constant} is not a number JSON allows."
+        raise serializers.ValidationError({path: [message]} if path else [message])
+
+
+def _not_json_found(value: Any, *, floats: bool = False) -> tuple[str, NotJson] | None:
     """The path (`items[2].importance`, "" for the body itself) and value of the first NotJson
-    in a parsed body, else None."""
+    (with `floats`, or float not finite) in a parsed body, else None."""
     stack: list[tuple[Any, str]] = [(value, "")]
     while stack:
         item, path = stack.pop()
         if isinstance(item, NotJson):
             return path, item
+        if floats and isinstance(item, float) and not math.isfinite(item):
+            return path, NotJson("NaN" if item != item else f"{'-' if item < 0 else ''}Infinity")
         if isinstance(item, dict):
             stack.extend((child, field_path(path, key)) for key, child in reversed(item.items()))
         elif isinstance(item, list):
@@ -315,17 +328,13 @@ class BoundedJSONParser(JSONParser):
             data = json.loads(stream.read().decode(encoding), parse_constant=NotJson)
         except LookupError:  # a codec Python knows that is no text encoding: charset=rot13
             raise UnsupportedMediaType(
-                media_type, detail=f"Unsupported charset \"{encoding}\" in request."
+                media_type, detail=f'Unsupported charset "{encoding}" in request.'
             ) from None
         except RecursionError:
             raise ParseError("JSON parse error - nested too deeply.") from None
         except ValueError as error:  # UnicodeDecodeError too
             raise ParseError(f"JSON parse error - {error}") from None
-        found = not_json_found(data)
-        if found is not None:
-            path, constant = found
-            message = f"{constant} is not a number JSON allows."
-            raise serializers.ValidationError({path: [message]} if path else [message])
+        not_json_refused(data)
         return data
 
 

@@ -180,3 +180,29 @@ def test_tools_run_on_the_requests_own_database_connection(make_agent):
     result = response.json()["result"]
     assert result["isError"] is False
     assert json.loads(result["content"][0]["text"])["content"] == "Uncommitted"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_in_a_tools_arguments_is_the_error_object_rest_answers(make_agent, constant):
+    """The SDK's JSON reader takes NaN and Infinity, as Python's does: refused as the REST
+    parser refuses them, naming the field."""
+    http = make_agent("a").http
+    body = (
+        '{"user_id": "a:1", "content": "x", "memory_type": "fact", "metadata": {"x": '
+        + constant
+        + "}}"
+    )
+    rest = http.post("/api/v1/memories/", body, content_type="application/json")
+    call = (
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_add", '
+        '"arguments": ' + body + "}}"
+    )
+    response = http.post(
+        "/mcp", call, content_type="application/json", HTTP_ACCEPT="application/json"
+    )
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert json.loads(result["content"][0]["text"]) == rest.json()["error"]
+    assert rest.json()["error"]["field"] == "metadata.x"
+    assert not Memory.objects.exists()

@@ -204,6 +204,26 @@ def test_patch_needs_the_current_version(agent):
     assert (current["version"], current["importance"]) == (2, 0.9)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"importance": 0.5}, {"content": "x"}, {"metadata": {"a": 1}}, {"memory_type": "fact"}],
+)
+def test_a_patch_that_changes_nothing_keeps_the_version_and_writes_no_history(agent, body):
+    memory = post(
+        agent,
+        {"user_id": "agent:1", "content": "x", "memory_type": "fact", "importance": 0.5}
+        | {"metadata": {"a": 1}},
+    ).json()["data"]["memory"]
+    path = f"/api/v1/memories/{memory['id']}/"
+    same = agent.patch(path, {"version": 1, **body}, format="json")
+    assert (same.status_code, same.json()["data"]["version"]) == (200, 1)
+    assert MemoryHistory.objects.filter(memory_id=memory["id"]).count() == 1  # its ADD
+    # ... and another client's edit made against the version it read still applies.
+    assert agent.patch(path, {"version": 1, "importance": 0.9}, format="json").status_code == 200
+    # Nothing to change at a version no longer current is still a conflict.
+    assert agent.patch(path, {"version": 1, **body}, format="json").status_code == 409
+
+
 @pytest.mark.parametrize("route", ["patch", "supersede"])
 def test_an_edit_to_content_another_current_memory_holds_is_a_conflict(agent, route):
     first, second = (

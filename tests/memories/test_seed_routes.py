@@ -308,3 +308,55 @@ def test_seed_routes_answer_in_the_envelope_and_keep_the_prefix_rule(agent, make
         "/add_memory", {"user_id": USER, "key": "x", "value": {"text": "t"}}, format="json"
     )
     assert written.status_code == 403
+
+
+@pytest.mark.parametrize("route", ["/add_memory", "/update_memory"])
+def test_a_key_linked_twice_is_refused_on_the_second(agent, route):
+    add(agent, "tea", "Likes green tea")
+    add(agent, "run", "Runs on Sundays")
+    body = {
+        "user_id": USER,
+        "key": "run" if route == "/update_memory" else "new",
+        "links": [{"key": "tea", "weight": 0.2}, {"key": "tea", "weight": 0.9}],
+    }
+    if route == "/add_memory":
+        body["value"] = {"text": "Swims"}
+    response = agent.post(route, body, format="json")
+    assert response.status_code == 400
+    assert error(response)["field"] == "links[1].key"
+    assert not MemoryLink.objects.exists() and not Memory.objects.filter(key="new").exists()
+
+
+def test_an_update_that_changes_nothing_keeps_the_version(agent):
+    add(agent, "tea", "Likes green tea", importance=0.5)
+    add(agent, "run", "Runs on Sundays", links=[{"key": "tea", "weight": 0.123456789}])
+    run = Memory.objects.get(key="run")
+    unchanged = [
+        ("/update_memory", {"key": "run", "value": {"text": "Runs on Sundays"}}),
+        ("/update_memory", {"key": "tea", "importance": 0.5}),
+        ("/update_memory_key", {"key": "run", "newKey": "run"}),
+        # A weight with more digits than the column keeps is the link as stored.
+        ("/update_memory", {"key": "run", "links": [{"key": "tea", "weight": 0.123456789}]}),
+    ]
+    for route, body in unchanged:
+        response = agent.post(route, {"user_id": USER, **body}, format="json")
+        assert response.status_code == 200, response.json()
+        assert response.json()["data"]["meta"]["version"] == 1, (route, body)
+    assert Memory.objects.get(key="run").last_linked_at == run.last_linked_at
+    assert Memory.objects.filter(key__in=["run", "tea"], version=1).count() == 2
+
+
+def test_the_summary_is_text_in_metadata_as_in_value(agent, make_client):
+    refused = add(agent, "k", "Swims", metadata={"summary": {"x": 1}})
+    assert (refused.status_code, error(refused)["field"]) == (400, "metadata.summary")
+    assert not Memory.objects.exists()
+    # Written over /api/v1/, where metadata holds anything: no `value.summary` to show.
+    written = agent.post(
+        "/api/v1/memories/",
+        {"user_id": USER, "content": "Swims", "memory_type": "fact", "key": "k"}
+        | {"metadata": {"summary": [1]}},
+        format="json",
+    )
+    assert written.status_code == 201, written.json()
+    read = agent.post("/get_memory", {"user_id": USER, "key": "k"}, format="json")
+    assert "summary" not in read.json()["data"]["value"]

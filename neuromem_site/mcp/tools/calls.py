@@ -17,7 +17,7 @@ from rest_framework.renderers import JSONRenderer
 from core.access import Caller
 from evolution.services import GuardScope, guard_gate
 from neuromem_site.api.envelope import error_fields_renamed, exception_handler
-from neuromem_site.api.serializers import JSON_VALUE_TYPES
+from neuromem_site.api.serializers import JSON_VALUE_TYPES, not_json_refused
 from neuromem_site.mcp.schema import OUTPUT_FORMAT
 from neuromem_site.mcp.tools.base import McpTool
 
@@ -61,6 +61,8 @@ def tool_call(
             guard_gate(
                 caller=who, scope=scope, action=tool.name, risk=tool.risk, acting_on=acting_on
             )
+        # NaN and Infinity, which the MCP SDK's reader takes, refused as the REST parser does.
+        not_json_refused(arguments, floats=True)
         arguments = scope_defaults(arguments, tool, scope)
         # A tool's arguments are a JSON object, like a request body: an unknown name is
         # refused as the API refuses an unknown body field (a misspelt `limit` is not ignored).
