@@ -241,7 +241,8 @@ class CheckedParameters:
                 changelist = super().get_changelist_instance(request)
                 changelist.result_list = list(changelist.result_list)
                 return changelist
-        except (DataError, ProgrammingError, OverflowError) as error:
+        except (DataError, ProgrammingError, OverflowError, ValueError) as error:
+            # ValueError: a date lookup Python's dates cannot hold (`created_at__year=10000`).
             # Logged: a fault of the admin's own SQL would otherwise pass for the visitor's.
             log.warning("admin list %s refused its parameters: %s", request.path, error)
             raise IncorrectLookupParameters(error) from error

@@ -268,8 +268,8 @@ def evidence_rows(detail: TraitDetail) -> list[tuple]:
 @memory_page_section("admin/reflection/trait/memory_evidence.html")
 def trait_evidence_section(request: HttpRequest, memory: Memory) -> dict | None:
     """A trait's evidence, on its memory page: (evidence, cited memory or None, its url)."""
-    if memory.memory_type != MemoryType.TRAIT:
-        return None
+    if memory.memory_type != MemoryType.TRAIT or memory.forgotten_at is not None:
+        return None  # a forgotten trait's evidence went with it
     detail = trait_detail(caller=staff_caller(request), trait_id=memory.pk)
     return {"trait_url": trait_url(memory.pk), "evidence": evidence_rows(detail)}
 

@@ -26,6 +26,8 @@ pytestmark = pytest.mark.django_db
         ("/admin/memories/memory/", {"memory_type__exact": "\x00"}),
         ("/admin/memories/memory/", {"content__regex": "("}),
         ("/admin/memories/memory/", {"created_at__year": "99999999999"}),
+        ("/admin/memories/memory/", {"created_at__year": "10000"}),
+        ("/admin/evolution/soulevent/", {"created_at__year": "0"}),
         ("/admin/reflection/trait/", {"trait_confidence__gt": "1e39"}),
         ("/admin/core/jobrun/", {"status__exact": "\x00"}),
         ("/admin/api/apiclient/", {"name__regex": "("}),
@@ -39,6 +41,8 @@ pytestmark = pytest.mark.django_db
         "nul",
         "bad-regex",
         "year-overflow",
+        "year-past-9999",
+        "year-zero",
         "past-real",
         "nul-in-a-filter",
         "api",
@@ -137,6 +141,9 @@ def test_a_beat_action_on_tasks_that_do_not_exist_leaves_the_schedule_unchanged(
         ("args", '{"a": 1}', "Must be a JSON array."),
         ("kwargs", "[1]", "Must be a JSON object."),
         ("kwargs", '{"a": "\\u0000"}', "a: NUL characters (\\u0000) are not allowed."),
+        ("headers", "[]", "Must be a JSON object."),
+        ("headers", '{"x": NaN}', "x: Numbers must be finite."),
+        ("headers", "not json", "Unable to parse JSON: Expecting value: line 1 column 1 (char 0)"),
         ("args", '[1, "x", {"deep": [2]}]', None),
     ],
 )
@@ -167,3 +174,11 @@ def test_a_beat_task_saves_only_arguments_celery_can_send(admin_client, field, v
     assert response.status_code == 200  # the form again, with the field's error
     assert response.context["adminform"].form.errors[field] == [error]
     assert not PeriodicTask.objects.filter(name="probe").exists()
+
+
+@pytest.mark.parametrize(
+    "address", ["a1-v{}/change", "a{}-v1/change", "a1-v{}/history", "a1-v{}/veto"]
+)
+def test_a_soul_version_address_with_a_number_no_bigint_holds_is_not_found(admin_client, address):
+    response = admin_client.get(f"/admin/evolution/soulversion/{address.format('9' * 5000)}/")
+    assert response.status_code in (302, 404)

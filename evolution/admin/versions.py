@@ -89,6 +89,8 @@ class SoulVersionAdmin(ObjectPageContext, StaffActionAdmin):
         named = VERSION_URL_ID.fullmatch(object_id)
         if named is None:
             return super().get_object(request, object_id, from_field)
+        if max(len(named[1]), len(named[2])) > 19:  # no bigint has more digits; int() refuses
+            return None  # to read over 4,300
         found = self.get_queryset(request).filter(agent_id=int(named[1]), version=int(named[2]))
         return found.first()
 

@@ -58,10 +58,18 @@ def guarded(name: str, message: str):
 
 
 class PeriodicTaskStaffForm(PeriodicTaskForm):
-    """`args` a JSON array and `kwargs` a JSON object, as celery sends them: the parent's
-    parser takes NaN (no JSON) and fails on deep nesting."""
+    """`args` a JSON array, `kwargs` and `headers` JSON objects, as celery sends them: the
+    parent's parser takes NaN (no JSON) and fails on deep nesting, and leaves `headers`
+    unchecked (beat's scheduler fails on one that is no object, or drops the schedule)."""
 
-    JSON_SHAPES = {"args": (list, "a JSON array"), "kwargs": (dict, "a JSON object")}
+    JSON_SHAPES = {
+        "args": (list, "a JSON array"),
+        "kwargs": (dict, "a JSON object"),
+        "headers": (dict, "a JSON object"),
+    }
+
+    def clean_headers(self) -> str:
+        return self._clean_json("headers")
 
     def _clean_json(self, field: str) -> str:
         value = self.cleaned_data[field]

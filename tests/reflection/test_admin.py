@@ -339,3 +339,16 @@ def test_the_default_trait_list_reads_the_partition_by_index(admin_client):
         cursor.execute(f"EXPLAIN {listing.split(' LIMIT ')[0]} LIMIT 100")  # a page
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "idx_trait_recent" in plan, plan
+
+
+def test_a_trait_forgotten_from_its_memory_page_opens_as_forgotten(admin_client):
+    trait = make_trait()
+    TraitEvidence.objects.create(
+        trait_id=trait.id, memory_id=make_fact().id, evidence_type="supporting", quality="B"
+    )
+    forget = reverse("admin:memories_memory_forget", args=[trait.pk])
+    assert admin_client.post(forget).status_code == 302
+    page = admin_client.get(reverse("admin:memories_memory_change", args=[trait.pk]))
+    assert page.status_code == 200
+    assert "Forgotten on" in page.content.decode()
+    assert admin_client.get(change_url(trait)).status_code == 200
