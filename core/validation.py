@@ -21,8 +21,9 @@ HALFVEC_MAX = 65504.0
 _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 # UTF-8 cannot carry one: text with it cannot even be answered.
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-# Control characters and "/" (a path segment: /users/{user_id}/ could not name the user).
-_USER_ID_FORBIDDEN = re.compile("[\x00-\x1f\x7f/\ud800-\udfff]")
+# Control characters (C0, DEL and C1) and "/" (a path segment: /users/{user_id}/ could not
+# name the user).
+_USER_ID_FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f/\ud800-\udfff]")
 
 # The API's patterns for the strings these checks take, in the dialect Python and ECMA-262 (the
 # OpenAPI's) share. WHITESPACE is what str.strip() removes, spelled out: ECMA's \s is another
@@ -38,8 +39,8 @@ NAME_PATTERN = (
 )
 _NAME_FORBIDDEN = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 # A new end-user id (user_id_problem); an id to look up is NON_BLANK_TEXT_PATTERN.
-_ID_EDGE = rf"[^{WHITESPACE}/\u0000-\u001f\u007f]"
-USER_ID_PATTERN = rf"^{_ID_EDGE}(?:[^/\u0000-\u001f\u007f]*{_ID_EDGE})?{END}"
+_ID_EDGE = rf"[^{WHITESPACE}/\u0000-\u001f\u007f-\u009f]"
+USER_ID_PATTERN = rf"^{_ID_EDGE}(?:[^/\u0000-\u001f\u007f-\u009f]*{_ID_EDGE})?{END}"
 
 
 def validated(**problems: str | None) -> None:

@@ -1,3 +1,4 @@
+import re
 from base64 import b64decode
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -45,6 +46,9 @@ class EnvelopeCursorPagination(CursorPagination):
         if raw is None:
             return self.page_size
         try:
+            # In ASCII digits: int() also reads "1_0", " 5", "٥" and "５".
+            if not re.fullmatch(r"-?[0-9]+", raw):
+                raise ValueError(raw)
             limit = int(raw)
         except ValueError:
             raise ApiError("'limit' must be an integer.", field="limit") from None

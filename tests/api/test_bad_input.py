@@ -222,7 +222,9 @@ def test_a_tiny_trait_confidence_in_metadata_is_stored(http):
     assert response.json()["data"]["memory"]["trait"]["confidence"] == 0
 
 
-@pytest.mark.parametrize("user_id", ["t:a/b", "t:\u0007", " t:x", "t:x "])
+@pytest.mark.parametrize(
+    "user_id", ["t:a/b", "t:\u0007", " t:x", "t:x ", "t:x\u009by", "t:x\u0085", "\u0080t:x"]
+)
 def test_user_ids_that_a_route_could_not_name_are_rejected_at_write(http, user_id):
     assert_rejected(write(http, user_id=user_id), "user_id")
 

@@ -74,3 +74,11 @@ def test_a_bogus_cursor_on_a_generic_list_view(make_client):
     response = http.get("/api/v1/test/clients/?cursor=bogus")
     assert response.status_code == 400
     assert response.json()["error"]["field"] == "cursor"
+
+
+@pytest.mark.parametrize("limit", ["1_0", " 5", "5 ", "٥", "５", "+5", "5.0", "9" * 5000])
+def test_a_limit_is_ascii_digits(agent, limit):
+    response = agent.get("/api/v1/memories/", {"user_id": "agent:1", "limit": limit})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["field"], error["message"]) == ("limit", "'limit' must be an integer.")
