@@ -169,6 +169,22 @@ class SeedMemoryOutput(serializers.Serializer):
     )
 
 
+class SeedMemoryWriteOutput(SeedMemoryOutput):
+    operation = serializers.ChoiceField(
+        [op.value for op in Operation], help_text="ADD, UPDATE or NOOP, as POST /memories/"
+    )
+
+
+class SeedSearchHitOutput(SeedMemoryOutput):
+    relevance = serializers.FloatField(help_text="The recall score")
+
+
+class SeedFulltextHitOutput(SeedMemoryOutput):
+    matched = serializers.ListField(
+        child=serializers.CharField(), help_text="The keywords the memory holds"
+    )
+
+
 NO_MEMORY_WITH_KEY = OpenApiResponse(
     description="No current memory holds the key (or the user is outside the prefixes)"
 )
@@ -284,7 +300,7 @@ class AddMemoryApi(APIView):
     @extend_schema(
         request=AddMemoryInput,
         responses=memory_add_answers(
-            SeedMemoryOutput, conflict="The key is held by another current memory"
+            SeedMemoryWriteOutput, conflict="The key is held by another current memory"
         ),
     )
     def post(self, request: Request) -> Response:
@@ -381,7 +397,7 @@ class SeedSearchParams(SeedParams):
 
 
 class SeedSearchApi(APIView):
-    @list_schema(SeedSearchParams, SeedMemoryOutput)
+    @list_schema(SeedSearchParams, SeedSearchHitOutput)
     def get(self, request: Request) -> Response:
         """Hybrid search (as /api/v1/search/, but under recall's question rules: these routes'
         clients recall by it), each hit a memory in these routes' shape with its links and its
@@ -425,7 +441,7 @@ class SeedFulltextParams(SeedParams):
 
 
 class FulltextApi(APIView):
-    @list_schema(SeedFulltextParams, SeedMemoryOutput)
+    @list_schema(SeedFulltextParams, SeedFulltextHitOutput)
     def get(self, request: Request) -> Response:
         """Full-text search for several keywords (CJK-aware, as recall's text side), best
         match first; each memory with `matched`, the keywords it holds."""

@@ -95,6 +95,10 @@ WriteOutput = inline_serializer(
     {
         "operation": serializers.ChoiceField([op.value for op in Operation]),
         "memory": MemoryOutput(),
+        "redactions": serializers.DictField(
+            child=serializers.IntegerField(),
+            help_text="What was redacted from the memory, kind → count (its own `redactions`)",
+        ),
         "superseded": serializers.UUIDField(required=False),
     },
 )
@@ -283,7 +287,7 @@ class MemoryLinksApi(APIView):
 BulkReadOutput = inline_serializer(
     "BulkRead",
     {
-        "targetMemory": MemoryWithLinksOutput,
+        "targetMemory": MemoryWithLinksOutput(),
         "associatedMemories": serializers.ListField(child=serializers.DictField()),
         "metadata": inline_serializer(
             "BulkReadMetadata",

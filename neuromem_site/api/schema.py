@@ -111,6 +111,29 @@ ERROR_ENVELOPE = {
                     "nullable": True,
                     "description": "CONFLICT on a memory: its current version.",
                 },
+                "memory_id": {
+                    "type": "string",
+                    "format": "uuid",
+                    "description": "CONFLICT on content or a key: the current memory holding it.",
+                },
+                "agent_id": {
+                    "type": "integer",
+                    "description": "A guardrail's refusal (GUARD_*): the agent whose guard it is.",
+                },
+                "session": {
+                    "type": "string",
+                    "description": "A guardrail's refusal: the session whose check failed.",
+                },
+                "missing_anchors": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "GUARD_ANCHOR_MISSING: the anchors the context lacked.",
+                },
+                "violated_constraints": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "GUARD_CONSTRAINT_VIOLATED: the constraints it broke.",
+                },
             },
             "additionalProperties": True,
         },
@@ -152,6 +175,7 @@ ERROR_DESCRIPTIONS = {
     "401": "Missing or invalid token (UNAUTHORIZED)",
     "403": "Writing for a user_id outside this client's prefixes (FORBIDDEN)",
     "404": "Not found, or not visible to this client (NOT_FOUND)",
+    "406": "An Accept header that takes no JSON (NOT_ACCEPTABLE)",
     "409": "The resource changed or ended (CONFLICT)",
     "413": "Body larger than this route takes (PAYLOAD_TOO_LARGE): `maxAllowed`, `provided`",
     "414": "Request line (path and query string) over gunicorn's 8,190 bytes",
@@ -177,6 +201,7 @@ ERROR_EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "404": {"code": "NOT_FOUND", "message": "User 'other:alice' not found."},
     "405": {"code": "METHOD_NOT_ALLOWED", "message": 'Method "PUT" not allowed.'},
+    "406": {"code": "NOT_ACCEPTABLE", "message": "Could not satisfy the request Accept header."},
     "409": {
         "code": "CONFLICT",
         "message": "The memory changed since you read it; read it again and retry.",
@@ -335,7 +360,7 @@ def described_further(responses: dict[str, Any], code: str, more: str) -> None:
 
 def implied_statuses(operation: dict[str, Any]) -> set[str]:
     """The error statuses an operation's shape implies, whatever its view does."""
-    statuses = {"500"}
+    statuses = {"406", "500"}  # every answer is JSON: an Accept that excludes it is refused
     if operation.get("security"):
         statuses |= {"401", "429"}
     parameters = operation.get("parameters", [])

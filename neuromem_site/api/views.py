@@ -10,14 +10,13 @@ from neuromem_site.api.health import system_health
 from neuromem_site.api.permissions import user_ids_agree
 from neuromem_site.api.serializers import validated_input
 
-CheckOutput = inline_serializer(
-    "HealthCheck",
-    {
-        "ok": serializers.BooleanField(),
-        "detail": serializers.CharField(),
-        "latency_ms": serializers.FloatField(),
-    },
-)
+
+class HealthCheckOutput(serializers.Serializer):
+    ok = serializers.BooleanField()
+    detail = serializers.CharField()
+    latency_ms = serializers.FloatField()
+
+
 HealthOutput = inline_serializer(
     "Health",
     {
@@ -25,10 +24,11 @@ HealthOutput = inline_serializer(
         "checks": inline_serializer(
             "HealthChecks",
             {
-                "database": CheckOutput,
-                "redis": CheckOutput,
-                "worker": CheckOutput,
-                "beat": CheckOutput,
+                # A field instance each: one bound to four fields is the schema's last only.
+                "database": HealthCheckOutput(),
+                "redis": HealthCheckOutput(),
+                "worker": HealthCheckOutput(),
+                "beat": HealthCheckOutput(),
             },
         ),
     },
