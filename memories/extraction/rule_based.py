@@ -11,6 +11,12 @@ from memories.extraction.rules import RULES, Rule, rule_fact
 from memories.forgetting.asks import forget_asks
 from memories.sentences import sentence_spans, sentences
 from memories.statements import USER, MessageReading, Statement, message_read, single_valued
+from memories.statements.places import (
+    holds_value,
+    place_asked_within,
+    place_within,
+    said_within,
+)
 from memories.statements.reading import clean
 
 
@@ -48,7 +54,10 @@ class RuleBasedExtractor:
                 written.number += 1
         written.subject_facts()
         written.user_values()
-        return written.extractions()
+        extractions = written.extractions()
+        if place := place_asked_within(replying_to):
+            extractions = [_placed_within(extraction, place) for extraction in extractions]
+        return extractions
 
     def _rule_facts(self, sentence: str) -> list[tuple[Rule, re.Match[str], Extraction]]:
         found: list[tuple[int, Rule, re.Match[str], Extraction]] = []
@@ -63,6 +72,35 @@ class RuleBasedExtractor:
                 found.append((match.start(), rule, match, fact))
         found.sort(key=lambda entry: entry[0])  # stable: same start keeps the rules' order
         return [(rule, match, fact) for _, rule, match, fact in found]
+
+
+def _placed_within(extraction: Extraction, place: str) -> Extraction:
+    """Where the user lives, said in answer to where in `place` they live: within it
+    (memories/statements/places.py)."""
+    content, statements = extraction.content, []
+    if not said_within(content):
+        return extraction
+    for statement in extraction.statements:
+        value = statement.value
+        if (
+            statement.attribute == "lives in"
+            and statement.subject.is_user
+            and not statement.ended
+            and value
+            and value in content
+            and not holds_value(value, place)
+            and not holds_value(place, value)
+        ):
+            whole = place_within(value, place)
+            content = content.replace(value, whole, 1)
+            entity = statement.value_entity
+            statement = replace(
+                statement,
+                value=whole,
+                value_entity=None if entity is None else replace(entity, name=whole),
+            )
+        statements.append(statement)
+    return replace(extraction, content=content, statements=tuple(statements))
 
 
 # Importance of a fact about another subject, and of a value of the user's no rule wrote.

@@ -43,6 +43,7 @@ from memories.predicates import as_of_q, current_q
 from memories.sentences import latin_bounded, mentions
 from memories.statements import QuestionReading
 from memories.statements.chinese import OTHERS_OWN
+from memories.statements.places import holds_value
 from memories.statements.words import (
     SINGLE_RELATIONS,
     ZH_SURNAMES,
@@ -241,10 +242,13 @@ def _values_read(result: Asked, *, edges, as_of: datetime | None) -> None:
             _visible(as_of), id__in=memory_ids, memory_type=MemoryType.FACT
         ).values_list("id", flat=True)
     )
-    current = {edge.value.casefold() for edge in holding}
+    current = [edge.value for edge in holding]
     ended = list(ended)
+    # Not a value a current one holds: "杭州" of "杭州滨江" still holds.
     result.past_values += [
-        value for edge in ended if (value := edge.value) and value.casefold() not in current
+        value
+        for edge in ended
+        if (value := edge.value) and not any(holds_value(held, value) for held in current)
     ]
     last_ended = max(
         (edge for edge in ended if edge.invalid_at is not None),

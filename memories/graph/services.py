@@ -26,6 +26,7 @@ from memories.sentences import HAN, latin_bounded
 from memories.services.writes import SCORE_FLAGS_CLEARED
 from memories.statements import Statement, Subject
 from memories.statements.ends import names_value, things_given_up
+from memories.statements.places import holds_value
 from memories.statements.words import PERSON_ROLES, alternation
 
 # A closed value this short ("3", "NY") names too much to find memories by: only the memories it
@@ -240,7 +241,13 @@ def graph_statements_record(
             # Resolved by time: values said before `at` end at it; one said after it (an import
             # out of order) ends the new one. The same instant cannot tell them apart: both stay
             # current for the consistency check to report.
-            change.closed += _closed([e for e in current if e.valid_at < at], at=at)
+            ended = [e for e in current if e.valid_at < at]
+            # A value the new one holds ("杭州" in "杭州滨江") is made finer, not replaced: its
+            # edge ends, the memories saying it still hold.
+            said = node.name if node is not None else value
+            refined = [e for e in ended if holds_value(said, e.value)]
+            _closed(refined, at=at)
+            change.closed += _closed([e for e in ended if e not in refined], at=at)
             later = [e.valid_at for e in current if e.valid_at > at]
             invalid_at = min(later) if later else None
         change.opened.append(
