@@ -796,16 +796,24 @@ def test_a_name_longer_than_the_graph_holds_names_nothing_and_the_message_is_kep
     ("turns", "question", "city", "part", "earlier"),
     [
         (
-            ["我住在上海浦东。", "我们搬到杭州了，还是做产品经理。", "A: 恭喜！在杭州住哪边？"]
-            + ["住在滨江，离公司骑车十分钟。"],
+            [
+                "我住在上海浦东。",
+                "我们搬到杭州了，还是做产品经理。",
+                "A: 恭喜！在杭州住哪边？",
+                "住在滨江，离公司骑车十分钟。",
+            ],
             "用户现在住在哪个城市？",
             "杭州",
             "杭州滨江",
             "上海",
         ),
         (
-            ["I live in Chicago.", "We moved to Denver for my job.", "A: Which part of Denver?"]
-            + ["We live in Capitol Hill, close to the park."],
+            [
+                "I live in Chicago.",
+                "We moved to Denver for my job.",
+                "A: Which part of Denver?",
+                "We live in Capitol Hill, close to the park.",
+            ],
             "Which city does the user live in now?",
             "Denver",
             "Capitol Hill, Denver",
@@ -816,7 +824,7 @@ def test_a_name_longer_than_the_graph_holds_names_nothing_and_the_message_is_kep
 def test_where_in_the_city_one_lives_keeps_the_city(agent, turns, question, city, part, earlier):
     converse(agent, turns[:1], turns[1:])
     homes = GraphEdge.objects.filter(relation="lives in").order_by("valid_at")
-    assert [edge.value for edge in homes] == [earlier + ("浦东" if city == "杭州" else ""), city, part]
+    assert earlier in homes[0].value and [edge.value for edge in homes[1:]] == [city, part]
     assert [edge.invalid_at is None for edge in homes] == [False, False, True]
     hits = recall(agent, question)
     assert said(hits, city) and not said(hits, earlier)
