@@ -11,6 +11,7 @@ from memories.extraction.rules import RULES, Rule, rule_fact
 from memories.forgetting.asks import forget_asks
 from memories.sentences import sentence_spans, sentences
 from memories.statements import USER, MessageReading, Statement, message_read, single_valued
+from memories.statements.mood import code_left_out, stated
 from memories.statements.places import (
     holds_value,
     place_asked_within,
@@ -36,17 +37,20 @@ class RuleBasedExtractor:
     carried by exactly one fact."""
 
     def extract(self, text: str, *, replying_to: str = "") -> list[Extraction]:
-        # A sentence asking to forget states no fact (forget_asks places each on a sentence).
+        # A sentence asking to forget states no fact (forget_asks places each on a sentence);
+        # nor does code, a question, a supposition or another's words (memories/statements/mood.py).
+        text = code_left_out(text)
         forgets = {forget.request: forget for forget in forget_requests(text)}
         spans = [text[start:end] for start, end in sentence_spans(text)]
-        reading = message_read("\n".join(s for s in spans if s not in forgets))
+        said = {span: stated(span) for span in spans if span not in forgets}
+        reading = message_read("\n".join(said.values()))
         written = _Written(reading)
         for piece in spans:
             if (forget := forgets.get(piece)) is not None:
                 written.add(forget)
                 written.number += 1
                 continue
-            for sentence in sentences(piece):
+            for sentence in sentences(said[piece]):
                 written.at[sentence] = written.number
                 for rule, match, fact in self._rule_facts(sentence):
                     written.add(fact, statements=written.rule_statements(rule, match, sentence))

@@ -446,3 +446,47 @@ def test_an_imported_change_reads_as_of_the_time_it_was_said(agent, session):
     old = Memory.objects.get(content="The user lives in Berlin")
     assert old.created_at.isoformat() == "2025-03-01T09:00:00+00:00"
     assert old.expired_at.isoformat() == "2025-06-01T09:00:00+00:00"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "What if I moved to Berlin?",
+        "Do I live in Berlin?",
+        "Is it true that I live in Berlin?",
+        "I live in Berlin? I don't think so.",
+        "People think I live in Berlin, but I don't.",
+        "Let's say I live in Berlin.",
+        "You told me I live in Berlin.",
+        "My boss said 'I live in Berlin'.",
+        'Translate "I live in Berlin" into French.',
+        "I'd love to live in Berlin someday.",
+        "I used to live in Berlin.",
+        "Suppose my name is Bob and I live in Berlin.",
+        'Here is my error:\n```\nraise ValueError("I live in Berlin")\n```',
+        "如果我搬到柏林会怎么样？",
+        "我住在柏林吗？",
+        "我想搬到柏林。",
+        "要是我住在柏林就好了。",
+    ],
+)
+def test_a_question_supposition_wish_or_anothers_words_states_no_fact(agent, session, message):
+    say(agent, session, "I live in Austin.")
+    say(agent, session, message)
+    assert facts() == ["The user lives in Austin"]
+
+
+@pytest.mark.parametrize(
+    ("message", "fact"),
+    [
+        ("I live in Lisbon, any tips for the winter?", "The user lives in Lisbon"),
+        ("我住在杭州，你知道哪里好玩吗？", "用户住在杭州"),
+        ("I'm used to the cold, I live in Oslo.", "The user lives in Oslo"),
+        ('My favourite book is "Dune".', 'The user\'s favourite book is "Dune"'),
+    ],
+)
+def test_a_statement_beside_a_question_or_a_title_in_quotes_still_states(
+    agent, session, message, fact
+):
+    say(agent, session, message)
+    assert fact in facts()
