@@ -40,7 +40,16 @@ ANIMALS = alternation(SPECIES_PLURALS)
 MODS = (
     r"(?:(?:other|older|younger|little|big|baby|twin|best|oldest|youngest|eldest|elder|middle"
     r"|new|old|late|dear|step|half|former|current|lovely|amazing|beloved|sweet"
+    # Where they are the user's: "my old uni friend Raj", "my work colleague Tom".
+    r"|uni|university|college|school|high[- ]school|childhood|work|office|gym|running"
+    r"|climbing|hiking|book[- ]club|church|army|lab|team"
     r"|\d{1,2}[- ](?:year|month|week)[- ]old)[\s-]+)*"
+)
+# A relative clause on someone else ("a friend who is a lawyer"): said of them, not the user.
+OTHERS_RELATIVE = re.compile(
+    rf"\b(?:{ROLE}|{PLURAL_ROLE}|someone|somebody|people|a guy|a girl|a woman|a man)"
+    r",?\s+(?:who|whom|whose|that)\b.*$",
+    re.I,
 )
 NOT_NAME = alternation(NOT_NAMES)
 NAMEWORD = rf"(?!(?:{NOT_NAME})\b)[A-Z][a-zà-ÿ]+(?:'[A-Z][a-zà-ÿ]+|-[A-Za-zà-ÿ]+)?"

@@ -196,6 +196,8 @@ def _read(
                 if ctx.free(m) and handler(ctx, m, rest):
                     ctx.take(m)
     else:
+        if clause.subject == USER or clause.subject is None:
+            rest = english.OTHERS_RELATIVE.sub("", rest)
         lower = rest.lower()
         words = frozenset(english_patterns.WORD.findall(lower))
         for pattern, handler, trigger in english_patterns.PATTERNS:

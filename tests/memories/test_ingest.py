@@ -6,6 +6,7 @@ import json
 import pytest
 
 from memories.extraction import extractor
+from memories.graph.models import GraphEdge
 from memories.models import ConversationMessage, Memory, MemorySource
 from tests.fake_openai import FakeOpenAIHandler, serving
 
@@ -490,3 +491,19 @@ def test_a_statement_beside_a_question_or_a_title_in_quotes_still_states(
 ):
     say(agent, session, message)
     assert fact in facts()
+
+
+@pytest.mark.parametrize(
+    ("message", "whose"),
+    [
+        ("I have a friend who is a lawyer in New York.", None),
+        ("My old uni friend Raj lives in Cambridge, near the river.", "Raj"),
+        ("My work colleague Tom lives in Leeds.", "Tom"),
+    ],
+)
+def test_someone_elses_job_and_home_are_not_the_users(agent, session, message, whose):
+    say(agent, session, message)
+    user_edges = GraphEdge.objects.filter(subject__kind="user", relation__in=["job", "lives in"])
+    assert not user_edges.exists()
+    if whose:
+        assert GraphEdge.objects.filter(subject__name=whose, relation="lives in").exists()
