@@ -25,6 +25,8 @@ SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
 AFTER_A_NAME = re.compile(r"(?:^|\s)(?:[A-Z][a-z]+|[A-Z]\.)\s[A-Z]\.$")
 AN_INITIAL = re.compile(r"(?:^|\s)[A-Z]\.$")
 NEXT_INITIAL = re.compile(r"^[A-Z]\.(?:\s|$)")
+# A title's full stop, before the name it goes with ("Dr. Lane", "St. Louis", "Mt. Fuji").
+TITLE = re.compile(r"(?:^|[\s(])(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Mt|Ft|Lt|Capt|Sgt|Gen|Rev|Hon)\.$")
 NAME_GOES_ON = re.compile(
     r"^(?!(?:I|My|We|Our|The|He|She|They|It|This|That|And|But|So|Then|Also|His|Her|Their"
     r"|Your|A|An|In|On|At|If|When)\b)[A-Z][a-z]"
@@ -32,9 +34,11 @@ NAME_GOES_ON = re.compile(
 
 
 def _inside_a_name(before: str, after: str) -> bool:
-    """Whether a full stop that ends `before` is an initial's inside a name that `after` goes
-    on with ("Ursula K. | Le Guin", "J. | R. R. Tolkien"), not a sentence's end ("a Model S. |
-    My wife…", "blood type O. | …")."""
+    """Whether a full stop that ends `before` is a title's or an initial's inside a name that
+    `after` goes on with ("Dr. | Lane", "Ursula K. | Le Guin", "J. | R. R. Tolkien"), not a
+    sentence's end ("a Model S. | My wife…", "blood type O. | …")."""
+    if TITLE.search(before):
+        return after[:1].isupper()
     if not AN_INITIAL.search(before):
         return False
     return NEXT_INITIAL.match(after) is not None or (

@@ -9,10 +9,14 @@ from dataclasses import dataclass
 
 from memories.extraction import EPISODE
 from memories.forgetting.topics import STOPWORDS, ZH_PERSON_NOUNS, stem
-from memories.models import Memory, MemoryType
+from memories.models import ConversationMessage, Memory, MemoryType
 from memories.sentences import HAN, sentence_spans
 
 FORGOTTEN = "[forgotten]"
+# Chinese characters too common to tell two texts apart.
+COMMON_HAN = set(
+    "的了是我你他她它们这那个有在不一也都很吗吧呢啊就还要会说去来到上下和与把被给让么什"
+)
 FORGET_REQUEST = "[forget request]"
 
 Span = tuple[int, int]
@@ -169,3 +173,25 @@ def erased(text: str, marks: dict[Span, str]) -> str:
         position = end
     pieces.append(text[position:])
     return re.sub(r"[ \t]{2,}", " ", "".join(pieces)).strip()
+
+
+def distinctive(words: set[str]) -> set[str]:
+    """Words that say what a text is about: English stems of four letters or more, Chinese
+    pairs without a common character."""
+    return {
+        word
+        for word in words
+        if (len(word) >= 4 and not HAN.search(word))
+        or (HAN.search(word) and len(word) == 2 and not set(word) & COMMON_HAN)
+    }
+
+
+def retells_erased(memory: Memory, message: ConversationMessage, content_after: str) -> bool:
+    """Whether a fact drawn from `message` retells what a forget erased of it ("The user started
+    sertraline", from "…since I started sertraline", erased by a forget of the user's mental
+    health): most of its telling words were in the sentences erased."""
+    if memory.memory_type != MemoryType.FACT:
+        return False
+    own = distinctive(words_of(memory.content))
+    removed = words_of(message.content) - words_of(content_after)
+    return bool(own) and 2 * len(own & removed) >= len(own)

@@ -43,9 +43,11 @@ from memories.forgetting.erasing import (
     PLACEHOLDER,
     Hit,
     Span,
+    distinctive,
     erased,
     memory_sentences,
     narrowed,
+    retells_erased,
     says,
     text_spans,
     with_continuations,
@@ -324,6 +326,13 @@ def forget_plan(
 
     about = Hit.any_of([Hit(found.values.spans), *(Hit(t.spans) for t in found.topics)])
     messages = _message_erasures(held, found, about)
+    for message_id, erasure in messages.items():  # a fact retelling what they erased goes too
+        for memory_id in held.said_in.get(message_id, ()):
+            memory = held.memories.get(memory_id)
+            if memory is not None and retells_erased(
+                memory, erasure.message, erasure.content_after
+            ):
+                erasures[memory_id] = MemoryErasure(memory, whole=True)
     _contexts_erased(messages, held, erasures)
     sessions = {
         session_id: after
@@ -555,7 +564,7 @@ def _message_erasures(held: Holdings, found: _Found, about: Hit) -> dict[uuid.UU
                 spans.update(narrowed(message.content, span, about))
         if message.role == "assistant" and erased_before:
             # The reply to what was forgotten, where it echoes it ("Reykjavik in winter!").
-            echoes = _distinctive(words_of(erased_before))
+            echoes = distinctive(words_of(erased_before))
             spans |= {s for s in sentences if echoes & words_of(message.content[slice(*s)])}
         spans = {
             span
@@ -568,23 +577,6 @@ def _message_erasures(held: Holdings, found: _Found, about: Hit) -> dict[uuid.UU
             marks = dict.fromkeys(spans, FORGOTTEN)
             erasures[message.id] = MessageErasure(message, erased(message.content, marks))
     return erasures
-
-
-# Chinese characters too common to tell two texts apart.
-COMMON_HAN = set(
-    "的了是我你他她它们这那个有在不一也都很吗吧呢啊就还要会说去来到上下和与把被给让么什"
-)
-
-
-def _distinctive(words: set[str]) -> set[str]:
-    """Words that say what a text is about: English stems of four letters or more, Chinese
-    pairs without a common character."""
-    return {
-        word
-        for word in words
-        if (len(word) >= 4 and not HAN.search(word))
-        or (HAN.search(word) and len(word) == 2 and not set(word) & COMMON_HAN)
-    }
 
 
 def _slot(key: str) -> str:

@@ -521,3 +521,15 @@ def test_llm_subjects_and_statements_are_read_and_garbage_is_dropped(llm):
     assert diet.statements == (Statement(USER, "diet", "vegetarian", single=True, ended=True),)
     assert (luna.subject, luna.statements) == (Subject("Luna", "cat", "person"), ())
     assert tea.subject == USER
+
+
+@pytest.mark.parametrize(
+    ("message", "fact"),
+    [
+        ("I live in St. Louis.", "The user lives in St. Louis"),
+        ("I'm a nurse at St. Mary's Hospital.", "The user is a nurse at St. Mary's Hospital"),
+        ("My therapist is Dr. Lane.", "The user's therapist is Dr. Lane"),
+    ],
+)
+def test_a_titles_full_stop_ends_no_sentence(message, fact):
+    assert fact in [e.content for e in RuleBasedExtractor().extract(message)]

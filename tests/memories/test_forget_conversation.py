@@ -6,9 +6,11 @@ import json
 
 import pytest
 
+from core.access import SYSTEM
 from memories.extraction import extractor
 from memories.graph.models import GraphEdge
 from memories.models import ConversationMessage, EmbeddingStatus, ForgetRequest, Memory
+from memories.services import MemoryInput, memory_add
 from tests.fake_openai import FakeOpenAIHandler, serving
 
 pytestmark = pytest.mark.django_db
@@ -226,3 +228,21 @@ def test_a_failing_llm_loses_no_request_to_forget(agent, session, llm):
     assert answer["message"]["content"] == "[forget request]"
     assert answer["forget"][0]["memories"]
     assert held() == []
+
+
+def test_a_fact_retelling_an_erased_sentence_goes_with_it(agent, session):
+    """A fact drawn from a sentence in other words (here one an LLM extractor could write)."""
+    say(agent, session, "I started sertraline because of my anxiety.")
+    message = ConversationMessage.objects.get()
+    memory_add(
+        item=MemoryInput(
+            user_id=USER,
+            content="The user takes sertraline",
+            memory_type="fact",
+            session_id=message.session_id,
+            conversation_id=message.id,
+        ),
+        caller=SYSTEM,
+    )
+    say(agent, session, "Can you forget everything I told you about my anxiety?")
+    assert not Memory.objects.current().filter(content__icontains="sertraline").exists()
