@@ -23,8 +23,11 @@ import pytest
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection
 
+from core.db import replicas
 from core.db.replicas import LAG_SQL, ReplicaRouter, lagging_read, read_alias, write_noted
+from core.redis_client import app_redis
 from memories.models import Memory
+from memories.services import forgetting
 from neuromem_site.api.services import api_client_create
 from neuromem_site.dev_services import stop_process_group
 from tests import test_faults
@@ -268,3 +271,33 @@ def test_a_primary_has_no_lag(db):
     with connection.cursor() as cursor:
         cursor.execute(LAG_SQL)
         assert cursor.fetchone() == (0,)
+
+
+def test_a_forget_is_noted_for_the_replicas_when_it_commits(
+    make_client, transactional_db, monkeypatch
+):
+    """Not when its access check let it through: the topic's embedding comes between (an HTTP
+    provider may take longer than the window), and a replica may still hold what it erased."""
+    monkeypatch.setattr(settings, "REPLICA_READ_AFTER_WRITE_S", 0.5)
+    monkeypatch.setattr(replicas, "replica_aliases", lambda: ["replica_0"])
+    monkeypatch.setattr(replicas, "usable", lambda alias: True)
+    http, client = make_client("rw-forget", ["rwf:"])
+    body = {
+        "user_id": "rwf:alice",
+        "content": "Alice lives at 12 Elm Street.",
+        "memory_type": "fact",
+    }
+    assert http.post("/api/v1/memories/", body, format="json").status_code == 201
+    app_redis().delete(replicas.wrote_key(client.name))
+    replicas._noted.clear()
+    embedded = forgetting.topic_meanings
+
+    def slower_than_the_window(topics):
+        time.sleep(0.8)
+        return embedded(topics)
+
+    monkeypatch.setattr(forgetting, "topic_meanings", slower_than_the_window)
+    forget = http.post("/api/v1/users/rwf:alice/forget/", {"topic": "Elm Street"}, format="json")
+    assert forget.status_code == 200
+    assert replicas.replica_for(client.name) == DEFAULT_DB_ALIAS
+    replicas._noted.clear()

@@ -108,6 +108,9 @@ def user_forget(
     else:
         _memory_ids_check(memory_ids)
     with transaction.atomic():
+        # Again inside: the write is noted for the read replicas once this commits, not when
+        # the check outside, before the topic's embedding, let it through.
+        user_access_check(caller=caller, user_id=user_id, write=True)
         lock_memory_writes({(user_id, memory_type) for memory_type in MemoryType.values})
         if memory_ids is not None:
             _memory_ids_held(user_id, memory_ids)
