@@ -21,6 +21,9 @@ _RECORD_ATTRIBUTES = {
     *vars(logging.LogRecord("", 0, "", 0, "", None, None)),
     "message",
     "asctime",
+    # Django's request logger attaches the request: its repr holds the query string (a
+    # search's words), which is never logged.
+    "request",
 }
 
 

@@ -20,8 +20,10 @@ from collections.abc import Callable, Iterator
 
 import redis
 from django.conf import settings
+from django.core.signals import request_finished
 from django.db import DatabaseError, connection
 from django.db.models import Count, Max, Min, Q
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.utils.functional import SimpleLazyObject, empty
@@ -75,6 +77,21 @@ def client_of(request: HttpRequest) -> str:
     return ""
 
 
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """`text` with its control characters escaped ("\\n", "\\x1b"): a path cannot start a log
+    line of its own."""
+    return CONTROL_CHARACTERS.sub(lambda m: m.group().encode("unicode_escape").decode(), text)
+
+
+@receiver(request_finished)
+def request_id_cleared(**_: object) -> None:
+    """The request's lines are logged: what is logged next is no part of it."""
+    REQUEST_ID.set("")
+
+
 class RequestMiddleware:
     """First in the chain, so it sees every answer, errors included: gives the request its id
     (kept from X-Request-ID, or made) for every log line and task of it and answers it back;
@@ -87,7 +104,7 @@ class RequestMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
         request_id = request_id_of(request)
-        token = REQUEST_ID.set(request_id)
+        REQUEST_ID.set(request_id)
         request_id_on_span(request_id)
         statements: list[float] = []
 
@@ -98,34 +115,33 @@ class RequestMiddleware:
             finally:
                 statements.append(time.perf_counter() - began)
 
-        try:
-            with connection.execute_wrapper(timed):
-                response = self.get_response(request)
-            elapsed = time.perf_counter() - started
-            route = route_label(request)
-            method = request.method if request.method in METHODS else "other"
-            HTTP_REQUESTS.labels(route, method, str(response.status_code)).inc()
-            HTTP_DURATION.labels(route, method).observe(elapsed)
-            for seconds in statements:
-                DB_QUERY_DURATION.labels(route).observe(seconds)
-            response[REQUEST_ID_HEADER] = request_id
-            request_log.info(
-                "%s %s %s %.1f ms",
-                method,
-                request.path,
-                response.status_code,
-                elapsed * 1000,
-                extra={
-                    "client": client_of(request),
-                    "route": route,
-                    "method": method,
-                    "status": response.status_code,
-                    "duration_ms": round(elapsed * 1000, 1),
-                },
-            )
-            return response
-        finally:
-            REQUEST_ID.reset(token)
+        with connection.execute_wrapper(timed):
+            response = self.get_response(request)
+        # The id stays set until the request is finished (request_finished), not reset here:
+        # Django logs a 4xx or 5xx (django.request) after the middleware has answered.
+        elapsed = time.perf_counter() - started
+        route = route_label(request)
+        method = request.method if request.method in METHODS else "other"
+        HTTP_REQUESTS.labels(route, method, str(response.status_code)).inc()
+        HTTP_DURATION.labels(route, method).observe(elapsed)
+        for seconds in statements:
+            DB_QUERY_DURATION.labels(route).observe(seconds)
+        response[REQUEST_ID_HEADER] = request_id
+        request_log.info(
+            "%s %s %s %.1f ms",
+            method,
+            printable(request.path),
+            response.status_code,
+            elapsed * 1000,
+            extra={
+                "client": client_of(request),
+                "route": route,
+                "method": method,
+                "status": response.status_code,
+                "duration_ms": round(elapsed * 1000, 1),
+            },
+        )
+        return response
 
 
 class StateCollector(Collector):

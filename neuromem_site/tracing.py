@@ -37,11 +37,23 @@ def tracing_configure(*, exporter: SpanExporter | None = None) -> bool:
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
     provider.add_span_processor(processor)
     trace.set_tracer_provider(provider)
-    DjangoInstrumentor().instrument()
+    DjangoInstrumentor().instrument(request_hook=query_left_out)
     PsycopgInstrumentor().instrument(enable_commenter=False)
     RedisInstrumentor().instrument()
     CeleryInstrumentor().instrument()
     return True
+
+
+def query_left_out(span: trace.Span, request: object) -> None:
+    """A request's span names its path, not its query string: a search's words stay out of
+    traces as out of logs."""
+    attributes = getattr(span, "attributes", None) or {}
+    for name in ("http.url", "http.target", "url.full"):
+        value = attributes.get(name)
+        if isinstance(value, str) and "?" in value:
+            span.set_attribute(name, value.split("?", 1)[0])
+    if attributes.get("url.query"):
+        span.set_attribute("url.query", "")
 
 
 def request_id_on_span(request_id: str) -> None:

@@ -80,3 +80,38 @@ def test_refusals_and_purges_are_security_events_without_content(client, make_cl
     assert security[2]["user_id"] == "a:1" and security[2]["memories"] == 1
     everything = json_lines.getvalue()
     assert "secret diary" not in everything and "Bearer nope" not in everything
+
+
+def test_djangos_own_4xx_lines_name_the_request(make_client, json_lines):
+    http, _ = make_client("a", ["a:"])
+    response = http.get("/api/v1/memories/", {"user_id": "b:1"}, HTTP_X_REQUEST_ID="rid-404")
+    assert response.status_code == 404
+    lines = [line for line in lines_of(json_lines) if line["logger"] == "django.request"]
+    assert lines and all(line["request_id"] == "rid-404" for line in lines)
+    # ... and what is logged after the request is finished is no part of it.
+    logging.getLogger("neuromem.test").warning("after")
+    assert lines_of(json_lines)[-1]["request_id"] == "-"
+
+
+@pytest.mark.parametrize("status", [400, 404])
+def test_a_searchs_words_are_never_logged(make_client, json_lines, status):
+    http, _ = make_client("a", ["a:"])
+    query = {"user_id": "a:1" if status == 400 else "b:1", "q": "DiaryWordsHunter2"}
+    if status == 400:
+        query["limit"] = "bogus"
+    assert http.get("/api/v1/search/", query).status_code == status
+    assert "DiaryWordsHunter2" not in json_lines.getvalue()
+
+
+def test_a_path_cannot_start_a_log_line_of_its_own(anon):
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s %(message)s"))
+    logger = logging.getLogger("neuromem.request")
+    logger.addHandler(handler)
+    try:
+        anon.get("/nowhere%0AWARNING%20neuromem.security%20forged%1B%5B31m%E2%80%A8x")
+    finally:
+        logger.removeHandler(handler)
+    [line] = stream.getvalue().splitlines()
+    assert "/nowhere\\nWARNING neuromem.security forged\\x1b[31m\\u2028x" in line

@@ -32,6 +32,11 @@ response = Client().post(
     HTTP_HOST="localhost",
 )
 assert response.status_code == 201, response.content
+searched = Client().get(
+    "/api/v1/search/", {"user_id": "t:1", "q": "Quokkaword"},
+    HTTP_AUTHORIZATION="Bearer " + os.environ["TOKEN"], HTTP_HOST="localhost",
+)
+assert searched.status_code == 200, searched.content
 print(json.dumps([
     {"name": span.name, "kind": span.kind.name, "attributes": dict(span.attributes or {}),
      "trace_id": span.context.trace_id}
@@ -63,7 +68,10 @@ def test_a_request_is_traced_through_django_sql_redis_and_celery():
     )
     assert done.returncode == 0, done.stderr[-3000:]
     spans = json.loads(done.stdout.strip().splitlines()[-1])
-    (request,) = [span for span in spans if span["kind"] == "SERVER"]
+    request, search = [span for span in spans if span["kind"] == "SERVER"]
+    # A search's words stay out of its span.
+    assert "quokkaword" not in json.dumps(search).lower()
+    assert "quokkaword" not in json.dumps(spans).lower()
     assert request["attributes"]["neuromem.request_id"] == "trace-me-1"
     attributes = request["attributes"]
     assert attributes.get("http.response.status_code", attributes.get("http.status_code")) == 201
@@ -72,4 +80,5 @@ def test_a_request_is_traced_through_django_sql_redis_and_celery():
     assert any(span["attributes"].get("db.system") == "redis" for span in spans), names
     published = [span for span in spans if span["kind"] == "PRODUCER"]
     assert published and "embed_memories" in published[0]["name"], names
-    assert {span["trace_id"] for span in spans if span["kind"] != "SERVER"} <= {request["trace_id"]}
+    traces = {request["trace_id"], search["trace_id"]}
+    assert {span["trace_id"] for span in spans if span["kind"] != "SERVER"} <= traces
