@@ -2,12 +2,14 @@
 process's series from the shared multiprocess directory (another process's, a real worker's),
 and NeuroMem's own series move when work happens."""
 
+import importlib
 import os
 import re
 import subprocess
 import sys
 
 import pytest
+import yaml
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -119,3 +121,27 @@ def test_the_alert_rules_and_dashboard_name_only_series_that_exist():
     ).read_text()
     named = {re.sub(r"_(total|bucket|count|sum)$", "", name) for name in SERIES.findall(text)}
     assert named and named <= exposed, named - exposed
+
+
+def test_the_compose_scrape_target_is_a_host_the_web_service_answers():
+    compose = yaml.safe_load((BASE_DIR / "docker-compose.yml").read_text())
+    scrape = yaml.safe_load((BASE_DIR / "deploy" / "prometheus" / "prometheus.yml").read_text())
+    targets = [
+        target.split(":")[0]
+        for job in scrape["scrape_configs"]
+        for static in job.get("static_configs", [])
+        for target in static["targets"]
+    ]
+    allowed = compose["x-app"]["environment"]["ALLOWED_HOSTS"]
+    assert targets and all(f",{target}" in allowed for target in targets)
+
+
+def test_a_weekly_job_has_a_week_before_it_is_stale():
+    seeded = importlib.import_module("reflection.migrations.0003_beat_schedules").SCHEDULES
+    weekly = [
+        name
+        for name, (_, when) in seeded.items()
+        if isinstance(when, dict) and "day_of_week" in when
+    ]
+    rules = (BASE_DIR / "deploy" / "prometheus" / "alerts.yml").read_text()
+    assert weekly and all(f'job!="{name}"' in rules and f'job="{name}"' in rules for name in weekly)
