@@ -238,15 +238,17 @@ class _Written:
         merged: dict[str, int] = {}
         result: list[Extraction] = []
         ordered = [e for _, e in sorted(self.written, key=lambda pair: pair[0])]
-        # One value a slot a message: a fact this extractor added for an end said before the
-        # new value ("I left Freightly. I'm a staff engineer at Lumen Pay now") stays a fact
-        # of its own; the new value supersedes.
+        # One value a slot a message, the last: a rule's earlier one (a pasted list of cities)
+        # is no version of its own; a fact this extractor added for an end said before the new
+        # value ("I left Freightly. I'm a staff engineer at Lumen Pay now") stays a fact of its
+        # own, slotless.
         last_of_slot = {e.slot: i for i, e in enumerate(ordered) if e.slot}
         ordered = [
             replace(e, slot=None)
             if id(e) in self.added and e.slot and last_of_slot[e.slot] != i
             else e
             for i, e in enumerate(ordered)
+            if not (e.slot and id(e) not in self.added and last_of_slot[e.slot] != i)
         ]
         for extraction in ordered:
             if extraction.action == "remember" and extraction.content in merged:

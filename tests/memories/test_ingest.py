@@ -507,3 +507,9 @@ def test_someone_elses_job_and_home_are_not_the_users(agent, session, message, w
     assert not user_edges.exists()
     if whose:
         assert GraphEdge.objects.filter(subject__name=whose, relation="lives in").exists()
+
+
+def test_a_slot_said_many_times_in_one_message_makes_one_version(agent, session):
+    say(agent, session, " ".join(f"I live in Town{n}." for n in range(200)))
+    assert facts() == ["The user lives in Town199"]
+    assert Memory.objects.filter(key="profile:home_city").count() == 1
