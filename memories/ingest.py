@@ -172,6 +172,11 @@ def session_message_add(
         lock_memory_writes({(session.user_id, kind) for kind in MemoryType.values})
         if not ConversationSession.objects.filter(pk=session.pk).exists():
             raise NotFound("Session not found.")  # purged while the message waited
+        # Again under the locks: a message stored or an end recorded while this one was read.
+        session.refresh_from_db(fields=["ended_at"])
+        if session.ended_at is not None:
+            raise Conflict("This session has ended; open a new one.", field="session_id")
+        _sent_at_check(session=session, sent_at=sent_at)
         message = ConversationMessage.objects.create(
             session=session,
             user_id=session.user_id,

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from memories.extraction import extractor
+from memories.extraction import RuleBasedExtractor, extractor
 from memories.graph.models import GraphEdge
 from memories.models import ConversationMessage, Memory, MemorySource
 from tests.fake_openai import FakeOpenAIHandler, serving
@@ -513,3 +513,31 @@ def test_a_slot_said_many_times_in_one_message_makes_one_version(agent, session)
     say(agent, session, " ".join(f"I live in Town{n}." for n in range(200)))
     assert facts() == ["The user lives in Town199"]
     assert Memory.objects.filter(key="profile:home_city").count() == 1
+
+
+def test_a_message_stored_while_another_was_read_keeps_the_session_in_order(
+    agent, session, monkeypatch
+):
+    """B, dated before A, is checked again under the session's locks: A was stored while B's
+    extractor (an LLM: seconds) read it."""
+    read = RuleBasedExtractor.extract
+
+    def extract_while_a_is_stored(self, text, **context):
+        if text.startswith("B"):
+            say_at(agent, session, "A is later.", "2025-06-02T00:00:00Z")
+        return read(self, text, **context)
+
+    monkeypatch.setattr(RuleBasedExtractor, "extract", extract_while_a_is_stored)
+    response = agent.post(
+        f"/api/v1/sessions/{session}/messages/",
+        {"role": "user", "content": "B is earlier.", "sent_at": "2025-06-01T00:00:00Z"},
+        format="json",
+    )
+    assert (response.status_code, response.json()["error"]["field"]) == (400, "sent_at")
+    assert list(ConversationMessage.objects.values_list("content", flat=True)) == ["A is later."]
+
+
+def say_at(agent, session: str, content: str, sent_at: str) -> None:
+    body = {"role": "user", "content": content, "sent_at": sent_at}
+    response = agent.post(f"/api/v1/sessions/{session}/messages/", body, format="json")
+    assert response.status_code == 201, response.json()
