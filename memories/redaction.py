@@ -85,8 +85,11 @@ SSN_LABELS = r"ssn|social\s+security(?:\s+(?:number|no\.?|#))?"
 # Between the label and the value: "for the company system", then "is", ":", "=", "set to" …
 LABEL_TAIL = (
     r"(?:\s+(?:for|to|of|on|at)(?:\s+[\w'’.-]+){1,4}?)?"
-    r"(?:\s*(?:[:=]|：)\s*|\s+(?:is|was|are|will be|is still|is now|has been|became|reads)"
-    r"(?:\s+(?:still|now|actually|just|always))?\s+(?:set\s+to\s+|changed\s+to\s+)?)"
+    r"(?:\s*(?:[:=]|：)\s*|\s+(?:(?:is|'s) going to be|is gonna be|is still|is now|will be"
+    r"|should be|has been|is|was|are|became|reads)"
+    r"(?:\s+(?:still|now|actually|just|always))?(?:\s*[:=]\s*|\s+)"
+    # "the password is the same: hunter2"
+    r"(?:(?:still\s+)?the\s+same\s*[:=,-]\s*)?(?:set\s+to\s+|changed\s+to\s+)?)"
 )
 # "username jdoe, password hunter2": a login written as a pair.
 PAIR = (
@@ -122,6 +125,8 @@ STATED = [
         r"(?P<bare>[^\s，。；！？、,;!?]{1,200})"
     ),
     re.compile(r"(?P<label>验证码|动态码|校验码)\s+(?P<bare>\d{4,8})(?!\d)"),
+    # A social security number after its label alone: "SSN 123456789", "SSN# 123-45-6789".
+    re.compile(rf"\b(?P<label>{SSN_LABELS})\s*#?\s*(?P<bare>\d{{3}}-?\d{{2}}-?\d{{4}})\b", re.I),
     # With nothing between label and value ("and my password Lz8Kq2Wv"): only a value mixing
     # letters and digits, as words after a label never do ("my password manager").
     re.compile(
@@ -226,7 +231,7 @@ CARD_NETWORKS = (
     (re.compile(r"3(?:0[0-5]|[689])"), (14, 15, 16, 19)),  # Diners Club
     (re.compile(r"5[06-9]|6\d"), (16, 17, 18, 19)),  # Maestro
 )
-CARD_CANDIDATE = re.compile(r"(?<![\d.,/-])\d(?:[ -]?\d){12,18}(?![\d/]|[.,-]\d)")
+CARD_CANDIDATE = re.compile(r"(?<![\d.,/-])\d(?:(?: {1,2}|-)?\d){12,18}(?![\d/]|[.,-]\d)")
 
 
 def _cards(text: str) -> Iterator[Span]:
@@ -236,7 +241,7 @@ def _cards(text: str) -> Iterator[Span]:
         separators = set(re.findall(r"[ -]", raw))
         if len(separators) > 1:
             continue
-        if separators and not all(2 <= len(g) <= 6 for g in re.split(r"[ -]", raw)):
+        if separators and not all(2 <= len(g) <= 6 for g in re.split(r" {1,2}|-", raw)):
             continue
         if not luhn_valid(digits):
             continue
@@ -289,7 +294,10 @@ IBAN_LENGTHS = {
     "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24,
     "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
 }  # fmt: skip
-IBAN_CANDIDATE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+# In capitals or not, its groups apart by a space or a dash or not at all.
+IBAN_CANDIDATE = re.compile(
+    r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,4})?\b", re.I
+)
 
 
 def iban_valid(iban: str) -> bool:
@@ -301,11 +309,11 @@ def iban_valid(iban: str) -> bool:
 
 def _ibans(text: str) -> Iterator[Span]:
     for match in IBAN_CANDIDATE.finditer(text):
-        raw = match.group()
+        raw = match.group().upper()
         length = IBAN_LENGTHS.get(raw[:2], 0)
         # The candidate may run on into a next group of letters or digits: its own length only.
-        kept = re.match(rf"(?:\s?[A-Z0-9]){{{length}}}", raw) if length else None
-        if kept and iban_valid(kept.group().replace(" ", "")):
+        kept = re.match(rf"(?:[ -]?[A-Z0-9]){{{length}}}", raw) if length else None
+        if kept and iban_valid(re.sub(r"[ -]", "", kept.group())):
             yield Span(match.start(), match.start() + kept.end(), "iban")
 
 

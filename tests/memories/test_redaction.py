@@ -49,6 +49,15 @@ SECRETS = [
     ("OTP: 483920", "pin", "483920"),
     ("验证码 551903 五分钟内有效", "pin", "551903"),
     ("my login is jdoe and my password Lz8Kq2Wv", "password", "Lz8Kq2Wv"),
+    # a value after "is going to be", "is:" and a quote, "is the same:"
+    ("my new password is going to be Hunter2024", "password", "Hunter2024"),
+    ("The password is: 'x9!Lm#q2'", "password", "x9!Lm#q2"),
+    ("the password is the same: hunter2", "password", "hunter2"),
+    # an IBAN in lower case or with dashes, an SSN after its label alone, a card in pairs of spaces
+    ("my IBAN is fr1420041010050500013m02606", "iban", "fr1420041010050500013m02606"),
+    ("IBAN: FR14-2004-1010-0505-0001-3M02-606", "iban", "FR14-2004-1010"),
+    ("SSN 123456789", "ssn", "123456789"),
+    ("my card is 4000  0000  0000  0002", "card_number", "4000  0000  0000  0002"),
 ]
 
 
