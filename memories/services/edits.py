@@ -15,7 +15,7 @@ from core.errors import Conflict, Invalid
 from core.validation import json_problem, validated
 from memories.models import Memory
 from memories.predicates import current_q, latest_q
-from memories.redaction import redact_json
+from memories.redaction import redact, redact_json
 from memories.services.keys import key_conflict, key_problem, lock_keys
 from memories.services.writes import (
     SCORE_FLAGS_CLEARED,
@@ -41,7 +41,9 @@ def memory_update(
         memory = write_target(memory, caller, moving_to=moving_to)
         changes = dict(changes)
         content = changes.pop("content", None)
-        if content is not None and content != memory.content:
+        # The words as they would be stored: sent again with the secret they held, they are
+        # no new content (the stored ones hold its placeholder).
+        if content is not None and redact(content).text != memory.content:
             memory = memory_supersede(
                 memory=memory,
                 content=content,

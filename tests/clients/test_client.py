@@ -1,11 +1,21 @@
 """NeuroMem, the synchronous client, resource by resource against the live service."""
 
+import math
 import uuid
+from datetime import UTC, datetime
 
 import pytest
-from neuromem_client import Conflict, Forbidden, NeuroMem, NotFound
+from neuromem_client import (
+    Conflict,
+    Forbidden,
+    NeuroMem,
+    NeuroMemError,
+    NotFound,
+    ValidationFailed,
+    types,
+)
 
-from tests.clients.conftest import USER, sentences
+from tests.clients.conftest import USER, sentences, tcp_server
 
 SOUL = """# SOUL
 
@@ -253,3 +263,48 @@ def test_ids_outside_the_client_are_not_found(nm: NeuroMem, make_nm, make_token)
         nm.memories.get(memory["id"])
     with pytest.raises(NotFound):
         nm.memories.get(str(uuid.uuid4()))
+
+
+def test_add_many_takes_datetimes_as_add_does(nm: NeuroMem):
+    when = datetime(2024, 5, 1, 12, tzinfo=UTC)
+    items = [{"user_id": USER, "content": "kalo mine ruti saka", "memory_type": "fact"}]
+    [result] = nm.memories.add_many([items[0] | {"valid_at": when}])
+    assert result["ok"], result
+    assert nm.memories.get(result["id"])["valid_at"].startswith("2024-05-01T12:00")
+
+
+@pytest.mark.parametrize(
+    "bad", [{"importance": math.nan}, {"content": "kalo \ud800 mine"}], ids=["nan", "surrogate"]
+)
+def test_what_json_cannot_carry_is_a_validation_error_before_anything_is_sent(nm: NeuroMem, bad):
+    with pytest.raises(ValidationFailed):
+        nm.memories.add(USER, bad.get("content", "kalo mine"), importance=bad.get("importance"))
+
+
+def test_a_lowercase_method_is_retried_as_its_capitals(make_nm):
+    def hang_up(connection) -> None:
+        connection.close()
+
+    with tcp_server(hang_up) as (url, accepted):
+        client = NeuroMem(url, "nm_token", max_retries=2, backoff=0.01)
+        with pytest.raises(NeuroMemError):
+            client.request("get", "/auth/whoami/")
+        client.close()
+    assert len(accepted) == 3
+
+
+@pytest.mark.parametrize("user_id", ["..", "."])
+def test_a_dot_segment_user_id_is_that_user(make_nm, make_token, user_id):
+    staff = make_nm(make_token("ops", [], staff=True))
+    staff.memories.add(user_id, "kalo mine ruti saka vomi nelo")
+    assert staff.users.export(user_id)["user_id"] == user_id
+
+
+def test_the_answer_types_name_the_fields_answered(nm: NeuroMem):
+    def fields(typed) -> set[str]:
+        return {name for cls in typed.__mro__ for name in getattr(cls, "__annotations__", {})}
+
+    written = nm.memories.add(USER, "kalo mine ruti saka vomi nelo")
+    booted = nm.soul.bootstrap("# SOUL\nBe kind.")
+    assert set(written) <= fields(types.WriteResult)
+    assert set(booted) <= fields(types.SoulBootstrap)

@@ -9,6 +9,7 @@ import json
 
 import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, Item, PutOp, SearchItem
+from langgraph.store.memory import InMemoryStore
 from neuromem_client import AsyncNeuroMem, Conflict, Forbidden, NeuroMem
 from neuromem_client.langgraph import NeuroMemStore
 
@@ -261,3 +262,31 @@ def test_async_batches(live_server, token):
 
 
 WORDS = ["apple", "banana", "cherry", "damson", "elderberry", "fig", "guava", "huckleberry"]
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [{"color": {"$ne": "red"}}, {"color": {"$eq": None}}, {"sizes": [1, 2]}, {"sizes": (1, 2)}],
+)
+def test_a_filter_reads_as_inmemorystores(store: NeuroMemStore, condition):
+    values = {
+        "a": {"text": "kalo mine ruti", "color": "red", "sizes": [1, 2]},
+        "b": {"text": "saka vomi nelo", "color": "blue"},
+        "c": {"text": "tivo lomi kasa"},
+    }
+    reference = InMemoryStore()
+    for key, value in values.items():
+        store.put(("cl:alice", "t"), key, value)
+        reference.put(("cl:alice", "t"), key, value)
+    expected = sorted(item.key for item in reference.search(("cl:alice", "t"), filter=condition))
+    assert (
+        sorted(item.key for item in store.search(("cl:alice", "t"), filter=condition)) == expected
+    )
+
+
+def test_putting_a_value_holding_a_secret_again_changes_nothing(store: NeuroMemStore, nm: NeuroMem):
+    value = {"text": "The user said my password is Lz8Kq2Wv9"}
+    for _ in range(3):
+        store.put(("cl:alice", "s"), "k", value)
+    [memory] = [m for m in nm.memories.list("cl:alice")]
+    assert memory["version"] == 1 and "Lz8Kq2Wv9" not in memory["content"]

@@ -431,3 +431,14 @@ def test_output_serializers_build_fields_once_and_each_binds_its_own_copy(db):
     for name, field in first.fields.items():
         assert field is not second.fields[name]
         assert field.parent is first and second.fields[name].parent is second
+
+
+def test_content_sent_again_with_its_secret_is_no_new_version(agent):
+    said = "The user's wifi password is Lz8Kq2Wv9"
+    memory = post(agent, {"user_id": "agent:1", "content": said, "memory_type": "fact"}).json()
+    memory = memory["data"]["memory"]
+    assert "Lz8Kq2Wv9" not in memory["content"]
+    path = f"/api/v1/memories/{memory['id']}/"
+    again = agent.patch(path, {"version": 1, "content": said}, format="json")
+    assert (again.status_code, again.json()["data"]["version"]) == (200, 1)
+    assert Memory.objects.filter(user_id="agent:1").count() == 1

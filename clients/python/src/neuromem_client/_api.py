@@ -47,6 +47,7 @@ from neuromem_client.types import (
     SearchHit,
     Session,
     Soul,
+    SoulBootstrap,
     SoulVersion,
     SoulVersionSummary,
     Stats,
@@ -238,7 +239,8 @@ class Memories(Resource[C]):
         """Write many memories, `batch_size` (at most 1,000) a request: one result per item,
         in order, `ok` or with its `error`; a bad item fails alone."""
         results: list[BatchItemResult] = []
-        for start, chunk in batches(list(items), batch_size):
+        items = [{name: wire(value) for name, value in item.items()} for item in items]
+        for start, chunk in batches(items, batch_size):
             answer = yield from data("POST", "/memories/batch/", json={"items": chunk})
             results.extend(cast(list[BatchItemResult], reindexed(answer["results"], start)))
         return results
@@ -471,7 +473,7 @@ class SoulResource(Resource[C]):
         return data("GET", soul_path(agent_id))
 
     @endpoint
-    def bootstrap(self, content: str, *, agent_id: int | None = None) -> Steps[SoulVersion]:
+    def bootstrap(self, content: str, *, agent_id: int | None = None) -> Steps[SoulBootstrap]:
         """Version 0; idempotent (an agent with a SOUL keeps it: `skipped` is true)."""
         path = soul_path(agent_id, "bootstrap/")
         return data("POST", path, json={"content": content}, idempotent=True)

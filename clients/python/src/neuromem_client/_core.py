@@ -17,6 +17,7 @@ from neuromem_client.errors import (
     NeuroMemError,
     RateLimited,
     Unavailable,
+    ValidationFailed,
     error_from_response,
     error_from_transport,
 )
@@ -34,8 +35,10 @@ T = TypeVar("T")
 
 def segment(value: object) -> str:
     """`value` as one URL path segment, every reserved character escaped: the service acts on
-    the id named ("a%62" is not "ab"; "?" and "#" do not end the path)."""
-    return quote(str(value), safe="")
+    the id named ("a%62" is not "ab"; "?" and "#" do not end the path; "." and ".." are no
+    dot segments, which a URL resolves away)."""
+    quoted = quote(str(value), safe="")
+    return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,7 @@ class Retry:
     def __init__(self, options: ClientOptions, request: Request) -> None:
         self.options = options
         self.retryable = (
-            request.method in IDEMPOTENT_METHODS
+            request.method.upper() in IDEMPOTENT_METHODS
             if request.idempotent is None
             else request.idempotent
         )
@@ -172,6 +175,12 @@ def page(
     page_params = params if cursor is None else {**params, "cursor": cursor}
     answer = yield Request("GET", path, page_params)
     return answer["data"], answer["page"]["next"]
+
+
+def unsendable(error: ValueError) -> ValidationFailed:
+    """A request httpx cannot encode (NaN, a lone surrogate): refused as the service refuses
+    such input, before anything is sent."""
+    return ValidationFailed(f"The request cannot be sent as JSON: {error}", code="VALIDATION_ERROR")
 
 
 def wire(value: Any) -> Any:

@@ -10,7 +10,7 @@ import httpx
 
 from neuromem_client._api import BaseClient
 from neuromem_client._calls import Listing
-from neuromem_client._core import Operation, Request, Retry, Steps, page
+from neuromem_client._core import Operation, Request, Retry, Steps, page, unsendable
 from neuromem_client.errors import NeuroMemError, envelope_of
 
 T = TypeVar("T")
@@ -41,6 +41,8 @@ class NeuroMem(BaseClient[httpx.Response]):
         while True:
             try:
                 response = self._http.request(method, path, params=params, json=json)
+            except ValueError as error:  # NaN, a lone surrogate: JSON cannot carry them
+                raise unsendable(error) from error
             except httpx.TransportError as error:
                 time.sleep(retry.after(error))
             else:

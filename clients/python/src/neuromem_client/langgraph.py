@@ -350,13 +350,22 @@ def matches(value: dict[str, Any], filter: dict[str, Any] | None) -> bool:
 
 
 def compare(actual: Any, wanted: Any) -> bool:
-    """`{"$gt": 3}` compares, another dict matches nested fields, anything else is equal."""
+    """As InMemoryStore compares: `{"$gt": 3}` compares (a missing field is no number: never
+    greater nor less, but `$ne` anything but None), another dict matches nested fields, a list
+    or tuple element by element, anything else is equal."""
     if isinstance(wanted, dict):
         if any(name.startswith("$") for name in wanted):
-            return actual is not None and all(
-                OPERATORS[name](actual, operand) for name, operand in wanted.items()
+            return all(
+                (actual is not None or name in ("$eq", "$ne")) and OPERATORS[name](actual, operand)
+                for name, operand in wanted.items()
             )
         return isinstance(actual, dict) and matches(actual, wanted)
+    if isinstance(wanted, list | tuple):
+        return (
+            isinstance(actual, list | tuple)
+            and len(actual) == len(wanted)
+            and all(compare(a, w) for a, w in zip(actual, wanted, strict=True))
+        )
     return actual == wanted
 
 

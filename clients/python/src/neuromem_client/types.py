@@ -29,7 +29,7 @@ class Memory(TypedDict):
     expired_at: str | None
     version: int
     superseded_by: str | None
-    content_hash: str
+    content_hash: str | None
     access_count: int
     last_accessed_at: str | None
     embedding_status: Literal["pending", "ready", "failed"]
@@ -84,6 +84,7 @@ class MemoryChanges(TypedDict, total=False):
 class WriteResult(TypedDict):
     operation: Operation
     memory: Memory
+    redactions: dict[str, int]  # what was redacted from it, kind → count
     superseded: NotRequired[str]
 
 
@@ -246,7 +247,7 @@ class Traits(TypedDict):
 
 
 class TraitDetail(Memory):
-    decayed_confidence: float
+    decayed_confidence: float | None
     evidence: list[dict[str, Any]]
     parents: list[dict[str, Any]]
     children: list[dict[str, Any]]
@@ -269,6 +270,10 @@ class SoulVersion(TypedDict):
     created_at: str
     eval: dict[str, Any] | None
     proposal: dict[str, Any] | None
+
+
+class SoulBootstrap(SoulVersion):
+    skipped: bool  # the agent had a SOUL already: it is kept, and answered
 
 
 class Soul(SoulVersion):
