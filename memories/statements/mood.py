@@ -40,6 +40,8 @@ ZH_SUPPOSED = re.compile(
     r"|(?:以前|曾经)(?!.*(?:现在|目前|如今))"
 )
 ZH_REPORTED = re.compile(r"(?:你|他|她|他们|别人|大家|有人)(?:说|觉得|以为|认为)")
+# A clause whose subject is no one: "Nobody in my family lives in Texas".
+NO_ONE = re.compile(r"^(?:nobody|no one|none of|neither)\b", re.I)
 # A line of code or of a stack trace: what it says is no one's word.
 CODE = re.compile(
     r"^\s*(?:Traceback \(|File \"|raise\b|\w+(?:Error|Exception)\b:?|at [\w.$]+\(|>>> |\$ |#|//"
@@ -76,4 +78,9 @@ def _states(clause: str) -> bool:
             ASKED.search(clause) or ZH_SUPPOSED.search(clause) or ZH_REPORTED.search(clause)
         )
     plain = LEAD.sub("", clause.strip())
-    return not (ASKED.search(plain) or SUPPOSED.search(plain) or REPORTED.search(plain))
+    return not (
+        ASKED.search(plain)
+        or SUPPOSED.search(plain)
+        or REPORTED.search(plain)
+        or NO_ONE.match(plain)
+    )

@@ -24,6 +24,7 @@ IRREGULAR_PAST = word_set(
 THIRD = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "be": "is"}
 ADVERBS = (
     r"(?:(?:just|really|also|still|always|usually|often|never|now|currently|actually|already"
+    r"|no longer|no more|not yet"
     r"|finally|recently|mostly|sometimes|even|only|absolutely|totally|definitely|officially"
     r"|kind of|sort of|honestly|basically|probably|seriously|truly|mainly|generally|rarely"
     r"|occasionally|typically|normally|personally|happily|sadly|both|all)\s+)*"

@@ -533,3 +533,15 @@ def test_llm_subjects_and_statements_are_read_and_garbage_is_dropped(llm):
 )
 def test_a_titles_full_stop_ends_no_sentence(message, fact):
     assert fact in [e.content for e in RuleBasedExtractor().extract(message)]
+
+
+@pytest.mark.parametrize(
+    ("message", "facts"),
+    [
+        ("I no longer live in Austin.", ["The user no longer lives in Austin"]),
+        ("I no longer work at Google.", ["The user no longer works at Google"]),
+        ("Nobody in my family lives in Texas.", []),
+    ],
+)
+def test_no_longer_is_retold_and_nobody_is_no_one(message, facts):
+    assert [e.content for e in RuleBasedExtractor().extract(message)] == facts
