@@ -23,17 +23,24 @@ SUPPOSED = re.compile(
     r"|dream of|used to (?!(?:the|it|this|that|a|an|being|having)\b))",
     re.I,
 )
-# Another's words or belief about the speaker: "you told me…", "people think…", "she said…".
+# Another's words or belief about the speaker, which may be wrong: "you told me…", "people
+# think…", "my mum thinks…"; not what someone reports ("My doctor said my blood pressure is
+# high" tells the user's blood pressure).
 REPORTED = re.compile(
-    r"\b(?:you|he|she|they|people|everyone|everybody|someone|somebody|my \w+)"
+    r"\b(?:(?:you|he|she|they|people|everyone|everybody|someone|somebody)"
     r" (?:said|say|says|told me|tell me|think|thinks|thought|believe|believes|claim|claims"
-    r"|assume|assumes|keeps? saying)\b|\baccording to\b",
+    r"|assume|assumes|keeps? saying)"
+    r"|my \w+ (?:thinks|thought|believes|claims|assumes|keeps saying))\b|\baccording to\b",
     re.I,
 )
 # A quotation holding a speaker's "I" ('My boss said "I live in Paris"'); a title is no
 # speaker ('My favourite book is "Dune"').
 QUOTED_SPEAKER = re.compile(
     r"[\"“„「『][^\"”“„」』]*?(?:\b(?:i|i'm|my|me)\b|我)[^\"”“„」』]*[\"”」』]", re.I
+)
+# Words quoted as someone said them, in any quotes: "My boss said 'I live in Paris'".
+QUOTING = re.compile(
+    r"\b(?:said|says|say|told (?:me|us|him|her)|wrote|writes|asked|asks)[,:]?\s*[\"'“‘「『]", re.I
 )
 ZH_SUPPOSED = re.compile(
     r"如果|要是|假如|假设|假使|万一|就好了|想(?:要)?(?:搬|去|住|换|当|做|买)|希望|梦想|翻译"
@@ -58,7 +65,7 @@ def code_left_out(text: str) -> str:
 def stated(sentence: str) -> str:
     """The part of `sentence` that says something is so in its speaker's own words: its other
     clauses left out; "" when none does."""
-    if CODE.match(sentence) or QUOTED_SPEAKER.search(sentence):
+    if CODE.match(sentence) or QUOTED_SPEAKER.search(sentence) or QUOTING.search(sentence):
         return ""
     parts = CLAUSE_BREAK.split(sentence)
     clauses, breaks = parts[0::2], parts[1::2]

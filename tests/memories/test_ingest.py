@@ -541,3 +541,8 @@ def say_at(agent, session: str, content: str, sent_at: str) -> None:
     body = {"role": "user", "content": content, "sent_at": sent_at}
     response = agent.post(f"/api/v1/sessions/{session}/messages/", body, format="json")
     assert response.status_code == 201, response.json()
+
+
+def test_what_a_doctor_reported_of_the_user_is_a_fact(agent, session):
+    say(agent, session, "My doctor said my blood pressure is on the high side.")
+    assert facts() == ["The user's doctor said the user's blood pressure is on the high side"]
