@@ -162,16 +162,17 @@ def _read(
         return  # "she" with no one to be: said of someone this message does not name
     if (
         clause.possessive
+        and before_clause is not None
         and clause.subject is not None
         and clause.subject.name
         and (naming := NAMING.match(rest))
         and naming["v"].strip(" .!") == clause.subject.name
     ):
         # "Her name is Mochi" after "we adopted a grey cat": part of that clause's telling
+        # (alone, "My wife's name is Sarah" is read as what it says)
         clause.subject = None
         clause.pronoun = clause.possessive = False
-        if before_clause is not None:
-            before_clause.naming = clause
+        before_clause.naming = clause
         return
     if clause.subject is None and zh:
         _inherit(clause, previous)

@@ -545,3 +545,12 @@ def test_a_titles_full_stop_ends_no_sentence(message, fact):
 )
 def test_no_longer_is_retold_and_nobody_is_no_one(message, facts):
     assert [e.content for e in RuleBasedExtractor().extract(message)] == facts
+
+
+@pytest.mark.parametrize(
+    ("message", "relation", "name"),
+    [("My wife's name is Sarah.", "partner", "Sarah"), ("My dog's name is Rex.", "pet", "Rex")],
+)
+def test_a_relatives_name_said_alone_names_them(message, relation, name):
+    [fact] = RuleBasedExtractor().extract(message)
+    assert (relation, name) in [(s.attribute, s.value) for s in fact.statements]
