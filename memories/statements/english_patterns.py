@@ -197,8 +197,10 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             (" at ", " for "),
         ),
         (
-            rf"\b(?:work(?:s|ing)?|employed|teach(?:es|ing)?)\s+(?:(?:full|part)[- ]time\s+)?"
-            rf"(?:at|for|by)\s+(?P<org>{ORG}){END}{IN_PLACE}",
+            # Not what ended or is only sought: "stopped working at", "applied to work at".
+            rf"(?<!stopped )(?<!quit )(?<!applied to )(?<!apply to )(?<!want to )(?<!hope to )"
+            rf"(?<!trying to )\b(?:work(?:s|ing)?|employed|teach(?:es|ing)?)\s+"
+            rf"(?:(?:full|part)[- ]time\s+)?(?:at|for|by)\s+(?P<org>{ORG}){END}{IN_PLACE}",
             works,
             ("work", "employ", "teach"),
         ),

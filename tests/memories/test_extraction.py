@@ -554,3 +554,17 @@ def test_no_longer_is_retold_and_nobody_is_no_one(message, facts):
 def test_a_relatives_name_said_alone_names_them(message, relation, name):
     [fact] = RuleBasedExtractor().extract(message)
     assert (relation, name) in [(s.attribute, s.value) for s in fact.statements]
+
+
+@pytest.mark.parametrize(
+    ("message", "held"),
+    [("I stopped working at Google.", [True]), ("I applied to work at Google.", [])],
+)
+def test_work_ended_or_only_sought_is_no_employer(message, held):
+    ended = [
+        s.ended
+        for fact in RuleBasedExtractor().extract(message)
+        for s in fact.statements
+        if s.attribute == "works at"
+    ]
+    assert ended == held
