@@ -39,6 +39,7 @@ EN_ENDED = re.compile(
     r"^(?:(?:i|we)\s+(?:(?:just|finally|recently|have|'ve|had|officially)\s+)*)?"
     r"(?:sold|traded\s+in|traded|got\s+rid\s+of|gave\s+away|gave\s+up(?:\s+on)?|quit"
     r"|cancell?ed|ditched|dropped|bailed\s+on|broke\s+up\s+with|split\s+(?:up\s+)?with"
+    r"|broke\s+it\s+off\s+with|ended\s+(?:things|it)\s+with|called\s+it\s+quits\s+with"
     r"|(?:moved|transferred|relocated)\s+(?:from|out\s+of)"
     rf"|handed\s+in\s+my\s+notice\s+at)\s+{DETERMINER}{THING}(?=$|\s+(?:for|to|in|at|on|after"
     r"|because|since|last|this|now|today|yesterday|already|and|but|so|halfway|partway|midway"
@@ -46,7 +47,8 @@ EN_ENDED = re.compile(
     re.I,
 )
 EN_BROKE_UP = re.compile(
-    r"^(?P<thing>[A-Z][\w'-]+)\s+and\s+[Ii]\s+(?:have\s+|'ve\s+)?(?:broke\s+up|split(?:\s+up)?)\b"
+    r"^(?P<thing>[A-Z][\w'-]+)\s+(?:and\s+[Ii]\s+(?:have\s+|'ve\s+)?(?:broke\s+up|split(?:\s+up)?"
+    r"|called\s+it\s+quits|ended\s+things|broke\s+it\s+off)|(?:dumped|left)\s+me)\b"
 )
 # Said of what did not happen, might, or will: no end yet.
 EN_NOT_SO = re.compile(

@@ -830,3 +830,18 @@ def test_where_in_the_city_one_lives_keeps_the_city(agent, turns, question, city
     assert said(hits, city) and not said(hits, earlier)
     # The move that said the city still holds: it is no past value.
     assert Memory.objects.current().filter(content__contains=city).count() >= 2
+
+
+@pytest.mark.parametrize(
+    "ended",
+    [
+        "Priya and I called it quits last month.",
+        "I ended things with Priya.",
+        "Priya dumped me last week.",
+        "I broke it off with Priya.",
+    ],
+)
+def test_a_breakup_in_other_words_ends_the_partner(agent, ended):
+    converse(agent, ["My girlfriend Priya is a nurse."], [ended])
+    partner = GraphEdge.objects.get(relation="partner")
+    assert partner.invalid_at is not None
