@@ -309,12 +309,15 @@ def _subjects(memory_ids: list[uuid.UUID]) -> dict[uuid.UUID, set[uuid.UUID]]:
 
 def _names_entity(text: str, entity: GraphNode) -> bool:
     """Whether `text` names the entity: by its name or an alias (a person's first name alone
-    too: "Marco" for "Marco Chan"), or by its role ("my brother", "老婆", "the dog")."""
+    too: "Marco" for "Marco Chan"), or by its role ("my brother", "老婆", "the dog"); not a
+    named one by a role many hold ("another coworker" is not Jon Park)."""
     names = [entity.name, *entity.aliases]
     if entity.kind == EntityKind.PERSON:
         names += [name.split()[0] for name in names if " " in name.strip()]
     if statements.names_in(text, names):
         return True
+    if entity.name and entity.role in MANY_ROLES:
+        return False
     return bool(statements.names_in(text.lower(), role_words(entity.role)))
 
 

@@ -845,3 +845,13 @@ def test_a_breakup_in_other_words_ends_the_partner(agent, ended):
     converse(agent, ["My girlfriend Priya is a nurse."], [ended])
     partner = GraphEdge.objects.get(relation="partner")
     assert partner.invalid_at is not None
+
+
+def test_a_named_colleague_is_not_named_by_another_coworker(agent):
+    converse(
+        agent,
+        ["My colleague Jon Park handles payroll and is always on time."],
+        ["Another coworker, John Parker, runs the warehouse on the night shift."],
+    )
+    hits = recall(agent, "What does Jon Park handle at work?")
+    assert said(hits, "payroll") and not said(hits, "warehouse")
