@@ -85,11 +85,11 @@ SSN_LABELS = r"ssn|social\s+security(?:\s+(?:number|no\.?|#))?"
 # Between the label and the value: "for the company system", then "is", ":", "=", "set to" …
 LABEL_TAIL = (
     r"(?:\s+(?:for|to|of|on|at)(?:\s+[\w'’.-]+){1,4}?)?"
-    r"(?:\s*(?:[:=]|：)\s*|\s+(?:(?:is|'s) going to be|is gonna be|is still|is now|will be"
-    r"|should be|has been|is|was|are|became|reads)"
+    r"(?:\s*(?:[:=]|：)\s*|\s+(?:(?:is|'s) going to be(?!\s+\w+ed\b)|is gonna be(?!\s+\w+ed\b)"
+    r"|is still|is now|will be|has been|is|was|are|became|reads)"
     r"(?:\s+(?:still|now|actually|just|always))?(?:\s*[:=]\s*|\s+)"
     # "the password is the same: hunter2"
-    r"(?:(?:still\s+)?the\s+same\s*[:=,-]\s*)?(?:set\s+to\s+|changed\s+to\s+)?)"
+    r"(?:(?:still\s+)?the\s+same\s*[:=]\s*)?(?:set\s+to\s+|changed\s+to\s+)?)"
 )
 # "username jdoe, password hunter2": a login written as a pair.
 PAIR = (
@@ -144,7 +144,7 @@ NOT_VALUES_TEXT = """
     something nothing anything what which where when how why who here there on in at for to and
     or but because since based about like one two three set being been protected encrypted
     managed different? ok fine good bad terrible horrible awful great update updated broken
-    locked working 什么 多少 啥 哪个 几位 几位数 多长 忘了 丢了 错了 对的 一样 不对
+    locked working going gonna i 什么 多少 啥 哪个 几位 几位数 多长 忘了 丢了 错了 对的 一样 不对
 """
 NOT_VALUES = frozenset(NOT_VALUES_TEXT.split())
 TRAILING = ".,;:)]}\"'”’。，；：）"
@@ -294,7 +294,8 @@ IBAN_LENGTHS = {
     "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24,
     "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
 }  # fmt: skip
-# In capitals or not, its groups apart by a space or a dash or not at all.
+IBAN_LABEL = re.compile(r"\biban\b", re.I)
+# Its groups apart by a space or a dash or not at all; in lower case only after its label.
 IBAN_CANDIDATE = re.compile(
     r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,4})?\b", re.I
 )
@@ -309,7 +310,12 @@ def iban_valid(iban: str) -> bool:
 
 def _ibans(text: str) -> Iterator[Span]:
     for match in IBAN_CANDIDATE.finditer(text):
-        raw = match.group().upper()
+        raw = match.group()
+        if not raw.isupper() and not IBAN_LABEL.search(
+            text[max(0, match.start() - 20) : match.start()]
+        ):
+            continue  # in lower case only where named so: hex ids are alike
+        raw = raw.upper()
         length = IBAN_LENGTHS.get(raw[:2], 0)
         # The candidate may run on into a next group of letters or digits: its own length only.
         kept = re.match(rf"(?:[ -]?[A-Z0-9]){{{length}}}", raw) if length else None

@@ -38,7 +38,7 @@ def _inside_a_name(before: str, after: str) -> bool:
     `after` goes on with ("Dr. | Lane", "Ursula K. | Le Guin", "J. | R. R. Tolkien"), not a
     sentence's end ("a Model S. | My wife…", "blood type O. | …")."""
     if TITLE.search(before):
-        return after[:1].isupper()
+        return NAME_GOES_ON.match(after) is not None
     if not AN_INITIAL.search(before):
         return False
     return NEXT_INITIAL.match(after) is not None or (

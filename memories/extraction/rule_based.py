@@ -153,6 +153,10 @@ def value_slot(statements: tuple[Statement, ...] | list[Statement]) -> str | Non
     return slots.pop() if len(slots) == 1 else None
 
 
+def _values(extraction: Extraction) -> frozenset[tuple[str, str]]:
+    return frozenset((s.attribute, s.value.casefold()) for s in extraction.statements)
+
+
 class _Written:
     """The extractions of one message, in the order said, and which statements they carry."""
 
@@ -238,17 +242,28 @@ class _Written:
         merged: dict[str, int] = {}
         result: list[Extraction] = []
         ordered = [e for _, e in sorted(self.written, key=lambda pair: pair[0])]
-        # One value a slot a message, the last: a rule's earlier one (a pasted list of cities)
-        # is no version of its own; a fact this extractor added for an end said before the new
-        # value ("I left Freightly. I'm a staff engineer at Lumen Pay now") stays a fact of its
-        # own, slotless.
+        # One value a slot a message, the last, in the fullest words a rule said it in: its
+        # other rule facts (a pasted list of cities) are no versions of their own; a fact this
+        # extractor added for an end said before the new value ("I left Freightly. I'm a staff
+        # engineer at Lumen Pay now") stays a fact of its own, slotless.
         last_of_slot = {e.slot: i for i, e in enumerate(ordered) if e.slot}
+        kept_of_slot = {
+            slot: next(
+                i
+                for i, e in enumerate(ordered)
+                if e.slot == slot
+                and (
+                    i == last or (id(e) not in self.added and _values(e) >= _values(ordered[last]))
+                )
+            )
+            for slot, last in last_of_slot.items()
+        }
         ordered = [
             replace(e, slot=None)
             if id(e) in self.added and e.slot and last_of_slot[e.slot] != i
             else e
             for i, e in enumerate(ordered)
-            if not (e.slot and id(e) not in self.added and last_of_slot[e.slot] != i)
+            if not (e.slot and id(e) not in self.added and kept_of_slot[e.slot] != i)
         ]
         for extraction in ordered:
             if extraction.action == "remember" and extraction.content in merged:

@@ -244,11 +244,16 @@ def _values_read(result: Asked, *, edges, as_of: datetime | None) -> None:
     )
     current = [edge.value for edge in holding]
     ended = list(ended)
-    # Not a value a current one holds: "杭州" of "杭州滨江" still holds.
+    # Not a value a current one holds: "杭州" of where one lives in "杭州滨江" still holds.
     result.past_values += [
         value
         for edge in ended
-        if (value := edge.value) and not any(holds_value(held, value) for held in current)
+        if (value := edge.value)
+        and not any(
+            held.casefold() == value.casefold()
+            or (edge.relation == "lives in" and holds_value(held, value))
+            for held in current
+        )
     ]
     last_ended = max(
         (edge for edge in ended if edge.invalid_at is not None),

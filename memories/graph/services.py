@@ -138,8 +138,11 @@ def _first_name_ended(node: GraphNode, *, new_name: str, at: datetime, actor: st
     question about the name answers the new one and `as_of` before the change the first. The
     memories that spoke of the entity by it state it; none of them leaves recall (they may
     say more of the entity that still holds)."""
-    if not node.name or node.name.casefold() == new_name.casefold() or node.created_at >= at:
+    first, new = node.name.casefold(), new_name.casefold()
+    if not first or first == new or node.created_at >= at:
         return
+    if new.startswith(first + " ") or first.startswith(new + " "):
+        return  # the same name said in full, or short ("Rachel", "Rachel Lim"): no rename
     if GraphEdge.objects.filter(subject=node, relation="name").exists():
         return  # its names are edges already: the new one closes the current one
     said_by = GraphEdge.objects.filter(object_node=node, created_at__lte=at).values_list(
@@ -245,7 +248,9 @@ def graph_statements_record(
             # A value the new one holds ("杭州" in "杭州滨江") is made finer, not replaced: its
             # edge ends, the memories saying it still hold.
             said = node.name if node is not None else value
-            refined = [e for e in ended if holds_value(said, e.value)]
+            refined = [
+                e for e in ended if statement.attribute == "lives in" and holds_value(said, e.value)
+            ]
             _closed(refined, at=at)
             change.closed += _closed([e for e in ended if e not in refined], at=at)
             later = [e.valid_at for e in current if e.valid_at > at]

@@ -26,8 +26,17 @@ def said_within(fact: str) -> bool:
     return MOVED.search(fact) is None
 
 
+# The question is about where one lives ("Where in Japan did you travel?" is not).
+LIVING = re.compile(
+    r"住|家|\b(?:live|living|lives|based|stay|staying|settled?|home|moved?)\b", re.I
+)
+
+
 def place_asked_within(question: str) -> str | None:
-    """The place the assistant asks where within ("在杭州住哪边？": 杭州), if it asks that."""
+    """The place the assistant asks where within one lives ("在杭州住哪边？": 杭州), if it
+    asks that."""
+    if not LIVING.search(question):
+        return None
     found = ZH_ASKED_WITHIN.search(question) or EN_ASKED_WITHIN.search(question)
     return found["place"] if found else None
 

@@ -568,3 +568,44 @@ def test_work_ended_or_only_sought_is_no_employer(message, held):
         if s.attribute == "works at"
     ]
     assert ended == held
+
+
+@pytest.mark.parametrize(
+    ("message", "fact"),
+    [
+        ("When I moved to Austin last year, I joined Dell.", "The user lives in Austin"),
+        ("Will is my brother.", "Will is the user's brother"),
+        (
+            "What I do for work: I'm a nurse at Mercy Hospital.",
+            "The user is a nurse at Mercy Hospital",
+        ),
+        (
+            'My favourite book is "Dune" and my favourite film is "Alien".',
+            'The user\'s favourite film is "Alien"',
+        ),
+        ('I told my boss "I quit" and I now work at Google.', "The user works at Google"),
+        ("I used to live in Boston but now I live in Austin.", "The user lives in Austin"),
+        ("Imagine Dragons is my favorite band.", "Imagine Dragons is the user's favorite band"),
+        ("I'd like to update my address: I now live in Berlin.", "The user lives in Berlin"),
+        ("我的工作是翻译。", "用户的工作是翻译"),
+        ("#1 priority: I live in Austin", "The user lives in Austin"),
+        (
+            "My doctor said my blood pressure is on the high side.",
+            "The user's doctor said the user's blood pressure is on the high side",
+        ),
+    ],
+)
+def test_a_statement_that_looks_like_a_question_or_a_quote_still_states(message, fact):
+    assert fact in [e.content for e in RuleBasedExtractor().extract(message)]
+
+
+def test_a_place_asked_within_is_where_one_lives_only():
+    told = RuleBasedExtractor().extract(
+        "I live in Austin.", replying_to="Where in Japan did you travel last year?"
+    )
+    assert [e.content for e in told] == ["The user lives in Austin"]
+
+
+def test_the_same_value_said_twice_in_a_message_is_kept_as_said():
+    said = RuleBasedExtractor().extract("I'm a software engineer at Google. I work at Google.")
+    assert "The user is a software engineer at Google" in [e.content for e in said]

@@ -811,7 +811,7 @@ def test_a_name_longer_than_the_graph_holds_names_nothing_and_the_message_is_kep
             [
                 "I live in Chicago.",
                 "We moved to Denver for my job.",
-                "A: Which part of Denver?",
+                "A: Which part of Denver do you live in?",
                 "We live in Capitol Hill, close to the park.",
             ],
             "Which city does the user live in now?",

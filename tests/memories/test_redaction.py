@@ -70,6 +70,11 @@ def test_a_secret_is_replaced_by_its_kind(text, kind, secret, settings):
 
 
 ORDINARY = [
+    "Your PIN should be 4 digits.",
+    "My password should be stronger.",
+    "The password is going to be emailed to you.",
+    "The password is the same - I never change it.",
+    "order 2ae9e525-ee70-43d2-ba80-76ab658e9865",
     "My order number is 1234567890123456, it should arrive Friday.",
     "Tracking: 1Z999AA10123456784 via UPS.",
     "Call me at 415-555-0123 or +1 (415) 555-0199.",
