@@ -170,10 +170,12 @@ def session_message_add(
         # taken one write at a time (a fact, then a slot held by a document, then the episode)
         # could deadlock with another writer taking them in another order.
         lock_memory_writes({(session.user_id, kind) for kind in MemoryType.values})
-        if not ConversationSession.objects.filter(pk=session.pk).exists():
-            raise NotFound("Session not found.")  # purged while the message waited
-        # Again under the locks: a message stored or an end recorded while this one was read.
-        session.refresh_from_db(fields=["ended_at"])
+        # Its row locked (an end waits for this message, as this one for an end), and read
+        # again: purged, ended or written to while this message was read.
+        held = ConversationSession.objects.select_for_update().filter(pk=session.pk).first()
+        if held is None:
+            raise NotFound("Session not found.")
+        session.ended_at = held.ended_at
         if session.ended_at is not None:
             raise Conflict("This session has ended; open a new one.", field="session_id")
         _sent_at_check(session=session, sent_at=sent_at)

@@ -546,3 +546,18 @@ def say_at(agent, session: str, content: str, sent_at: str) -> None:
 def test_what_a_doctor_reported_of_the_user_is_a_fact(agent, session):
     say(agent, session, "My doctor said my blood pressure is on the high side.")
     assert facts() == ["The user's doctor said the user's blood pressure is on the high side"]
+
+
+def test_a_session_ended_while_a_message_was_read_takes_it_not(agent, session, monkeypatch):
+    read = RuleBasedExtractor.extract
+
+    def extract_while_the_session_ends(self, text, **context):
+        assert agent.post(f"/api/v1/sessions/{session}/end/").status_code == 200
+        return read(self, text, **context)
+
+    monkeypatch.setattr(RuleBasedExtractor, "extract", extract_while_the_session_ends)
+    response = agent.post(
+        f"/api/v1/sessions/{session}/messages/", {"role": "user", "content": "Hi"}, format="json"
+    )
+    assert response.status_code == 409
+    assert not ConversationMessage.objects.exists()
