@@ -3,6 +3,7 @@ how arguments become a request, and how an operation's requests are carried out.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -177,10 +178,20 @@ def page(
     return answer["data"], answer["page"]["next"]
 
 
-def unsendable(error: ValueError) -> ValidationFailed:
-    """A request httpx cannot encode (NaN, a lone surrogate): refused as the service refuses
-    such input, before anything is sent."""
-    return ValidationFailed(f"The request cannot be sent as JSON: {error}", code="VALIDATION_ERROR")
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+def encoded(body: Any) -> bytes | None:
+    """A request's JSON body as sent; what JSON cannot carry (NaN, a lone surrogate) is
+    refused as the service refuses it, before anything is sent."""
+    if body is None:
+        return None
+    try:
+        return json.dumps(body, allow_nan=False, ensure_ascii=False).encode()
+    except ValueError as error:  # UnicodeEncodeError too
+        raise ValidationFailed(
+            f"The request cannot be sent as JSON: {error}", code="VALIDATION_ERROR"
+        ) from error
 
 
 def wire(value: Any) -> Any:

@@ -10,7 +10,7 @@ import httpx
 
 from neuromem_client._api import BaseClient
 from neuromem_client._calls import Listing
-from neuromem_client._core import Operation, Request, Retry, Steps, page, unsendable
+from neuromem_client._core import JSON_HEADERS, Operation, Request, Retry, Steps, encoded, page
 from neuromem_client.errors import NeuroMemError, envelope_of
 
 T = TypeVar("T")
@@ -37,12 +37,17 @@ class NeuroMem(BaseClient[httpx.Response]):
 
     def _send(self, request: Request) -> httpx.Response:
         method, path, params, json, _ = request
+        content = encoded(json)
         retry = Retry(self.options, request)
         while True:
             try:
-                response = self._http.request(method, path, params=params, json=json)
-            except ValueError as error:  # NaN, a lone surrogate: JSON cannot carry them
-                raise unsendable(error) from error
+                response = self._http.request(
+                    method,
+                    path,
+                    params=params,
+                    content=content,
+                    headers=JSON_HEADERS if content else None,
+                )
             except httpx.TransportError as error:
                 time.sleep(retry.after(error))
             else:
