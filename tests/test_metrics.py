@@ -3,6 +3,7 @@ process's series from the shared multiprocess directory (another process's, a re
 and NeuroMem's own series move when work happens."""
 
 import importlib
+import math
 import os
 import re
 import subprocess
@@ -143,5 +144,15 @@ def test_a_weekly_job_has_a_week_before_it_is_stale():
         for name, (_, when) in seeded.items()
         if isinstance(when, dict) and "day_of_week" in when
     ]
-    rules = (BASE_DIR / "deploy" / "prometheus" / "alerts.yml").read_text()
-    assert weekly and all(f'job!="{name}"' in rules and f'job="{name}"' in rules for name in weekly)
+    alerts = yaml.safe_load((BASE_DIR / "deploy" / "prometheus" / "alerts.yml").read_text())
+    [stale] = [
+        rule["expr"]
+        for group in alerts["groups"]
+        for rule in group["rules"]
+        if rule.get("alert") == "NeuroMemBeatJobStale"
+    ]
+    assert weekly
+    for name in weekly:
+        threshold = re.search(rf'job="{name}"\}}\s*>\s*([\d\s*]+)', stale)
+        assert threshold and math.prod(map(int, threshold[1].split("*"))) > 7 * 24 * 3600
+        assert f'job!="{name}"' in stale
