@@ -48,7 +48,7 @@ MODS = (
 # A relative clause on someone else ("a friend who is a lawyer"): said of them, not the user.
 OTHERS_RELATIVE = re.compile(
     rf"\b(?:{ROLE}|{PLURAL_ROLE}|someone|somebody|people|a guy|a girl|a woman|a man)"
-    r",?\s+(?:who|whom|whose|that)\b.*$",
+    r",?\s+(?:who|whom|whose|that)\b.*?(?=\s+(?:and|but)\s+(?:i|i'm|my|we)\b|$)",
     re.I,
 )
 NOT_NAME = alternation(NOT_NAMES)

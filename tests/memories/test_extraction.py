@@ -609,3 +609,9 @@ def test_a_place_asked_within_is_where_one_lives_only():
 def test_the_same_value_said_twice_in_a_message_is_kept_as_said():
     said = RuleBasedExtractor().extract("I'm a software engineer at Google. I work at Google.")
     assert "The user is a software engineer at Google" in [e.content for e in said]
+
+
+def test_what_the_user_says_after_a_relative_clause_on_someone_else_states():
+    said = RuleBasedExtractor().extract("I have a sister who lives in Boston and I live in Austin.")
+    homes = [s.value for e in said for s in e.statements if s.attribute == "lives in"]
+    assert homes == ["Austin"]
