@@ -1,7 +1,8 @@
 """A place named as part of another: the user's answer to the assistant asking where in a city
-they live ("在杭州住哪边？" "住在滨江"; "Which part of Denver do you live in?" "Capitol Hill") says
-where within it, not a move away from it. The value is written whole ("杭州滨江", "Capitol
-Hill, Denver"), so that the city still answers, and it ends no memory saying the city."""
+they live ("在杭州住哪边？" "住在滨江"; "Which part of Denver do you live in?" "Capitol
+Hill") says where within it, not a move away from it. The value is written whole ("杭州滨江",
+"Capitol Hill, Denver"), so that the city still answers, and it ends no memory saying the
+city."""
 
 import re
 
