@@ -49,11 +49,12 @@ QUOTED_SPEECH = re.compile(
     re.I,
 )
 ZH_QUOTED_SPEECH = re.compile(r"(?:说|问|写道)[：:]?\s*(?:“[^”]*”|「[^」]*」|\"[^\"]*\")")
-ZH_SUPPOSED = re.compile(
-    r"如果|要是|假如|假设|假使|万一|就好了|想(?:要)?(?:搬|去|住|换|当|做|买)|希望|梦想"
-    r"|翻译(?:成|一下|这)|(?:以前|曾经)(?!.*(?:现在|目前|如今))"
+# Chinese: a supposition or a wish ("要是我住在柏林就好了"), the past alone ("以前住在上海"),
+# another's belief ("他以为我住在柏林"; not "我跟你说…").
+ZH_NOT_STATED = re.compile(
+    r"如果|要是|假如|假设|假使|万一|就好了|想(?:要)?(?:搬|去|住|换|当|做|买)|希望|梦想|翻译(?:成|一下|这)"
+    r"|(?:以前|曾经)(?!.*(?:现在|目前|如今))|(?<![跟和对])(?:你|他|她|他们|别人|大家|有人)(?:说|觉得|以为|认为)"
 )
-ZH_REPORTED = re.compile(r"(?<![跟和对])(?:你|他|她|他们|别人|大家|有人)(?:说|觉得|以为|认为)")
 # A clause whose subject is no one: "Nobody in my family lives in Texas".
 NO_ONE = re.compile(r"^(?:nobody|no one|none of|neither)\b", re.I)
 # A line of code or of a stack trace: what it says is no one's word.
@@ -89,9 +90,7 @@ def stated(sentence: str) -> str:
 
 def _states(clause: str) -> bool:
     if HAN.search(clause):
-        return not (
-            ASKED.search(clause) or ZH_SUPPOSED.search(clause) or ZH_REPORTED.search(clause)
-        )
+        return not (ASKED.search(clause) or ZH_NOT_STATED.search(clause))
     plain = LEAD.sub("", clause.strip())
     return not (
         ASKED.search(plain)

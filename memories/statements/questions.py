@@ -378,9 +378,8 @@ ZH_FAVORITE = re.compile(
     rf"最(?:喜欢|爱)的?(?:是)?(?:什么|哪个|哪种)?(?P<x>[{HAN}A-Za-z]{{1,6}}?)(?:是|$|呢|？)"
 )
 # Not "…的猫是什么品种": what follows 什么 is what is asked (the focus), the cat its subject.
-ZH_GENERIC = re.compile(
-    rf"的(?P<attr>[{HAN}]{{1,6}}?)是(?:什么(?=$|[呢呀啊吗嘛哦？?。！!]|时候|样)|多少|哪|谁)"
-)
+WHAT_ENDS = r"(?=$|[呢呀啊吗嘛哦？?。！!]|时候|样)"
+ZH_GENERIC = re.compile(rf"的(?P<attr>[{HAN}]{{1,6}}?)是(?:什么{WHAT_ENDS}|多少|哪|谁)")
 ZH_FOCUS = re.compile(rf"(?P<f>[{HAN}]{{1,6}}?)(?:是什么|是多少|是哪|叫什么|有多少|是谁)")
 # "用户的猫现在叫什么名字？": when, said after what is asked about, is no part of it.
 ZH_WHEN_AFTER = re.compile(r"(?:现在|目前|如今|当前)$")

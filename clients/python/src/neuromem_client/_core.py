@@ -178,20 +178,19 @@ def page(
     return answer["data"], answer["page"]["next"]
 
 
-JSON_HEADERS = {"Content-Type": "application/json"}
-
-
-def encoded(body: Any) -> bytes | None:
-    """A request's JSON body as sent; what JSON cannot carry (NaN, a lone surrogate) is
-    refused as the service refuses it, before anything is sent."""
-    if body is None:
-        return None
-    try:
-        return json.dumps(body, allow_nan=False, ensure_ascii=False).encode()
-    except ValueError as error:  # UnicodeEncodeError too
-        raise ValidationFailed(
-            f"The request cannot be sent as JSON: {error}", code="VALIDATION_ERROR"
-        ) from error
+def http_arguments(request: Request) -> dict[str, Any]:
+    """httpx's arguments for `request`, its JSON body encoded here: what JSON cannot carry (NaN,
+    a lone surrogate) is refused as the service refuses it, before anything is sent."""
+    sent: dict[str, Any] = {"method": request.method, "url": request.path, "params": request.params}
+    if request.json is not None:
+        try:
+            sent["content"] = json.dumps(request.json, allow_nan=False, ensure_ascii=False).encode()
+        except ValueError as error:  # UnicodeEncodeError too
+            raise ValidationFailed(
+                f"The request cannot be sent as JSON: {error}", code="VALIDATION_ERROR"
+            ) from error
+        sent["headers"] = {"Content-Type": "application/json"}
+    return sent
 
 
 def wire(value: Any) -> Any:

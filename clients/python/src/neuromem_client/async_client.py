@@ -11,7 +11,7 @@ import httpx
 
 from neuromem_client._api import BaseClient
 from neuromem_client._calls import Listing
-from neuromem_client._core import JSON_HEADERS, Operation, Request, Retry, Steps, encoded, page
+from neuromem_client._core import Operation, Request, Retry, Steps, http_arguments, page
 from neuromem_client.errors import NeuroMemError, envelope_of
 
 T = TypeVar("T")
@@ -37,18 +37,11 @@ class AsyncNeuroMem(BaseClient[Awaitable[httpx.Response]]):
     # --- Transport: `NeuroMem`'s, awaiting instead of blocking ---------------------------
 
     async def _send(self, request: Request) -> httpx.Response:
-        method, path, params, json, _ = request
-        content = encoded(json)
+        sent = http_arguments(request)
         retry = Retry(self.options, request)
         while True:
             try:
-                response = await self._http.request(
-                    method,
-                    path,
-                    params=params,
-                    content=content,
-                    headers=JSON_HEADERS if content else None,
-                )
+                response = await self._http.request(**sent)
             except httpx.TransportError as error:
                 await asyncio.sleep(retry.after(error))
             else:

@@ -10,7 +10,7 @@ import httpx
 
 from neuromem_client._api import BaseClient
 from neuromem_client._calls import Listing
-from neuromem_client._core import JSON_HEADERS, Operation, Request, Retry, Steps, encoded, page
+from neuromem_client._core import Operation, Request, Retry, Steps, http_arguments, page
 from neuromem_client.errors import NeuroMemError, envelope_of
 
 T = TypeVar("T")
@@ -36,18 +36,11 @@ class NeuroMem(BaseClient[httpx.Response]):
     # --- Transport: how the calls `_api` describes are made, blocking -------------------
 
     def _send(self, request: Request) -> httpx.Response:
-        method, path, params, json, _ = request
-        content = encoded(json)
+        sent = http_arguments(request)
         retry = Retry(self.options, request)
         while True:
             try:
-                response = self._http.request(
-                    method,
-                    path,
-                    params=params,
-                    content=content,
-                    headers=JSON_HEADERS if content else None,
-                )
+                response = self._http.request(**sent)
             except httpx.TransportError as error:
                 time.sleep(retry.after(error))
             else:
