@@ -114,7 +114,8 @@ class OpenAIEmbeddingProvider:
         # An answer that is no vector of numbers for each text is the provider's failure (retried,
         # then `failed`), not a crash that leaves the memories pending.
         try:
-            matrix = np.asarray(vectors, dtype=np.float32)
+            with np.errstate(over="ignore"):  # beyond float32: infinite, refused below
+                matrix = np.asarray(vectors, dtype=np.float32)
         except (TypeError, ValueError) as error:
             raise EmbeddingError(f"embedding provider answered no numbers: {error}") from error
         if matrix.shape != (len(texts), self.dimensions):
