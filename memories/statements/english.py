@@ -47,10 +47,18 @@ MODS = (
 )
 # A relative clause on someone else ("a friend who is a lawyer"): said of them, not the user.
 OTHERS_RELATIVE = re.compile(
-    rf"\b(?:{ROLE}|{PLURAL_ROLE}|someone|somebody|people|a guy|a girl|a woman|a man)"
+    rf"\b(?P<who>{ROLE}|{PLURAL_ROLE}|someone|somebody|people|a guy|a girl|a woman|a man)"
     r",?\s+(?:who|whom|whose|that)\b.*?(?=\s+(?:and|but)\s+(?:i|i'm|my|we)\b|$)",
     re.I,
 )
+
+
+def others_relative_left_out(text: str) -> str:
+    """`text` without a relative clause on someone else, its noun kept ("I have a friend who
+    is a lawyer" → "I have a friend")."""
+    return OTHERS_RELATIVE.sub(r"\g<who>", text)
+
+
 NOT_NAME = alternation(NOT_NAMES)
 NAMEWORD = rf"(?!(?:{NOT_NAME})\b)[A-Z][a-zà-ÿ]+(?:'[A-Z][a-zà-ÿ]+|-[A-Za-zà-ÿ]+)?"
 NAME = rf"(?-i:{NAMEWORD}(?:\s+{NAMEWORD}){{0,2}})"

@@ -198,7 +198,7 @@ def _read(
                     ctx.take(m)
     else:
         if clause.subject == USER or clause.subject is None:
-            rest = english.OTHERS_RELATIVE.sub("", rest)
+            rest = english.others_relative_left_out(rest)
         lower = rest.lower()
         words = frozenset(english_patterns.WORD.findall(lower))
         for pattern, handler, trigger in english_patterns.PATTERNS:
