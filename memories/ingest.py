@@ -97,6 +97,14 @@ def session_end(*, session: ConversationSession, caller: Caller) -> Conversation
 EPISODE_IMPORTANCE = 0.4
 
 
+def _session_takes(*, session: ConversationSession, sent_at: datetime | None) -> None:
+    """The session takes a message dated `sent_at`: it has not ended, and the date keeps its
+    turns in order."""
+    _sent_at_check(session=session, sent_at=sent_at)
+    if session.ended_at is not None:
+        raise Conflict("This session has ended; open a new one.", field="session_id")
+
+
 def _sent_at_check(*, session: ConversationSession, sent_at: datetime | None) -> None:
     if sent_at is None:
         return  # now, once the message's locks are held
@@ -142,9 +150,7 @@ def session_message_add(
     `sent_at` dates a message said earlier (importing a past conversation); it must not be
     in the future nor before the session's last message, so the turns stay in order."""
     user_access_check(caller=caller, user_id=session.user_id, write=True)
-    _sent_at_check(session=session, sent_at=sent_at)
-    if session.ended_at is not None:
-        raise Conflict("This session has ended; open a new one.", field="session_id")
+    _session_takes(session=session, sent_at=sent_at)
     redacted = redact(content)
     extractions: list[Extraction] = []
     status = "skipped"
@@ -176,9 +182,7 @@ def session_message_add(
         if held is None:
             raise NotFound("Session not found.")
         session.ended_at = held.ended_at
-        if session.ended_at is not None:
-            raise Conflict("This session has ended; open a new one.", field="session_id")
-        _sent_at_check(session=session, sent_at=sent_at)
+        _session_takes(session=session, sent_at=sent_at)
         message = ConversationMessage.objects.create(
             session=session,
             user_id=session.user_id,
