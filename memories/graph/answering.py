@@ -43,7 +43,7 @@ from memories.predicates import as_of_q, current_q
 from memories.sentences import latin_bounded, mentions
 from memories.statements import QuestionReading
 from memories.statements.chinese import OTHERS_OWN
-from memories.statements.places import holds_value
+from memories.statements.places import still_holds
 from memories.statements.words import (
     SINGLE_RELATIONS,
     ZH_SURNAMES,
@@ -244,16 +244,12 @@ def _values_read(result: Asked, *, edges, as_of: datetime | None) -> None:
     )
     current = [edge.value for edge in holding]
     ended = list(ended)
-    # Not a value a current one holds: "杭州" of where one lives in "杭州滨江" still holds.
+    # Not a value a current one still says: "杭州" of where one lives in "杭州滨江".
     result.past_values += [
         value
         for edge in ended
         if (value := edge.value)
-        and not any(
-            held.casefold() == value.casefold()
-            or (edge.relation == "lives in" and holds_value(held, value))
-            for held in current
-        )
+        and not any(still_holds(edge.relation, held, value) for held in current)
     ]
     last_ended = max(
         (edge for edge in ended if edge.invalid_at is not None),

@@ -26,7 +26,7 @@ from memories.sentences import HAN, latin_bounded
 from memories.services.writes import SCORE_FLAGS_CLEARED
 from memories.statements import Statement, Subject
 from memories.statements.ends import names_value, things_given_up
-from memories.statements.places import holds_value
+from memories.statements.places import still_holds
 from memories.statements.words import PERSON_ROLES, alternation
 
 # A closed value this short ("3", "NY") names too much to find memories by: only the memories it
@@ -248,9 +248,7 @@ def graph_statements_record(
             # A value the new one holds ("杭州" in "杭州滨江") is made finer, not replaced: its
             # edge ends, the memories saying it still hold.
             said = node.name if node is not None else value
-            refined = [
-                e for e in ended if statement.attribute == "lives in" and holds_value(said, e.value)
-            ]
+            refined = [e for e in ended if still_holds(statement.attribute, said, e.value)]
             _closed(refined, at=at)
             change.closed += _closed([e for e in ended if e not in refined], at=at)
             later = [e.valid_at for e in current if e.valid_at > at]

@@ -47,6 +47,15 @@ def place_within(value: str, place: str) -> str:
     return place + value if HAN_RE.search(place) and HAN_RE.search(value) else f"{value}, {place}"
 
 
+def still_holds(attribute: str, current: str, earlier: str) -> bool:
+    """Whether a current value of `attribute` still says an earlier one: the same, or, of
+    where one lives, a place within it ("杭州滨江" says "杭州"). Ended, such a value is made
+    finer, not replaced."""
+    if attribute == "lives in":
+        return holds_value(current, earlier)
+    return current.casefold() == earlier.casefold()
+
+
 def holds_value(current: str, earlier: str) -> bool:
     """Whether the current value still says the earlier one: the same, or a place within it
     (place_within's form)."""
