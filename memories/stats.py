@@ -213,12 +213,13 @@ def stats_cache_key(
 
 def cache_read(key: str) -> dict[str, Any] | None:
     """The answer cached under `key`, unless a purge committed after it was made."""
+    mark = _outdated_before_key()
     try:
-        held = cache.get_many([key, _outdated_before_key()])
+        held = cache.get_many([key, mark])
     except redis.RedisError:
         log.warning("memory stats: the cache could not be read", exc_info=True)
         return None
-    stats, outdated_before = held.get(key), held.get(_outdated_before_key())
+    stats, outdated_before = held.get(key), held.get(mark)
     if stats is None or (outdated_before is not None and stats["generated_at"] <= outdated_before):
         return None
     return stats
