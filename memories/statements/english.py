@@ -445,6 +445,9 @@ NOT_LABELS = re.compile(
 )
 
 
+AT_EMPLOYER = re.compile(rf"(?:at|with)\s+(?P<org>{CAP})\W*$")
+
+
 def _value_fits(key: str, value: str) -> bool:
     """Whether a value said in a generic form can be a value of `key`: a state ("my job is
     stressful", "my back is killing me") is not."""
@@ -483,6 +486,8 @@ def _generic(ctx: Context, owner: Subject, attr: str, value: str, *, ended: bool
         ctx.relate(person)  # "my accountant is named Priya"
         return True
     key = attribute_key(attr)
+    if key == "job" and (employer := AT_EMPLOYER.match(value)):
+        key, value = "works at", employer["org"]  # "my new job is at Figma"
     if not _value_fits(key, value):
         return False
     plural = plural_phrase(attr)

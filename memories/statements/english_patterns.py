@@ -205,6 +205,15 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             ("work", "employ", "teach"),
         ),
         (rf"\b(?:work(?:s|ing)?)\s+with\s+(?P<org>{CAP}){END}", works, ("work",)),
+        # Work said by what one does there: "I teach chemistry at Lincoln High", "work nights at
+        # St. Mary's" (a named place only: "I teach my kids at home" is no job).
+        (
+            rf"\b(?:(?:teach(?:es|ing)?|lectur(?:e|es|ing)|tutor(?:s|ing)?)\s+(?:(?!(?:at|for|in)\b)"
+            rf"[\w-]+\s+){{1,3}}?|work(?:s|ing)?\s+(?:nights|days|weekends|evenings|mornings"
+            rf"|shifts|remotely)\s+)(?:at|for)\s+(?P<org>{CAP}){END}{IN_PLACE}",
+            works,
+            ("teach", "lectur", "tutor", "work"),
+        ),
         # An employer named with what it is: "I write software for Brightline, a startup" (where
         # it is says nothing of where the user lives).
         (
@@ -235,10 +244,12 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             ("start", "began", "begun", "joined"),
         ),
         (
-            rf"\b(?:joined|got\s+(?:a\s+)?(?:job|position|role)\s+(?:at|with)|landed\s+a\s+"
-            rf"(?:job|position|role)\s+(?:at|with))\s+(?P<org>{CAP})(?:\s+as\s+(?P<job>{JOB}))?",
+            rf"\b(?:joined|(?:got|landed|found|took)\s+(?:an?\s+|the\s+)?(?:new\s+)?(?:(?:full|part)"
+            rf"[- ]time\s+)?(?:job|position|role|gig|post)(?:\s+as\s+(?P<job0>(?:an?\s+)?"
+            rf"(?:[\w-]+\s+){{0,2}}?[\w-]+))?\s+(?:at|with))"
+            rf"\s+(?P<org>{CAP})(?:\s+as\s+(?P<job>{JOB}))?",
             works,
-            ("joined", "job", "position", "role"),
+            ("joined", "job", "position", "role", "gig", "post"),
         ),
         (
             rf"\b(?:quit|left|resigned\s+from|retired\s+from|(?:was|got)\s+(?:laid\s+off|fired|let\s+go)"

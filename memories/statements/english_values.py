@@ -168,8 +168,9 @@ def works(ctx: Context, m, rest: str) -> bool:
     if org.lower() in ("home", "the moment", "night", "nights", "weekends"):
         return False
     ended = neg == "ended"
-    if m.groupdict().get("job"):
-        ctx.say("job", m["job"], ended=ended)
+    title = m.groupdict().get("job") or m.groupdict().get("job0")
+    if title:
+        ctx.say("job", title, ended=ended)
     if (
         org
         and ctx.subject.role in CHILDREN

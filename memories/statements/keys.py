@@ -74,6 +74,7 @@ SYNONYMS: dict[str, str] = {
             "line of work",
             "career",
             "day job",
+            "gig",
             "职业",
             "工作",
             "职位",

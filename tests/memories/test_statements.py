@@ -412,6 +412,16 @@ def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
         ("My favourite film is Spirited Away.", {("user", "favorite movie", "Spirited Away")}),
         ("My home city is Denver.", {("user", "lives in", "Denver")}),
         ("My employer is Acme Corp.", {("user", "works at", "Acme Corp")}),
+        # Work said by what one does there, or by the job's place
+        ("I teach chemistry at Lincoln High now.", {("user", "works at", "Lincoln High")}),
+        ("I work nights at St. Mary's.", {("user", "works at", "St. Mary's")}),
+        ("I teach my kids at home.", set()),
+        (
+            "I got a job as a lifeguard at Riverside Pool.",
+            {("user", "job", "a lifeguard"), ("user", "works at", "Riverside Pool")},
+        ),
+        ("My new gig is at Figma.", {("user", "works at", "Figma")}),
+        ("My job is stressful.", set()),
         ("My blood type is O negative.", {("user", "blood type", "O negative")}),
         ("Hi, I'm Wren Albright, I restore pianos.", {("user", "name", "Wren Albright")}),
         ("I'm Wren.", {("user", "name", "Wren")}),
