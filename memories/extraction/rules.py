@@ -107,7 +107,9 @@ def rule(
 RULES: list[Rule] = [
     # English
     rule(
-        rf"\b(?:my name(?:'s| is)|i'm called|i am called|(?:^|you can |please |just )call me)"
+        rf"\b(?:my name(?:'s| is)|i'm called|i am called|(?:^|you can |please |just )call me"
+        # a name, not how to reach the user ("call me on 07700 900123", "call me back")
+        r"(?= (?-i:[A-Z]))(?! (?:on|at|back|if|when|whenever|anytime|later|tomorrow|tonight)\b))"
         rf" (?P<name>{VALUE}){VALUE_END}",
         "The user's name is {name}",
         "profile:name",

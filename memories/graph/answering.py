@@ -45,6 +45,7 @@ from memories.statements import QuestionReading
 from memories.statements.chinese import OTHERS_OWN
 from memories.statements.places import still_holds
 from memories.statements.words import (
+    BASE_ROLES,
     SINGLE_RELATIONS,
     ZH_SURNAMES,
     ZH_TITLES,
@@ -199,7 +200,7 @@ def _by_role(
     ).values_list("object_node_id", flat=True)
     ids = set(holding)
     of_role = [node for node in nodes if node.id in ids] or [
-        node for node in nodes if node.role == role
+        node for node in nodes if role in (node.role, BASE_ROLES.get(node.role))
     ]
     return of_role[0] if len(of_role) == 1 else None
 

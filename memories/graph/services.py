@@ -27,7 +27,7 @@ from memories.services.writes import SCORE_FLAGS_CLEARED
 from memories.statements import Statement, Subject
 from memories.statements.ends import names_value, things_given_up
 from memories.statements.places import still_holds
-from memories.statements.words import PERSON_ROLES, alternation
+from memories.statements.words import BASE_ROLES, PERSON_ROLES, alternation, kin_of
 
 # A closed value this short ("3", "NY") names too much to find memories by: only the memories it
 # came from leave recall.
@@ -86,7 +86,8 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
     if subject.name:
         named = _named_node(user_id=user_id, name=subject.name)
         if named is not None:
-            if subject.role and not named.role:
+            if subject.role and (not named.role or BASE_ROLES.get(subject.role) == named.role):
+                # "my big brother Sam" after "my brother Sam": the role said more precisely
                 GraphNode.objects.filter(pk=named.pk).update(role=subject.role)
             return named
         if subject.role:
@@ -109,7 +110,8 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
     unnamed = nodes.filter(name="", role=subject.role).first()
     if unnamed is not None:
         return unnamed
-    of_role = list(nodes.filter(role=subject.role)[:2])
+    # "my brother" after "my older brother", alone of his role: him
+    of_role = list(nodes.filter(role__in=[subject.role, *kin_of(subject.role)])[:2])
     if len(of_role) == 1:
         return of_role[0]
     return GraphNode.objects.create(user_id=user_id, kind=subject.kind, role=subject.role, **made)

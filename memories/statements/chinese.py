@@ -472,7 +472,7 @@ INVERSION = re.compile(
 RESOLVE = re.compile(
     rf"^(?:新的?(?:号码?|邮箱|地址|号)?|号码|新号码)?(?:是|为)\s*(?:一?[辆台部])?"
     rf"(?P<v>{NUM}|{ZH_EMAIL}|{ZV}){ZE}"
-    rf"|^(?P<alone>{NUM}|{ZH_EMAIL}){ZE}"
+    rf"|^(?:改用|换用|用|换成了?)?(?P<alone>{NUM}|{ZH_EMAIL}){ZE}"
 )
 
 

@@ -124,6 +124,7 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
             r"在(?P<v>[^，,。；在]+?)(?:读书|上学|念书|读大学|读研|读博|上大学|读高中|上高中|读本科)",
             say("school"),
         ),
+        (rf"转学(?:到|去)了?(?P<v>{ZV}){ZE}", say("school")),
         # A job, and where: "是纽约的律师"
         (
             rf"是(?:一名|一个|一位|个|名|位)?(?:(?P<place>[^，,。的是]{{1,6}}?)的)?(?P<job>[^，,。；的\s是]*?(?:{ZH_JOBS})){ZE}",
@@ -151,6 +152,12 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         # Phone and email: a new one, said now or in the next clause
         (
             rf"换了?(?:个|一个)?新(?:的)?(?P<attr>手机号码?|手机号|手机|电话号码?|电话|号码|工作号|工作电话|邮箱|地址|车)(?:[，,：:]?\s*(?:是|为)?(?P<v>{NUM}|[\w.+-]+@[\w.-]+))?",
+            pending,
+        ),
+        # "邮箱换了，现在用…": the new one in the next clause
+        (
+            r"(?<![不没别])(?P<attr>手机号码?|手机号|手机|电话号码?|电话|号码|邮箱(?:地址)?|地址)"
+            r"(?:也|又|已经)?(?:换了|改了|变了)",
             pending,
         ),
         (

@@ -19,6 +19,7 @@ from memories.statements.words import (
     LANGUAGES,
     NOT_NAMES,
     NUMBER,
+    ORDERED_ROLES,
     PERSON_PLURALS,
     PERSON_ROLES,
     REGIONS,
@@ -37,8 +38,11 @@ PLURAL_ROLE = alternation(PERSON_PLURALS)
 ANIMAL = alternation([*BREEDS, *SPECIES])
 BREED = alternation(BREEDS)
 ANIMALS = alternation(SPECIES_PLURALS)
+# Words said before a role that do not tell who it is ("my old uni friend Raj"); an order of
+# birth does ("my older brother"): the role is then the whole phrase (ORDERED_ROLES).
 MODS = (
-    r"(?:(?:other|older|younger|little|big|baby|twin|best|oldest|youngest|eldest|elder|middle"
+    rf"(?:(?!(?:{alternation(ORDERED_ROLES)})\b)"
+    r"(?:other|older|younger|little|big|baby|twin|best|oldest|youngest|eldest|elder|middle"
     r"|new|old|late|dear|step|half|former|current|lovely|amazing|beloved|sweet"
     # Where they are the user's: "my old uni friend Raj", "my work colleague Tom".
     r"|uni|university|college|school|high[- ]school|childhood|work|office|gym|running"
@@ -445,6 +449,7 @@ NOT_LABELS = re.compile(
 )
 
 
+ADDRESS = {"email": re.compile(EMAIL), "phone": re.compile(PHONE)}
 AT_EMPLOYER = re.compile(rf"(?:at|with)\s+(?P<org>{CAP})\W*$")
 
 
@@ -488,6 +493,8 @@ def _generic(ctx: Context, owner: Subject, attr: str, value: str, *, ended: bool
     key = attribute_key(attr)
     if key == "job" and (employer := AT_EMPLOYER.match(value)):
         key, value = "works at", employer["org"]  # "my new job is at Figma"
+    if key in ("email", "phone") and (address := ADDRESS[key].search(value)):
+        value = address[0]  # not what the clause goes on to say ("…, text me anytime")
     if not _value_fits(key, value):
         return False
     plural = plural_phrase(attr)

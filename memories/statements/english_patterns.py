@@ -313,14 +313,16 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
         ),
         # Car
         (
-            rf"\b(?:sold|got\s+rid\s+of|totaled|totalled|wrecked)\s+(?P<v>(?:my|our|the)\s+"
+            rf"\b(?:sold|got\s+rid\s+of|totaled|totalled|wrecked|traded\s+in|traded|scrapped)"
+            rf"\s+(?P<v>(?:my|our|the)\s+"
             rf"(?:[\w-]+\s+){{0,2}}?(?:{VEHICLES}|{CAR})"
             rf"(?:\s+(?!(?:and|but|so|to|for|with|because|last|this|yesterday)\b)[\w-]+)?)",
             car_gone,
-            ("sold", "rid of", "totaled", "totalled", "wrecked"),
+            ("sold", "rid of", "totaled", "totalled", "wrecked", "traded", "scrapped"),
         ),
         (
-            rf"\bdrives?\s+(?!(?:to|me|us|him|her|them|home|around|back|there)\b)(?P<v>(?:an?|the|my"
+            rf"\b(?:drives?|(?:am|is|are|'m|'re|'s)\s+{ADV}driving)\s+"
+            rf"(?!(?:to|me|us|him|her|them|home|around|back|there)\b)(?P<v>(?:an?|the|my"
             rf"|our|his|her)\s+(?:[\w-]+\s+){{0,4}}?[\w-]+|{CAP}){END}",
             car,
             ("driv",),

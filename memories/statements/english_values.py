@@ -8,7 +8,14 @@ from memories.statements.english import LANG, role_of
 from memories.statements.keys import relation_attribute
 from memories.statements.model import USER
 from memories.statements.reading import Context, Handler
-from memories.statements.words import LANGUAGES, NUMBER_WORDS, REGIONS, VEHICLES, word_set
+from memories.statements.words import (
+    BASE_ROLES,
+    LANGUAGES,
+    NUMBER_WORDS,
+    REGIONS,
+    VEHICLES,
+    word_set,
+)
 
 I = re.I  # noqa: E741
 
@@ -173,7 +180,7 @@ def works(ctx: Context, m, rest: str) -> bool:
         ctx.say("job", title, ended=ended)
     if (
         org
-        and ctx.subject.role in CHILDREN
+        and BASE_ROLES.get(ctx.subject.role, ctx.subject.role) in CHILDREN
         and SCHOOL_NAME.search(org)
         and STARTED_AT.search(m.group(0))
     ):

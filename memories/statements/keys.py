@@ -242,6 +242,8 @@ SYNONYMS: dict[str, str] = {
         "hometown",
     ),
     **dict.fromkeys(("birthplace", "born in", "place of birth", "出生地"), "birthplace"),
+    # Not "from" above: where one studied is no home town
+    **dict.fromkeys(("graduated from", "alma mater", "毕业于"), "graduated from"),
     **dict.fromkeys(("likes", "like", "loves", "love", "enjoys", "喜欢"), "likes"),
     **dict.fromkeys(("dislikes", "dislike", "hates", "hate", "讨厌", "不喜欢"), "dislikes"),
     **dict.fromkeys(("allergy", "allergic to", "过敏"), "allergy"),

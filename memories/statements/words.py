@@ -79,6 +79,39 @@ PERSON_ROLES: dict[str, tuple[str, str]] = {
     "ex-girlfriend": ("ex-girlfriend", "f"),
     "ex-boyfriend": ("ex-boyfriend", "m"),
 }
+# Kin told apart by their order of birth ("my older brother", "my little sister", "哥哥" and
+# "弟弟", "大女儿"): a role of its own, so two of them are two entities, each with its values; a
+# question of the plain role ("the user's brother") may be answered by either (BASE_ROLES).
+_OLDER = ("older", "elder", "oldest", "eldest")
+_YOUNGER = ("younger", "youngest")
+_ORDERED_KIN: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    # role: (gender, words for the older one, for the younger one)
+    "brother": ("m", (*_OLDER, "big"), (*_YOUNGER, "little", "baby", "kid")),
+    "sister": ("f", (*_OLDER, "big"), (*_YOUNGER, "little", "baby", "kid")),
+    "son": ("m", _OLDER, _YOUNGER),
+    "daughter": ("f", _OLDER, _YOUNGER),
+}
+ORDERED_ROLES: dict[str, tuple[str, str]] = {
+    f"{word} {kin}": (f"{order} {kin}", gender)
+    for kin, (gender, older, younger) in _ORDERED_KIN.items()
+    for order, words in (("older", older), ("younger", younger))
+    for word in words
+} | {
+    "big bro": ("older brother", "m"),
+    "little bro": ("younger brother", "m"),
+    "big sis": ("older sister", "f"),
+    "little sis": ("younger sister", "f"),
+}
+PERSON_ROLES |= ORDERED_ROLES
+BASE_ROLES = {role: role.split()[-1] for role, _ in ORDERED_ROLES.values()}
+
+
+def kin_of(role: str) -> list[str]:
+    """The roles told apart by order of birth within `role`: "older brother", "younger brother"
+    for "brother"."""
+    return [ordered for ordered, base in BASE_ROLES.items() if base == role]
+
+
 # Plural words and the role they are many of.
 PERSON_PLURALS = {
     "brothers": "brother",
@@ -99,11 +132,27 @@ PERSON_PLURALS = {
     "coworkers": "colleague",
     "nieces": "niece",
     "nephews": "nephew",
+    "grandparents": "grandparent",
+    "in-laws": "in-law",
+    "parents-in-law": "in-law",
+    "folks": "parent",
+    "aunts": "aunt",
+    "uncles": "uncle",
+    "neighbors": "neighbor",
+    "neighbours": "neighbor",
+    "flatmates": "roommate",
+    "housemates": "roommate",
+    "teammates": "teammate",
+    "classmates": "classmate",
 }
 
 ZH_PERSON_ROLES: dict[str, tuple[str, str]] = {
-    **dict.fromkeys(("哥哥", "大哥", "二哥", "弟弟", "小弟", "兄弟", "哥"), ("brother", "m")),
-    **dict.fromkeys(("姐姐", "大姐", "二姐", "妹妹", "小妹", "姐妹", "姐"), ("sister", "f")),
+    **dict.fromkeys(("哥哥", "大哥", "二哥", "哥"), ("older brother", "m")),
+    **dict.fromkeys(("弟弟", "小弟"), ("younger brother", "m")),
+    "兄弟": ("brother", "m"),
+    **dict.fromkeys(("姐姐", "大姐", "二姐", "姐"), ("older sister", "f")),
+    **dict.fromkeys(("妹妹", "小妹"), ("younger sister", "f")),
+    "姐妹": ("sister", "f"),
     **dict.fromkeys(("老婆", "妻子", "太太", "媳妇", "夫人", "爱人"), ("wife", "f")),
     **dict.fromkeys(("老公", "丈夫", "先生"), ("husband", "m")),
     **dict.fromkeys(("男朋友", "男友"), ("boyfriend", "m")),
@@ -134,8 +183,12 @@ ZH_PERSON_ROLES: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("导师", "副导师"), ("mentor", "")),
     **dict.fromkeys(("孙子", "外孙"), ("grandson", "m")),
     **dict.fromkeys(("孙女", "外孙女"), ("granddaughter", "f")),
-    **dict.fromkeys(("大女儿", "小女儿", "二女儿", "闺女"), ("daughter", "f")),
-    **dict.fromkeys(("大儿子", "小儿子", "二儿子"), ("son", "m")),
+    "大女儿": ("older daughter", "f"),
+    "小女儿": ("younger daughter", "f"),
+    **dict.fromkeys(("二女儿", "闺女"), ("daughter", "f")),
+    "大儿子": ("older son", "m"),
+    "小儿子": ("younger son", "m"),
+    "二儿子": ("son", "m"),
     **dict.fromkeys(("姐夫", "妹夫"), ("brother-in-law", "m")),
     **dict.fromkeys(("嫂子", "弟妹"), ("sister-in-law", "f")),
     "室友": ("roommate", ""),
@@ -152,8 +205,11 @@ SINGLE_RELATIONS = frozenset(
      "father", "manager", "landlord", "therapist", "doctor", "dentist"}
 )  # fmt: skip
 # The attribute a relation is kept under: wife, husband… are all the user's "partner".
-RELATION_ATTRIBUTE = dict.fromkeys(
-    ("wife", "husband", "partner", "girlfriend", "boyfriend", "fiancé", "fiancée"), "partner"
+RELATION_ATTRIBUTE = (
+    dict.fromkeys(
+        ("wife", "husband", "partner", "girlfriend", "boyfriend", "fiancé", "fiancée"), "partner"
+    )
+    | BASE_ROLES
 )
 
 # --- Animals ---------------------------------------------------------------------------------

@@ -104,6 +104,14 @@ def extracted(text: str) -> list[tuple[str, str | None]]:
         ("Yesterday I met my sister.", []),
         ("What's the weather like?", []),
         ("今天天气不错。", []),
+        # How to reach the user is no name; others' home is not the user's
+        ("Call me on 07700 900123 if anything comes up.", []),
+        ("Call me Liz.", [("The user's name is Liz", "profile:name")]),
+        ("My in-laws live in Cork.", [("The user's in-laws live in Cork", None)]),
+        (
+            "My grandparents live in Springfield.",
+            [("The user's grandparents live in Springfield", None)],
+        ),
     ],
 )
 def test_rule_based_facts(text, expected):

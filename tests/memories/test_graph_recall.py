@@ -123,6 +123,48 @@ def test_a_message_about_two_brothers_gives_one_fact_each_and_recall_keeps_them_
 @pytest.mark.parametrize(
     ("sessions", "question", "answer", "other"),
     [
+        (
+            [["My older brother lives in Leeds."], ["My younger brother just moved to York."]],
+            "Where does the user's older brother live?",
+            "Leeds",
+            "York",
+        ),
+        (
+            [["My older brother lives in Leeds."], ["My younger brother just moved to York."]],
+            "Where does the user's little brother live?",
+            "York",
+            "Leeds",
+        ),
+        (
+            [["我姐姐住在上海。"], ["我妹妹去年搬到杭州了。"]],
+            "用户的姐姐住在哪里？",
+            "上海",
+            "杭州",
+        ),
+    ],
+)
+def test_kin_told_apart_by_order_of_birth_keep_their_own_values(
+    agent, sessions, question, answer, other
+):
+    converse(agent, *sessions)
+    hits = recall(agent, question)
+    assert said(hits[:1], answer) and not said(hits, other), hits
+    roles = set(GraphNode.objects.filter(user_id=USER).values_list("role", flat=True))
+    assert {"older brother", "younger brother"} <= roles or {
+        "older sister",
+        "younger sister",
+    } <= roles
+
+
+def test_a_question_of_the_plain_role_may_be_answered_by_either_of_them(agent):
+    converse(agent, ["My older brother lives in Leeds."], ["My younger brother lives in York."])
+    hits = recall(agent, "Where does the user's brother live?", limit=10)
+    assert said(hits, "Leeds") and said(hits, "York"), hits
+
+
+@pytest.mark.parametrize(
+    ("sessions", "question", "answer", "other"),
+    [
         pytest.param(
             [
                 ["My brother Hugh lives in Salcombe, a village by the sea."],

@@ -69,6 +69,36 @@ def test_two_brothers_are_two_subjects_each_with_its_fact():
     } <= said("My brother Mike is a doctor in Chicago. My brother Mark is a lawyer in New York.")
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "My older brother is a pilot. My younger brother is a chef.",
+            {("older brother", "job", "a pilot"), ("younger brother", "job", "a chef")},
+        ),
+        (
+            "My big sister lives in Oslo and my little sister lives in Rome.",
+            {("older sister", "lives in", "Oslo"), ("younger sister", "lives in", "Rome")},
+        ),
+        (
+            "My eldest daughter is 9 and my youngest daughter is 4.",
+            {("older daughter", "age", "9"), ("younger daughter", "age", "4")},
+        ),
+        (
+            "我哥哥在上海工作，我弟弟在北京上学。",
+            {("older brother", "works at", "上海"), ("younger brother", "school", "北京")},
+        ),
+        (
+            "我姐姐是医生，我妹妹是律师。",
+            {("older sister", "job", "医生"), ("younger sister", "job", "律师")},
+        ),
+        ("My old friend Raj lives in Leeds.", {("Raj", "lives in", "Leeds")}),
+    ],
+)
+def test_kin_told_apart_by_order_of_birth_are_two_subjects(text, expected):
+    assert expected <= said(text)
+
+
 def test_the_users_car_and_the_wifes_are_two_facts():
     text = "I bought a Tesla Model 3 for commuting. My wife drives a Toyota Camry."
     assert facts(text) == {
@@ -280,9 +310,9 @@ def test_a_role_after_a_describing_word_is_still_the_users():
 @pytest.mark.parametrize(
     ("text", "role", "name"),
     [
-        ("我哥哥身体好，天天跑步。", "brother", ""),  # a state said of them, no name
+        ("我哥哥身体好，天天跑步。", "older brother", ""),  # a state said of them, no name
         ("我老伴血压高，吃的是氨氯地平。", "partner", ""),
-        ("我弟弟张强是医生。", "brother", "张强"),  # a surname opens it
+        ("我弟弟张强是医生。", "younger brother", "张强"),  # a surname opens it
         ("我家的狗旺财三岁了。", "dog", "旺财"),
         ("我女儿朵朵今年五岁。", "daughter", "朵朵"),
     ],
@@ -412,6 +442,16 @@ def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
         ("My favourite film is Spirited Away.", {("user", "favorite movie", "Spirited Away")}),
         ("My home city is Denver.", {("user", "lives in", "Denver")}),
         ("My employer is Acme Corp.", {("user", "works at", "Acme Corp")}),
+        ("I graduated from MIT in 2015.", {("user", "graduated from", "MIT")}),
+        ("My email is ana@example.com, text me anytime.", {("user", "email", "ana@example.com")}),
+        ("My number is 555-0101, call after six.", {("user", "phone", "555-0101")}),
+        ("My in-laws live in Cork.", {("in-law", "lives in", "Cork")}),
+        ("I'm driving a Tesla now.", {("user", "car", "Tesla")}),
+        (
+            "Finally traded in the Corolla, I'm driving a Tesla Model Y now.",
+            {("user", "car", "Corolla", "ended"), ("user", "car", "Tesla Model Y")},
+        ),
+        ("I'm driving to work.", set()),
         # Work said by what one does there, or by the job's place
         ("I teach chemistry at Lincoln High now.", {("user", "works at", "Lincoln High")}),
         ("I work nights at St. Mary's.", {("user", "works at", "St. Mary's")}),
@@ -554,7 +594,10 @@ def test_other_subjects_values_in_other_words(text, expected):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("我姐姐在上海当老师。", {("sister", "works at", "上海"), ("sister", "job", "老师")}),
+        (
+            "我姐姐在上海当老师。",
+            {("older sister", "works at", "上海"), ("older sister", "job", "老师")},
+        ),
         ("我搬到深圳了。", {("user", "lives in", "深圳")}),
         ("我儿子今年八岁。", {("son", "age", "8")}),
         ("我外婆今年九十二了，还自己买菜。", {("grandmother", "age", "92")}),
@@ -619,9 +662,12 @@ def test_other_subjects_values_in_other_words(text, expected):
         # A name said with its title is the name; a title alone is a job
         ("我导师是韩志远老师，要求很严。", {("user", "mentor", "韩志远")}),
         ("副导师是郭敏老师，主要管服务器。", {("user", "mentor", "郭敏")}),
-        ("我哥是老师。", {("brother", "job", "老师")}),
-        ("我哥是高中老师。", {("brother", "job", "高中老师")}),
-        ("我姐是马术老师。", {("sister", "job", "马术老师")}),
+        ("邮箱换了，现在用wanglei@qq.com", {("user", "email", "wanglei@qq.com")}),
+        ("邮箱没换。", set()),
+        ("我转学到复旦了。", {("user", "school", "复旦")}),
+        ("我哥是老师。", {("older brother", "job", "老师")}),
+        ("我哥是高中老师。", {("older brother", "job", "高中老师")}),
+        ("我姐是马术老师。", {("older sister", "job", "马术老师")}),
         # The address to write to from now on
         (
             "以后帮我发邮件就用工作邮箱 wei@huaxin.example。",
