@@ -120,6 +120,10 @@ INTRODUCTIONS = tuple(
     )
 )
 JOB_RE = re.compile(rf"(?:{ZH_JOBS})")
+# How one names a manager or a colleague: a surname and a title at work ("张经理", "李总", "王工").
+TITLED_NAME = re.compile(
+    rf"[{ZH_SURNAMES}](?:经理|总监|总|主任|主管|老板|老师|教授|医生|大夫|律师|处长|科长|局长|部长|院长|校长|工)"
+)
 # A role said as another person's ("我哥家的闺女叫…", "朋友的狗叫…"): not the user's.
 OTHERS_OWN = re.compile(rf"(?:{ZH_ROLE}|他|她|他们|她们)家?的$")
 
@@ -139,8 +143,10 @@ def by_role(subjects: Subjects, word: str, name: str = "") -> Subject:
 
 
 def _may_name(word: str) -> bool:
-    """Whether a word after a role may be its name: not a job ("我哥哥医生"), nor an attribute
-    ("跟我儿子名字就差一个字")."""
+    """Whether a word after a role may be its name: a surname with a title ("张经理", "李总"),
+    not a job ("我哥哥医生"), nor an attribute ("跟我儿子名字就差一个字")."""
+    if TITLED_NAME.fullmatch(word):
+        return True
     return JOB_RE.search(word) is None and attribute_key(word) in (word, word.casefold())
 
 
@@ -266,6 +272,9 @@ def job(ctx: Context, m, rest: str) -> bool:
     names = [name for name in ctx.subjects.named if len(name) > 1]
     if names and re.fullmatch(rf"(?:{alternation(names)}){ZH_TITLES}", m["job"]):
         return True  # "王建华老师": a name with its title, read as one (INTRODUCTIONS)
+    if m["job"] in ctx.subjects.named:
+        return True  # "我的领导是张经理": the manager's name, titled
+
     ended = before.endswith("不再") or PAST.search(rest[: m.start()]) is not None
     ctx.say("job", m["job"], ended=ended)
     if m.groupdict().get("place") and not ended:

@@ -156,6 +156,31 @@ def test_kin_told_apart_by_order_of_birth_keep_their_own_values(
     } <= roles
 
 
+@pytest.mark.parametrize(
+    ("sessions", "question", "answer", "other"),
+    [
+        (
+            [["我的领导是张经理，人挺好的。"], ["现在我的领导是李总。"]],
+            "用户的领导是谁？",
+            "李总",
+            "张经理",
+        ),
+        (
+            [["My manager is Tom Reed."], ["My new manager is Sarah Lee."]],
+            "Who is the user's manager?",
+            "Sarah",
+            "Tom",
+        ),
+    ],
+)
+def test_a_new_person_in_a_one_person_relation_replaces_the_last(
+    agent, sessions, question, answer, other
+):
+    converse(agent, *sessions)
+    hits = recall(agent, question)
+    assert said(hits[:1], answer) and not said(hits, other), hits
+
+
 def test_a_question_of_the_plain_role_may_be_answered_by_either_of_them(agent):
     converse(agent, ["My older brother lives in Leeds."], ["My younger brother lives in York."])
     hits = recall(agent, "Where does the user's brother live?", limit=10)

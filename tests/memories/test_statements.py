@@ -664,6 +664,7 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("副导师是郭敏老师，主要管服务器。", {("user", "mentor", "郭敏")}),
         ("邮箱换了，现在用wanglei@qq.com", {("user", "email", "wanglei@qq.com")}),
         ("邮箱没换。", set()),
+        ("我的领导是张经理，人挺好的。", {("user", "manager", "张经理")}),
         ("我转学到复旦了。", {("user", "school", "复旦")}),
         ("我哥是老师。", {("older brother", "job", "老师")}),
         ("我哥是高中老师。", {("older brother", "job", "高中老师")}),
