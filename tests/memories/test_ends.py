@@ -35,6 +35,7 @@ from memories.statements.ends import (
         ("我从静安搬到了徐汇滨江。", ("静安",)),
         ("学校邮箱停用了。", ("学校邮箱",)),
         ("学校邮箱毕业就停用了。", ("学校邮箱",)),
+        ("旺财送给我爸妈养了。", ("旺财",)),
     ],
 )
 def test_an_end_said_by_naming_the_thing(text, things):
@@ -61,6 +62,8 @@ def test_an_end_said_by_naming_the_thing(text, things):
         "我从上个月开始调到了新部门。",
         "我老公去年升职了，后来从腾讯离职了。",
         "健身卡下周就取消了。",
+        "妈妈送给我一只猫。",
+        "我送给妈妈一束花了。",
     ],
 )
 def test_no_end_when_it_is_asked_planned_denied_or_unnamed(text):
