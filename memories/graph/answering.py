@@ -43,6 +43,7 @@ from memories.predicates import as_of_q, current_q
 from memories.sentences import latin_bounded, mentions
 from memories.statements import QuestionReading
 from memories.statements.chinese import OTHERS_OWN
+from memories.statements.keys import answering_attributes
 from memories.statements.places import still_holds
 from memories.statements.words import (
     BASE_ROLES,
@@ -219,9 +220,9 @@ def _visible(as_of: datetime | None) -> Q:
 
 
 def _attribute_read(result: Asked, *, attribute: str, as_of: datetime | None) -> None:
-    edges = GraphEdge.objects.filter(subject=result.entity, relation=attribute).select_related(
-        "object_node"
-    )
+    edges = GraphEdge.objects.filter(
+        subject=result.entity, relation__in=answering_attributes(attribute)
+    ).select_related("object_node")
     _values_read(result, edges=edges, as_of=as_of)
 
 

@@ -120,6 +120,10 @@ INTRODUCTIONS = tuple(
     )
 )
 JOB_RE = re.compile(rf"(?:{ZH_JOBS})")
+# Something one does, liked: "打篮球", "弹钢琴", "爬山", "钓鱼".
+ZH_PASTIME = re.compile(
+    r"(?:打|踢|玩|弹|拉|跑|游|爬|画|唱|跳|下|钓|骑|滑|练|拍|做瑜伽|看书|读书|旅游|旅行)"
+)
 # How one names a manager or a colleague: a surname and a title at work ("张经理", "李总", "王工").
 TITLED_NAME = re.compile(
     rf"[{ZH_SURNAMES}](?:经理|总监|总|主任|主管|老板|老师|教授|医生|大夫|律师|处长|科长|局长|部长|院长|校长|工)"
@@ -147,6 +151,8 @@ def _may_name(word: str) -> bool:
     not a job ("我哥哥医生"), nor an attribute ("跟我儿子名字就差一个字")."""
     if TITLED_NAME.fullmatch(word):
         return True
+    if word.endswith("的"):
+        return False  # "我叔叔是种地的": the one who does it, no name
     return JOB_RE.search(word) is None and attribute_key(word) in (word, word.casefold())
 
 
@@ -444,7 +450,10 @@ def likes(ctx: Context, m, rest: str) -> bool:
     value = m["v"]
     if value in ("它", "他", "她", "这个", "那个"):
         return False
-    ctx.say("dislikes" if m["verb"] in ("不喜欢", "讨厌") else "likes", value)
+    liked = m["verb"] not in ("不喜欢", "讨厌")
+    ctx.say("likes" if liked else "dislikes", value)
+    if liked and ZH_PASTIME.match(value):
+        ctx.say("hobby", value)  # "喜欢打篮球": a pastime, what a question of hobbies asks
     return True
 
 

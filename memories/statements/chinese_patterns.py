@@ -135,6 +135,12 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
             job,
         ),
         (r"(?:从事|做)(?P<job>[^，,。；]+?)(?:工作|行业)", job),
+        # A job said by what one does: "是种地的", "是开出租车的" (not "是开车来的")
+        (
+            rf"是(?P<job>(?:做|干|搞|开|卖|种|教|修|送|跑|养)[{HAN}]{{1,3}}?)(?<![来去回过])的"
+            r"(?=[，,。；;！!\s]|$)",
+            job,
+        ),
         # Whom the user reports to: "我现在向李娜汇报", "我现在report给Rachel Lim"
         (
             rf"{NOT_REPORTING}(?:向|给)(?:副?总裁|总监|总经理|经理|主管)?(?P<name>{REPORTS_TO})(?:直接)?"
@@ -178,7 +184,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         # Car
         (rf"(?:卖了|卖掉了)(?:我的)?(?P<v>{ZV}车)", stating("car", ended=True)),
         (rf"把(?:[^，,。]+?)换成了?(?:一辆|一台|辆|台)?(?P<v>{ZV}){ZE}", car),
-        (rf"开(?:的是|着|一辆|辆|了一辆)?(?P<v>{ZV}){ZE}", car),
+        # not how one came: "是开车来的"
+        (rf"开(?:的是|着|一辆|辆|了一辆)?(?P<v>{ZV})(?<![来去回])(?<![来去回]的){ZE}", car),
         (rf"买了(?:一辆|辆|台|一台)?(?P<v>{ZV}){ZE}", car),
         # Diet
         (r"吃素|是素食(?:主义)?者|只吃素|是纯素(?:食)?者?", stating("diet", value="吃素")),
@@ -215,7 +222,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         ),
         # Likes, allergies, household, name
         (
-            r"^(?:很|非常|特别|最|也|还|真的|超)*(?P<verb>不喜欢|喜欢|喜爱|爱|讨厌|偏好)(?P<v>[^，,。；;！!？?]+)",
+            r"^(?:很|非常|特别|最|也|还|真的|超|平时|平常|一直|从小|周末|现在|最近|经常|向来)*"
+            r"(?P<verb>不喜欢|喜欢|喜爱|爱|讨厌|偏好)(?P<v>[^，,。；;！!？?]+)",
             likes,
         ),
         (r"对(?P<v>[^，,。；;]+?)过敏", say("allergy")),

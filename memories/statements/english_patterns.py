@@ -75,6 +75,12 @@ from memories.statements.words import (
 
 I = re.I  # noqa: E741
 
+PLAYED = (
+    r"(?:guitar|piano|drums|violin|cello|bass|ukulele|saxophone|flute|trumpet|tennis|soccer"
+    r"|football|basketball|baseball|golf|chess|volleyball|hockey|badminton|squash|pickleball"
+    r"|cricket|rugby|poker|table\s+tennis|ping\s+pong)"
+)
+
 PLACE = rf"(?:{CAP}|(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?[\w-]+{END})"
 HOME = r"(?:house|flat|apartment|terrace|cottage|condo|bungalow|townhouse|place|home)"
 NOT_HOME = r"(?:holiday|vacation|summer|second|weekend|beach|ski|rental|investment|buy-to-let)"
@@ -574,11 +580,23 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             ("own",),
         ),
         (
-            r"\bplays?\s+(?:the\s+)?(?P<v>guitar|piano|drums|violin|cello|bass|ukulele|saxophone|flute"
-            r"|trumpet|tennis|soccer|football|basketball|baseball|golf|chess|volleyball|hockey"
-            r"|badminton|squash|pickleball|cricket|rugby|poker|table\s+tennis|ping\s+pong)\b",
+            rf"\b(?:gave\s+up|given\s+up|quit|stopped\s+playing|no\s+longer\s+play)\s+"
+            rf"(?:playing\s+)?(?:the\s+)?(?P<v>{PLAYED})\b",
+            stating("plays", lower=True, ended=True),
+            ("gave up", "given up", "quit", "stopped", "no longer"),
+        ),
+        (
+            rf"\bplays?\s+(?:the\s+)?(?P<v>{PLAYED})\b",
             unless_negated(stating("plays", lower=True)),
             ("play",),
+        ),
+        # A pastime one is taken with: "I'm really into pottery", "been into bouldering lately"
+        (
+            rf"\b(?:am|'m|is|are|'re|been)\s+{ADV}(?:really\s+|so\s+|super\s+|totally\s+|big\s+"
+            rf"|very\s+much\s+)?into\s+(?!(?:the|a|an|my|our|his|her|it|that|this|town|work"
+            rf"|trouble)\b)(?P<v>[\w-]+(?:\s+[\w-]+)?){END}",
+            unless_negated(stating("hobby", lower=True)),
+            ("into",),
         ),
     )
 ]

@@ -473,6 +473,15 @@ MANY = frozenset(
 )  # fmt: skip
 
 
+# The attributes a question of one is answered by besides itself: a hobby is often said as what
+# one plays.
+ANSWERED_BY = {"hobby": ("hobby", "plays")}
+
+
+def answering_attributes(attribute: str) -> tuple[str, ...]:
+    return ANSWERED_BY.get(attribute, (attribute,))
+
+
 def single_valued(attribute: str, *, plural: bool = False) -> bool:
     """Whether a subject holds one value of `attribute` at a time (lives in, job, phone,
     favorite X, diet, car…) rather than many (children, pets, friends, languages, hobbies)."""

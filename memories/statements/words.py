@@ -491,7 +491,8 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "manager|boss|supervisor|report to|老板|上司|领导|经理|主管",
         "commute|commuting|drive|bike|cycle|train|bus|subway|metro|通勤|地铁|港铁|公交|打车|开车"
         "|骑车|步行",
-        "hobby|pastime|enjoy|free time|spare time|爱好|兴趣|业余",
+        "hobby|pastime|enjoy|free time|spare time|took up|taking up|getting into|got into"
+        "|really into|been into|obsessed with|passionate about|爱好|兴趣|业余|迷上|爱上了",
         "pet|dog|cat|puppy|kitten|宠物|狗|猫",
         "dog|puppy|pup|"
         + "|".join(b for b, s in BREEDS.items() if s == "dog")

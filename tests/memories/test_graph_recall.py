@@ -295,6 +295,25 @@ def test_what_was_never_said_is_answered_with_nothing_over_rest_mcp_and_the_seed
     assert answer.ok and json.loads(answer.text)["merged"] == []
 
 
+@pytest.mark.parametrize(
+    ("sessions", "question", "answer"),
+    [
+        (
+            [["I play tennis on Sundays."], ["Gave up tennis, I'm really into pottery now."]],
+            "What is the user's hobby?",
+            "pottery",
+        ),
+        ([["我平时喜欢打篮球。"]], "用户有什么爱好？", "篮球"),
+        ([["我叔叔是种地的，在老家。"]], "用户的叔叔是做什么的？", "种地"),
+    ],
+)
+def test_what_was_said_in_other_words_than_the_questions_is_not_taken_for_never_said(
+    agent, sessions, question, answer
+):
+    converse(agent, *sessions)
+    assert said(recall(agent, question), answer)
+
+
 def test_a_chinese_change_of_city_answers_the_new_one(agent):
     converse(agent, ["我住在杭州，离西湖很近。"], ["告诉你个消息，我们家上个月搬到成都了。"])
     hits = recall(agent, "用户现在住在哪里？")

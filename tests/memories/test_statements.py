@@ -452,6 +452,11 @@ def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
             {("user", "car", "Corolla", "ended"), ("user", "car", "Tesla Model Y")},
         ),
         ("I'm driving to work.", set()),
+        (
+            "Gave up tennis, I'm really into pottery now.",
+            {("user", "plays", "tennis", "ended"), ("user", "hobby", "pottery")},
+        ),
+        ("I've been into the office twice.", set()),
         # Work said by what one does there, or by the job's place
         ("I teach chemistry at Lincoln High now.", {("user", "works at", "Lincoln High")}),
         ("I work nights at St. Mary's.", {("user", "works at", "St. Mary's")}),
@@ -664,6 +669,10 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("副导师是郭敏老师，主要管服务器。", {("user", "mentor", "郭敏")}),
         ("邮箱换了，现在用wanglei@qq.com", {("user", "email", "wanglei@qq.com")}),
         ("邮箱没换。", set()),
+        ("我平时喜欢打篮球。", {("user", "likes", "打篮球"), ("user", "hobby", "打篮球")}),
+        ("我喜欢吃辣。", {("user", "likes", "吃辣")}),
+        ("我叔叔是种地的。", {("uncle", "job", "种地")}),
+        ("我是开车来的。", set()),
         ("我的领导是张经理，人挺好的。", {("user", "manager", "张经理")}),
         ("我转学到复旦了。", {("user", "school", "复旦")}),
         ("我哥是老师。", {("older brother", "job", "老师")}),
