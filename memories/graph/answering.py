@@ -51,6 +51,7 @@ from memories.statements.words import (
     ZH_SURNAMES,
     ZH_TITLES,
     is_relation,
+    kin_of,
     role_words,
 )
 
@@ -490,6 +491,19 @@ def ruling(
                 if not subjects.get(memory.id)
                 or subjects[memory.id] & maybe_them
                 or _writes_name(memory.content, question.subject.name)
+            ]
+        elif asked.entity is None and question.subject.role and not question.subject.name:
+            # A relation no one entity holds ("the user's father" of a user who spoke only of
+            # their mother; "the user's brother" of two): a memory the graph knows to be about
+            # someone answers only if it names the relation as the user's.
+            subjects = _subjects([memory.id for memory in kept])
+            role = question.subject.role
+            words = {word for kin in (role, *kin_of(role)) for word in role_words(kin)}
+            kept = [
+                memory
+                for memory in kept
+                if not subjects.get(memory.id)
+                or any(_names_own_relative(memory.content, word) for word in words)
             ]
     answer_ids = set(asked.answer_memory_ids)
 

@@ -314,6 +314,19 @@ def test_what_was_said_in_other_words_than_the_questions_is_not_taken_for_never_
     assert said(recall(agent, question), answer)
 
 
+@pytest.mark.parametrize(
+    ("sessions", "question"),
+    [
+        ([["我妈妈是退休教师，身体还不错。"]], "用户的爸爸是做什么的？"),
+        ([["My mom is a retired teacher."]], "What does the user's father do?"),
+    ],
+)
+def test_a_relation_no_one_holds_is_not_answered_by_anothers_values(agent, sessions, question):
+    converse(agent, *sessions)
+    assert recall(agent, question) == []
+    assert recall(agent, question.replace("爸爸", "妈妈").replace("father", "mother")) != []
+
+
 def test_a_chinese_change_of_city_answers_the_new_one(agent):
     converse(agent, ["我住在杭州，离西湖很近。"], ["告诉你个消息，我们家上个月搬到成都了。"])
     hits = recall(agent, "用户现在住在哪里？")
