@@ -103,9 +103,11 @@ def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     if result.unresolved_names:  # only a name the graph does not hold is checked against them
         result.user_names = _user_names(result.user)
     subject = question.subject
-    # A place or a thing named beside a person asked by role is not the one asked about
-    # ("Which Perth does the user's gran live in?": the gran).
-    if named and not (subject.role and all(by_name[name].kind in OBJECT_KINDS for name in named)):
+    # A place or a thing named beside a person asked by role, or beside the user, is not the
+    # one asked about ("Which Perth does the user's gran live in?": the gran; "Does the user
+    # live in Toronto?": the user).
+    beside = subject.role or (subject.is_user and not subject.name)
+    if named and not (beside and all(by_name[name].kind in OBJECT_KINDS for name in named)):
         result.entity = by_name[max(named, key=len)]
     elif subject.role:
         result.entity = _by_role(nodes, role=subject.role, user_id=user_id, as_of=as_of)
@@ -168,15 +170,17 @@ def _user_names(user: GraphNode | None) -> list[str]:
 
 def _strangers(asked: Asked, memories: list[Memory]) -> list[str]:
     """The names the question asks about of no one the graph holds, the user included: while
-    the user's name is unknown any name may be theirs, unless the user spoke of that name
-    ("Pepper is the ginger one": no one names themself so)."""
+    the user's name is unknown the name asked about may be theirs, unless the user spoke of it
+    ("Pepper is the ginger one": no one names themself so); a name beside the one asked about
+    is not ("Has the user been to Australia?")."""
     own = asked.user_names
+    asked_about = asked.question.subject.name
     return [
         name
         for name in asked.unresolved_names
         if not statements.names_in(name, own)
         and not any(mentions(mine, name) for mine in own)
-        and (own or any(_said_by_user(memory, name) for memory in memories))
+        and (own or name != asked_about or any(_said_by_user(memory, name) for memory in memories))
     ]
 
 
@@ -194,15 +198,20 @@ def _by_role(
 ) -> GraphNode | None:
     """The one entity holding `role` to the user at the instant (the user's current dog, not the
     one who died), else the one entity of that role."""
+    # Kin by order of birth: "the user's sister" is any sister; "妹妹" a younger one, or one
+    # said only to be a sister, not an older one.
+    base = BASE_ROLES.get(role, role)
+    fitting = {role, base} if role != base else {role, *kin_of(role)}
     holding = GraphEdge.objects.filter(
-        Q(relation=role) | Q(object_node__role=role),
+        Q(relation__in=fitting) | Q(object_node__role__in=fitting),
         edges_valid_q(as_of),
         user_id=user_id,
         object_node__isnull=False,
     ).values_list("object_node_id", flat=True)
     ids = set(holding)
-    of_role = [node for node in nodes if node.id in ids] or [
-        node for node in nodes if role in (node.role, BASE_ROLES.get(node.role))
+    others = set(kin_of(base)) - fitting
+    of_role = [node for node in nodes if node.id in ids and node.role not in others] or [
+        node for node in nodes if node.role in fitting
     ]
     return of_role[0] if len(of_role) == 1 else None
 
@@ -494,15 +503,19 @@ def ruling(
             ]
         elif asked.entity is None and question.subject.role and not question.subject.name:
             # A relation no one entity holds ("the user's father" of a user who spoke only of
-            # their mother; "the user's brother" of two): a memory the graph knows to be about
-            # someone answers only if it names the relation as the user's.
-            subjects = _subjects([memory.id for memory in kept])
+            # their mother; "the user's brother" of two): a memory about others the graph
+            # knows in other relations answers only if it names the relation as the user's.
             role = question.subject.role
-            words = {word for kin in (role, *kin_of(role)) for word in role_words(kin)}
+            kin = {role, *kin_of(role), BASE_ROLES.get(role, role)}
+            other_roles = {node.id: node.role for node in asked.nodes if node.role not in kin}
+            subjects = _subjects([memory.id for memory in kept])
+            words = {word for one in kin for word in role_words(one)}
+            user = {asked.user.id} if asked.user else set()
             kept = [
                 memory
                 for memory in kept
-                if not subjects.get(memory.id)
+                if not (others := subjects.get(memory.id, set()) - user)
+                or not all(other_roles.get(node_id) for node_id in others)
                 or any(_names_own_relative(memory.content, word) for word in words)
             ]
     answer_ids = set(asked.answer_memory_ids)

@@ -105,19 +105,24 @@ RENAMED_START = re.compile(
 NEW_NAME = rf"(?:改名|更名)(?:叫做?|为|成)了?[\"“「『]?(?P<v>{CALLED})[\"”」』]?{ZE}"
 LATIN_START = re.compile(rf"^(?P<name>[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)?)(?P<poss>的)?(?=[{HAN}])")
 
-INTRODUCTIONS = tuple(
-    re.compile(p)
-    for p in (
-        rf"(?:我们家|我家|咱家|我们|我)(?:的)?{ZH_MODS}(?P<role>(?>{ZH_ROLE}|{ZH_PET}))(?P<name>{ZH_NAME})",
-        rf"(?P<role>{ZH_ROLE}|{ZH_PET})[，,]?(?:的名字)?(?:叫做|名叫|名字叫|名字是|叫)"
-        rf"(?P<name>{CALLED}){ZE}",
-        rf"(?P<name>{CALLED})是我(?:的)?(?:{ZH_MODS})(?P<role>{ZH_ROLE}|{ZH_PET}){ZE}",
-        rf"我(?:的)?(?P<role>{ZH_ROLE})(?:是|叫)(?P<name>[A-Z][a-zA-Z]+|[{HAN}]{{2,3}}){ZE}",
-        # With a title: "我导师是王建华老师"; of two characters only after a supervisor, whom one
-        # names so ("副导师是汪健老师"; "我哥是高中老师" is a job)
-        rf"(?:^|(?<=[，,。；;\s])|我的?)(?P<role>{ZH_ROLE})(?:是|叫)(?P<name>(?=[{ZH_SURNAMES}])"
-        rf"(?:[{HAN}]{{3}}|(?<=导师[是叫])[{HAN}]{{2}}))(?<![学系科]){ZH_TITLES}{ZE}",
-    )
+# Someone named in passing, among whom one lives or goes with: "和老公还有女儿朵朵一起".
+AMONG = re.compile(rf"(?:和|跟|还有|以及|与)(?P<role>(?>{ZH_ROLE}|{ZH_PET}))(?P<name>{ZH_NAME})")
+INTRODUCTIONS = (
+    AMONG,
+    *(
+        re.compile(p)
+        for p in (
+            rf"(?:我们家|我家|咱家|我们|我)(?:的)?{ZH_MODS}(?P<role>(?>{ZH_ROLE}|{ZH_PET}))(?P<name>{ZH_NAME})",
+            rf"(?P<role>{ZH_ROLE}|{ZH_PET})[，,]?(?:的名字)?(?:叫做|名叫|名字叫|名字是|叫)"
+            rf"(?P<name>{CALLED}){ZE}",
+            rf"(?P<name>{CALLED})是我(?:的)?(?:{ZH_MODS})(?P<role>{ZH_ROLE}|{ZH_PET}){ZE}",
+            rf"我(?:的)?(?P<role>{ZH_ROLE})(?:是|叫)(?P<name>[A-Z][a-zA-Z]+|[{HAN}]{{2,3}}){ZE}",
+            # With a title: "我导师是王建华老师"; of two characters only after a supervisor,
+            # whom one names so ("副导师是汪健老师"; "我哥是高中老师" is a job)
+            rf"(?:^|(?<=[，,。；;\s])|我的?)(?P<role>{ZH_ROLE})(?:是|叫)(?P<name>(?=[{ZH_SURNAMES}])"
+            rf"(?:[{HAN}]{{3}}|(?<=导师[是叫])[{HAN}]{{2}}))(?<![学系科]){ZH_TITLES}{ZE}",
+        )
+    ),
 )
 JOB_RE = re.compile(rf"(?:{ZH_JOBS})")
 # Something one does, liked: "打篮球", "弹钢琴", "爬山", "钓鱼".
@@ -151,8 +156,8 @@ def _may_name(word: str) -> bool:
     not a job ("我哥哥医生"), nor an attribute ("跟我儿子名字就差一个字")."""
     if TITLED_NAME.fullmatch(word):
         return True
-    if word.endswith("的"):
-        return False  # "我叔叔是种地的": the one who does it, no name
+    if word.endswith("的") or word in ZH_PERSON_ROLES:
+        return False  # "我叔叔是种地的": the one who does it; "和妻子女儿": another relative
     return JOB_RE.search(word) is None and attribute_key(word) in (word, word.casefold())
 
 

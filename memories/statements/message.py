@@ -220,8 +220,7 @@ def _read(
             subjects.add(clause.subject)
         else:  # "Dune was great": no one this message speaks of (yet: "Ethan是…，在华为…")
             clause.tentative, clause.subject = clause.subject, None
-    if not zh:
-        _related_in(clause, ctx)
+    _related_in(clause, ctx)
     if clause.unknown and clause.statements and clause.inherited and previous is not None:
         previous.subject = clause.subject  # "Ethan是做硬件的，在华为当射频工程师"
     if clause.subject is None and clause.statements:
@@ -280,7 +279,7 @@ def _related_in(clause: Clause, ctx: Context) -> None:
     ("We live in Shanghai, my wife Ana, our daughter Lily and me")."""
     if clause.subject is None or not any(name in clause.text for name in ctx.subjects.named):
         return
-    for pattern in english.INTRODUCTIONS[1:3]:
+    for pattern in (chinese.AMONG,) if clause.chinese else english.INTRODUCTIONS[1:3]:
         for m in pattern.finditer(clause.text):
             subject = ctx.subjects.known(m["name"])
             if subject is not None and subject != clause.subject:

@@ -181,6 +181,12 @@ def test_a_new_person_in_a_one_person_relation_replaces_the_last(
     assert said(hits[:1], answer) and not said(hits, other), hits
 
 
+def test_a_sister_said_plainly_answers_a_question_of_the_younger_not_one_said_older(agent):
+    converse(agent, ["My sister Maeve is a nurse in Dublin."], ["My big sister lives in Oslo."])
+    hits = recall(agent, "用户的妹妹住在哪里？")
+    assert said(hits[:1], "Dublin") and not said(hits, "Oslo"), hits
+
+
 def test_a_question_of_the_plain_role_may_be_answered_by_either_of_them(agent):
     converse(agent, ["My older brother lives in Leeds."], ["My younger brother lives in York."])
     hits = recall(agent, "Where does the user's brother live?", limit=10)
@@ -325,6 +331,17 @@ def test_a_relation_no_one_holds_is_not_answered_by_anothers_values(agent, sessi
     converse(agent, *sessions)
     assert recall(agent, question) == []
     assert recall(agent, question.replace("爸爸", "妈妈").replace("father", "mother")) != []
+
+
+def test_a_yes_or_no_about_a_place_never_said_needs_a_memory_naming_it(agent):
+    converse(agent, ["I live in Toronto with my cat Miso."])
+    assert recall(agent, "Has the user ever been to Australia?") == []
+    assert said(recall(agent, "Does the user live in Toronto?"), "Toronto")
+
+
+def test_a_child_named_in_passing_is_the_users_and_answers_by_name(agent):
+    converse(agent, ["我和老婆还有儿子乐乐住在成都。"], ["乐乐今年七岁了，刚上一年级。"])
+    assert said(recall(agent, "用户的儿子多大了？"), "七岁")
 
 
 def test_a_chinese_change_of_city_answers_the_new_one(agent):

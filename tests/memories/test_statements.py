@@ -669,6 +669,11 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("副导师是郭敏老师，主要管服务器。", {("user", "mentor", "郭敏")}),
         ("邮箱换了，现在用wanglei@qq.com", {("user", "email", "wanglei@qq.com")}),
         ("邮箱没换。", set()),
+        (
+            "我住在上海浦东，和女儿朵朵一起。",
+            {("user", "lives in", "上海浦东"), ("user", "daughter", "朵朵")},
+        ),
+        ("我和妻子女儿住在上海。", {("user", "lives in", "上海")}),
         ("我平时喜欢打篮球。", {("user", "likes", "打篮球"), ("user", "hobby", "打篮球")}),
         ("我喜欢吃辣。", {("user", "likes", "吃辣")}),
         ("我叔叔是种地的。", {("uncle", "job", "种地")}),
