@@ -92,7 +92,7 @@ IMPLICIT_START = re.compile(
     r"^(?:住|在|搬|养|开|买|是|做|当|会|学|刚|最近|现在|目前|已经|还|也|一直|今年|每天|平时|周末"
     r"|正在|终于|从|不再|换了|辞职|离职|退休|跳槽|入职|加入|家里|家住|家在|准备|打算|读|看|追|玩|听"
     r"|早就|又|刚刚|之前|以前|以后|去年|今天|昨天|上周|上个月|下班|上班|手机|电话|新号|新的号|邮箱"
-    r"|[烟酒](?:也|都|已经|早就)?戒|早上|中午|下午|晚上|每晚)"
+    r"|[烟酒](?:也|都|已经|早就)?戒|早上|中午|下午|晚上|每晚|不|没再|迷上|爱上|喜欢上)"
 )
 PRONOUN_START = re.compile(r"^(?P<p>他们|她们|它们|他|她|它)(?P<poss>的)?")
 # A name about to be changed ("橘子现在改名叫团长了"): whoever or whatever it names (a thing,
@@ -125,6 +125,7 @@ INTRODUCTIONS = (
     ),
 )
 JOB_RE = re.compile(rf"(?:{ZH_JOBS})")
+ZH_NUMERAL = re.compile(r"[一二三四五六七八九十百千万两零\d]+(?:岁|多)?")
 # Something one does, liked: "打篮球", "弹钢琴", "爬山", "钓鱼".
 ZH_PASTIME = re.compile(
     r"(?:打|踢|玩|弹|拉|跑|游|爬|画|唱|跳|下|钓|骑|滑|练|拍|做瑜伽|看书|读书|旅游|旅行)"
@@ -156,7 +157,7 @@ def _may_name(word: str) -> bool:
     not a job ("我哥哥医生"), nor an attribute ("跟我儿子名字就差一个字")."""
     if TITLED_NAME.fullmatch(word):
         return True
-    if word.endswith("的") or word in ZH_PERSON_ROLES:
+    if word.endswith("的") or word in ZH_PERSON_ROLES or ZH_NUMERAL.fullmatch(word):
         return False  # "我叔叔是种地的": the one who does it; "和妻子女儿": another relative
     return JOB_RE.search(word) is None and attribute_key(word) in (word, word.casefold())
 
@@ -448,6 +449,16 @@ def renamed_by_user(ctx: Context, m, rest: str) -> bool:
 
 def favorite(ctx: Context, m, rest: str) -> bool:
     ctx.say("最喜欢的" + m["attr"], m["v"])
+    return True
+
+
+def pastime(ctx: Context, m, rest: str) -> bool:
+    """A pastime taken up ("迷上了钓鱼") or given up ("不打篮球了"): the hobby, and what one
+    likes, held or ended."""
+    ended = bool(m.groupdict().get("neg"))
+    ctx.say("hobby", m["v"], ended=ended)
+    if ended:
+        ctx.say("likes", m["v"], ended=True)
     return True
 
 

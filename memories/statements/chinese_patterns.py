@@ -26,6 +26,7 @@ from memories.statements.chinese import (
     left,
     likes,
     lives,
+    pastime,
     pet,
     quit_job,
     relative,
@@ -121,7 +122,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         (rf"(?:入职|加入|跳槽到|跳槽去)了?(?P<v>{ZV}){ZE}", works),
         (r"去(?P<v>[^，,。；]+?)(?:上班|工作)了", works),
         (
-            r"在(?P<v>[^，,。；在]+?)(?:读书|上学|念书|读大学|读研|读博|上大学|读高中|上高中|读本科)",
+            r"在(?P<v>[^，,。；在]+?)(?:读书|上学|念书|读大学|读研|读博|上大学|读高中|上高中|读本科"
+            r"|读初中|上初中|读中学|上中学|读小学|上小学|上幼儿园|读大专|读研究生)",
             say("school"),
         ),
         (rf"转学(?:到|去)了?(?P<v>{ZV}){ZE}", say("school")),
@@ -225,6 +227,11 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
             r"^(?:很|非常|特别|最|也|还|真的|超|平时|平常|一直|从小|周末|现在|最近|经常|向来)*"
             r"(?P<verb>不喜欢|喜欢|喜爱|爱|讨厌|偏好)(?P<v>[^，,。；;！!？?]+)",
             likes,
+        ),
+        (r"(?:迷上了?|爱上了|喜欢上了)(?P<v>[^，,。；;！!？?了]+)", pastime),
+        (
+            rf"(?P<neg>不再?|没再)(?P<v>(?:打|踢|玩|弹|练|跑|游|爬|画|唱|跳|下|钓|骑|滑)[{HAN}]{{1,4}}?)了",
+            pastime,
         ),
         (r"对(?P<v>[^，,。；;]+?)过敏", say("allergy")),
         (rf"(?:和|跟|与)(?P<v>[^，,。住]+?)(?:一起)?{ZA}住", say("lives with")),

@@ -102,8 +102,27 @@ ORDERED_ROLES: dict[str, tuple[str, str]] = {
     "big sis": ("older sister", "f"),
     "little sis": ("younger sister", "f"),
 }
-PERSON_ROLES |= ORDERED_ROLES
-BASE_ROLES = {role: role.split()[-1] for role, _ in ORDERED_ROLES.values()}
+# Kin told apart by the side of the family, as Chinese always says ("舅舅", the mother's
+# brother, and "叔叔", the father's): the same, a role of its own within the plain one.
+LINEAGE_ROLES: dict[str, tuple[str, str]] = {
+    f"{side} {kin}": (f"{side} {kin}", gender)
+    for side in ("paternal", "maternal")
+    for kin, gender in (
+        ("uncle", "m"),
+        ("aunt", "f"),
+        ("grandfather", "m"),
+        ("grandmother", "f"),
+    )
+} | {
+    f"{sibling}'s {child}": (f"{sibling}'s {child}", gender)
+    for sibling in ("brother", "sister")
+    for child, gender in (("son", "m"), ("daughter", "f"))
+}
+PERSON_ROLES |= ORDERED_ROLES | LINEAGE_ROLES
+_NIBLINGS = {"son": "nephew", "daughter": "niece"}
+BASE_ROLES = {role: role.split()[-1] for role, _ in ORDERED_ROLES.values()} | {
+    role: _NIBLINGS.get(role.split()[-1], role.split()[-1]) for role in LINEAGE_ROLES
+}
 
 
 def kin_of(role: str) -> list[str]:
@@ -166,14 +185,21 @@ ZH_PERSON_ROLES: dict[str, tuple[str, str]] = {
     "儿子": ("son", "m"),
     "女儿": ("daughter", "f"),
     **dict.fromkeys(("孩子", "小孩", "宝宝"), ("child", "")),
-    **dict.fromkeys(("爷爷", "外公", "姥爷", "祖父"), ("grandfather", "m")),
-    **dict.fromkeys(("奶奶", "外婆", "姥姥", "祖母"), ("grandmother", "f")),
-    **dict.fromkeys(("叔叔", "舅舅", "伯伯", "姑父", "姨父"), ("uncle", "m")),
-    **dict.fromkeys(("阿姨", "姑姑", "姨妈", "舅妈", "婶婶"), ("aunt", "f")),
+    **dict.fromkeys(("爷爷", "祖父"), ("paternal grandfather", "m")),
+    **dict.fromkeys(("外公", "姥爷"), ("maternal grandfather", "m")),
+    **dict.fromkeys(("奶奶", "祖母"), ("paternal grandmother", "f")),
+    **dict.fromkeys(("外婆", "姥姥"), ("maternal grandmother", "f")),
+    **dict.fromkeys(("叔叔", "伯伯", "姑父"), ("paternal uncle", "m")),
+    **dict.fromkeys(("舅舅", "姨父"), ("maternal uncle", "m")),
+    **dict.fromkeys(("姑姑", "婶婶"), ("paternal aunt", "f")),
+    **dict.fromkeys(("姨妈", "舅妈"), ("maternal aunt", "f")),
+    "阿姨": ("aunt", "f"),
     **dict.fromkeys(("表哥", "表弟", "堂哥", "堂弟"), ("cousin", "m")),
     **dict.fromkeys(("表姐", "表妹", "堂姐", "堂妹"), ("cousin", "f")),
-    **dict.fromkeys(("侄子", "外甥"), ("nephew", "m")),
-    **dict.fromkeys(("侄女", "外甥女"), ("niece", "f")),
+    "侄子": ("brother's son", "m"),
+    "外甥": ("sister's son", "m"),
+    "侄女": ("brother's daughter", "f"),
+    "外甥女": ("sister's daughter", "f"),
     **dict.fromkeys(("好朋友", "朋友", "好友", "闺蜜", "哥们", "发小"), ("friend", "")),
     **dict.fromkeys(("同事",), ("colleague", "")),
     # "boss": as a speaker who mixes in English says it ("我boss叫Jason Wu")

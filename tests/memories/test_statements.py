@@ -92,6 +92,16 @@ def test_two_brothers_are_two_subjects_each_with_its_fact():
             "我姐姐是医生，我妹妹是律师。",
             {("older sister", "job", "医生"), ("younger sister", "job", "律师")},
         ),
+        # ... or by the side of the family, as Chinese says it
+        (
+            "我舅舅是司机，我叔叔是老师。",
+            {("maternal uncle", "job", "司机"), ("paternal uncle", "job", "老师")},
+        ),
+        (
+            "我侄子在天津读初中，我外甥在北京上小学。",
+            {("brother's son", "school", "天津"), ("sister's son", "school", "北京")},
+        ),
+        ("My maternal grandmother lives in Cork.", {("maternal grandmother", "lives in", "Cork")}),
         ("My old friend Raj lives in Leeds.", {("Raj", "lives in", "Leeds")}),
     ],
 )
@@ -517,7 +527,7 @@ def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
         # What is said of a relative right after the role is no name; retired is no job title
         ("我爸退休了。", {("father", "job", "退休")}),
         ("我妈生病了。", set()),
-        ("我姑姑是退休护士。", {("aunt", "job", "退休护士")}),
+        ("我姑姑是退休护士。", {("paternal aunt", "job", "退休护士")}),
         # A language studied is learnt, not a school
         ("I study Portuguese.", {("user", "learning", "Portuguese")}),
         ("I've studied Korean for two years.", {("user", "learning", "Korean")}),
@@ -605,7 +615,7 @@ def test_other_subjects_values_in_other_words(text, expected):
         ),
         ("我搬到深圳了。", {("user", "lives in", "深圳")}),
         ("我儿子今年八岁。", {("son", "age", "8")}),
-        ("我外婆今年九十二了，还自己买菜。", {("grandmother", "age", "92")}),
+        ("我外婆今年九十二了，还自己买菜。", {("maternal grandmother", "age", "92")}),
         ("我会说英语和日语。", {("user", "speaks", "英语"), ("user", "speaks", "日语")}),
         ("我在学西班牙语。", {("user", "learning", "西班牙语")}),
         ("我养了一只柯基，叫豆豆。", {("user", "pet", "豆豆"), ("豆豆", "breed", "柯基")}),
@@ -669,6 +679,15 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("副导师是郭敏老师，主要管服务器。", {("user", "mentor", "郭敏")}),
         ("邮箱换了，现在用wanglei@qq.com", {("user", "email", "wanglei@qq.com")}),
         ("邮箱没换。", set()),
+        ("我外婆九十岁了。", {("maternal grandmother", "age", "90")}),
+        (
+            "现在不打篮球了，迷上了钓鱼。",
+            {
+                ("user", "hobby", "打篮球", "ended"),
+                ("user", "likes", "打篮球", "ended"),
+                ("user", "hobby", "钓鱼"),
+            },
+        ),
         (
             "我住在上海浦东，和女儿朵朵一起。",
             {("user", "lives in", "上海浦东"), ("user", "daughter", "朵朵")},
@@ -676,7 +695,7 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("我和妻子女儿住在上海。", {("user", "lives in", "上海")}),
         ("我平时喜欢打篮球。", {("user", "likes", "打篮球"), ("user", "hobby", "打篮球")}),
         ("我喜欢吃辣。", {("user", "likes", "吃辣")}),
-        ("我叔叔是种地的。", {("uncle", "job", "种地")}),
+        ("我叔叔是种地的。", {("paternal uncle", "job", "种地")}),
         ("我是开车来的。", set()),
         ("我的领导是张经理，人挺好的。", {("user", "manager", "张经理")}),
         ("我转学到复旦了。", {("user", "school", "复旦")}),
