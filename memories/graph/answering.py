@@ -482,6 +482,15 @@ def ruling(
             }
             if asked.entity.name or asked.entity.role not in MANY_ROLES:
                 set_aside = unnamed
+        elif asked.entity is not None and asked.held:
+            # The user's own value of what is asked is known ("Where does the user live?"): a
+            # fact about others ("The user's parents live in Leeds") does not answer it.
+            kept = [
+                memory
+                for memory in kept
+                if memory.memory_type != MemoryType.FACT
+                or memory.subject_entity_id in (None, asked.entity.id)
+            ]
         for name in asked.unresolved_names:
             if _first_name_of(name, asked.entity):
                 continue  # "Nadia Costa" of the Nadia the graph holds: her first name is hers

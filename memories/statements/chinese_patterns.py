@@ -36,7 +36,14 @@ from memories.statements.chinese import (
     works,
 )
 from memories.statements.reading import Handler, names_the, pending, renamed, stating
-from memories.statements.words import HAN, ZH_JOBS, ZH_NUMBER, ZH_SURNAMES
+from memories.statements.words import (
+    HAN,
+    ZH_JOBS,
+    ZH_NUMBER,
+    ZH_SURNAMES,
+    ZH_WORK_DONE,
+    ZH_WORK_DRIVEN,
+)
 
 LANGUAGE = rf"(?:[{HAN}]{{1,4}}?(?:语|文)|普通话|粤语|[A-Z][a-z]+)"
 # A person one reports to, by name ("李娜", "刘总", "副总裁孙丽", "Rachel Lim"): not a role
@@ -137,6 +144,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
             job,
         ),
         (r"(?:从事|做)(?P<job>[^，,。；]+?)(?:工作|行业)", job),
+        # Work said by what one does, where: "在老家种地", "在深圳开出租车", "送外卖"
+        (rf"(?:^|在[^，,。；在]{{1,8}}?|还在|一直)(?P<job>{ZH_WORK_DONE}){ZE}", job),
         # A job said by what one does: "是种地的", "是开出租车的" (not "是开车来的")
         (
             rf"是(?P<job>(?:做|干|搞|开|卖|种|教|修|送|跑|养)[{HAN}]{{1,3}}?)(?<![来去回过])的"
@@ -187,7 +196,10 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         (rf"(?:卖了|卖掉了)(?:我的)?(?P<v>{ZV}车)", stating("car", ended=True)),
         (rf"把(?:[^，,。]+?)换成了?(?:一辆|一台|辆|台)?(?P<v>{ZV}){ZE}", car),
         # not how one came: "是开车来的"
-        (rf"开(?:的是|着|一辆|辆|了一辆)?(?P<v>{ZV})(?<![来去回])(?<![来去回]的){ZE}", car),
+        (
+            rf"开(?:的是|着|一辆|辆|了一辆)?(?!{ZH_WORK_DRIVEN})(?P<v>{ZV})(?<![来去回])(?<![来去回]的){ZE}",
+            car,
+        ),
         (rf"买了(?:一辆|辆|台|一台)?(?P<v>{ZV}){ZE}", car),
         # Diet
         (r"吃素|是素食(?:主义)?者|只吃素|是纯素(?:食)?者?", stating("diet", value="吃素")),

@@ -185,6 +185,12 @@ def test_a_sister_said_plainly_answers_a_question_of_the_younger_not_one_said_ol
     assert said(hits[:1], "Dublin") and not said(hits, "Oslo"), hits
 
 
+def test_the_users_own_value_known_others_values_of_it_do_not_answer(agent):
+    converse(agent, ["I live in Leeds."], ["My in-laws live in Cork now, we visit at Easter."])
+    hits = recall(agent, "Where does the user live?")
+    assert said(hits[:1], "Leeds") and not any(hit.startswith("The user's in-laws") for hit in hits)
+
+
 def test_a_question_of_the_plain_role_may_be_answered_by_either_of_them(agent):
     converse(agent, ["My older brother lives in Leeds."], ["My younger brother lives in York."])
     hits = recall(agent, "Where does the user's brother live?", limit=10)

@@ -681,6 +681,11 @@ def test_other_subjects_values_in_other_words(text, expected):
         ("邮箱没换。", set()),
         ("我外婆九十岁了。", {("maternal grandmother", "age", "90")}),
         (
+            "我舅舅在深圳开出租车，我叔叔在老家种地。",
+            {("maternal uncle", "job", "开出租车"), ("paternal uncle", "job", "种地")},
+        ),
+        ("我开特斯拉。", {("user", "car", "特斯拉")}),
+        (
             "现在不打篮球了，迷上了钓鱼。",
             {
                 ("user", "hobby", "打篮球", "ended"),
