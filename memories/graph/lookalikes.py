@@ -1,6 +1,6 @@
 """Names easily taken for one another: "Sarah" for "Sara", "Paris" for "Paris, Texas", "Raj
-Patel" for "Rina Patel", "张婷" for "张霆", "大表哥" for "小表哥" (the subject rule,
-memories/graph/answering.py)."""
+Patel" for "Rina Patel", "张婷" for "张霆", "大表哥" for "小表哥", "老李" for "小李" (the subject
+rule, memories/graph/answering.py)."""
 
 import re
 from functools import cache
@@ -16,6 +16,7 @@ HAN_NAME = re.compile(rf"[{HAN}]{{2,4}}")
 PERSON_NAME = re.compile(r"(?P<given>[A-Z][a-z]+) (?P<family>[A-Z][a-z]+)")
 HAN_RUN = re.compile(rf"[{HAN}]+")
 RANKS = "大|小|二|三|四"
+FAMILIAR = re.compile(rf"([小老阿])([{HAN}])")
 # Relatives named in two characters or more: "小哥", "小姐" are other words.
 RANKED_RELATIVE = re.compile(
     rf"(?P<rank>{RANKS})(?P<role>{alternation(word for word in ZH_PERSON_ROLES if len(word) > 1)})"
@@ -41,7 +42,7 @@ def names_lookalike(text: str, name: str) -> bool:
     if statements.names_in(text, [name]):
         return False
     if HAN_NAME.fullmatch(name):
-        return _sounds_alike(text, name) or _other_rank(text, name)
+        return _sounds_alike(text, name) or _other_rank(text, name) or _other_familiar(text, name)
     words = re.findall(r"\w+", name)
     if len(words) > 1:
         return words[0] in NAME_WORD.findall(text) or _other_given_name(text, name)
@@ -91,6 +92,14 @@ def _other_rank(text: str, name: str) -> bool:
     if (m := RANKED_RELATIVE.fullmatch(name)) is None:
         return False
     return any(rank != m["rank"] for rank in re.findall(rf"({RANKS}){m['role']}", text))
+
+
+def _other_familiar(text: str, name: str) -> bool:
+    """Whether `text` names another person of the surname by another familiar prefix: "老李"
+    for "小李" (an elder and a younger colleague)."""
+    if (m := FAMILIAR.fullmatch(name)) is None:
+        return False
+    return any(prefix != m[1] for prefix in re.findall(rf"([小老阿]){m[2]}", text))
 
 
 @cache

@@ -280,6 +280,8 @@ def test_the_subject_rule_sets_aside_a_memory_about_someone_else(
         ("我大表哥在杭州开了家面馆。", "小表哥", True),  # a relative of another rank
         ("小表哥和大表哥都来了。", "小表哥", False),
         ("大女儿在上海做会计。", "小女儿", True),
+        ("老李是架构师，管后端。", "小李", True),  # another of the surname, by another prefix
+        ("小李和老李都来了。", "小李", False),
     ],
 )
 def test_what_reads_as_a_look_alike_of_a_name(text, name, lookalike):
