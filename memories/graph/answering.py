@@ -58,6 +58,11 @@ from memories.statements.words import (
 # Capitalised words (names) in Latin script, and Chinese names, for the look-alike rule.
 SURNAME_TITLED = re.compile(f"([{ZH_SURNAMES}]){ZH_TITLES}")
 # Roles one often holds several of, each named on its own ("the kids", "a colleague").
+# Roles that name a group, said of each member in a narrower word ("the user's parents": the
+# mother, the father; "kids": a son, a daughter).
+GROUP_ROLES = frozenset(
+    {"parent", "child", "sibling", "grandparent", "grandchild", "in-law", "cousin", "relative"}
+)
 MANY_ROLES = frozenset(
     {"child", "grandchild", "parent", "sibling", "friend", "colleague", "classmate", "teammate"}
     | {"cousin", "neighbor", "roommate"}
@@ -510,7 +515,12 @@ def ruling(
                 or subjects[memory.id] & maybe_them
                 or _writes_name(memory.content, question.subject.name)
             ]
-        elif asked.entity is None and question.subject.role and not question.subject.name:
+        elif (
+            asked.entity is None
+            and question.subject.role
+            and not question.subject.name
+            and question.subject.role not in GROUP_ROLES
+        ):
             # A relation no one entity holds ("the user's father" of a user who spoke only of
             # their mother; "the user's brother" of two): a memory about others the graph
             # knows in other relations answers only if it names the relation as the user's.

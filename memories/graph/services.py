@@ -91,10 +91,16 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
                 GraphNode.objects.filter(pk=named.pk).update(role=subject.role)
             return named
         if subject.role:
-            unnamed = nodes.filter(name="", role=subject.role).first()
-            if unnamed is not None:
+            # "my brother Sam" after "my older brother": him, when he is the one unnamed of
+            # his kin (and the role said more precisely is kept)
+            kin = [subject.role, *kin_of(subject.role), BASE_ROLES.get(subject.role, "")]
+            unnamed_of_kin = list(nodes.filter(name="", role__in=kin)[:2])
+            if len(unnamed_of_kin) == 1:
+                unnamed = unnamed_of_kin[0]
                 unnamed.name = subject.name
-                unnamed.save(update_fields=["name"])
+                if BASE_ROLES.get(subject.role) == unnamed.role:
+                    unnamed.role = subject.role
+                unnamed.save(update_fields=["name", "role"])
                 return unnamed
         if subject.kind == EntityKind.PERSON and GIVEN_NAME.fullmatch(subject.name):
             # "Rachel" after "Rachel Lim": the one person of that first name (and of the role

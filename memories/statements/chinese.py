@@ -23,6 +23,7 @@ from memories.statements.words import (
     ZH_JOBS,
     ZH_NAME_STOP,
     ZH_NOT_NAMES,
+    ZH_PASTIMES,
     ZH_PERSON_ROLES,
     ZH_ROLE_PREDICATES,
     ZH_SPECIES,
@@ -126,10 +127,7 @@ INTRODUCTIONS = (
 )
 JOB_RE = re.compile(rf"(?:{ZH_JOBS})")
 ZH_NUMERAL = re.compile(r"[一二三四五六七八九十百千万两零\d]+(?:岁|多)?")
-# Something one does, liked: "打篮球", "弹钢琴", "爬山", "钓鱼".
-ZH_PASTIME = re.compile(
-    r"(?:打|踢|玩|弹|拉|跑|游|爬|画|唱|跳|下|钓|骑|滑|练|拍|做瑜伽|看书|读书|旅游|旅行)"
-)
+ZH_PASTIME = re.compile(ZH_PASTIMES)
 # How one names a manager or a colleague: a surname and a title at work ("张经理", "李总", "王工").
 TITLED_NAME = re.compile(
     rf"[{ZH_SURNAMES}](?:经理|总监|总|主任|主管|老板|老师|教授|医生|大夫|律师|处长|科长|局长|部长|院长|校长|工)"
@@ -454,7 +452,9 @@ def favorite(ctx: Context, m, rest: str) -> bool:
 
 def pastime(ctx: Context, m, rest: str) -> bool:
     """A pastime taken up ("迷上了钓鱼") or given up ("不打篮球了"): the hobby, and what one
-    likes, held or ended."""
+    likes, held or ended; not someone fallen for ("迷上了他")."""
+    if not ZH_PASTIME.fullmatch(m["v"]):
+        return False
     ended = bool(m.groupdict().get("neg"))
     ctx.say("hobby", m["v"], ended=ended)
     if ended:
@@ -468,7 +468,7 @@ def likes(ctx: Context, m, rest: str) -> bool:
         return False
     liked = m["verb"] not in ("不喜欢", "讨厌")
     ctx.say("likes" if liked else "dislikes", value)
-    if liked and ZH_PASTIME.match(value):
+    if liked and ZH_PASTIME.fullmatch(value):
         ctx.say("hobby", value)  # "喜欢打篮球": a pastime, what a question of hobbies asks
     return True
 

@@ -40,6 +40,7 @@ from memories.statements.words import (
     HAN,
     ZH_JOBS,
     ZH_NUMBER,
+    ZH_PASTIMES,
     ZH_SURNAMES,
     ZH_WORK_DONE,
     ZH_WORK_DRIVEN,
@@ -145,11 +146,14 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         ),
         (r"(?:从事|做)(?P<job>[^，,。；]+?)(?:工作|行业)", job),
         # Work said by what one does, where: "在老家种地", "在深圳开出租车", "送外卖"
-        (rf"(?:^|在[^，,。；在]{{1,8}}?|还在|一直)(?P<job>{ZH_WORK_DONE}){ZE}", job),
+        (
+            rf"(?:^|在(?![^，,。；]*?(?:考虑|想|犹豫|纠结|打算|要不要|琢磨|计划|学))[^，,。；在]{{1,8}}?"
+            rf"|还在|一直)(?P<job>{ZH_WORK_DONE}){ZE}",
+            job,
+        ),
         # A job said by what one does: "是种地的", "是开出租车的" (not "是开车来的")
         (
-            rf"是(?P<job>(?:做|干|搞|开|卖|种|教|修|送|跑|养)[{HAN}]{{1,3}}?)(?<![来去回过])的"
-            r"(?=[，,。；;！!\s]|$)",
+            rf"是(?P<job>{ZH_WORK_DONE})的(?=[，,。；;！!\s]|$)",
             job,
         ),
         # Whom the user reports to: "我现在向李娜汇报", "我现在report给Rachel Lim"
@@ -235,15 +239,12 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
             say("commute"),
         ),
         # Likes, allergies, household, name
+        (rf"(?:迷上了?|爱上了|喜欢上了)(?P<v>{ZH_PASTIMES})", pastime),
+        (rf"(?P<neg>不再?|没再)(?P<v>{ZH_PASTIMES})了", pastime),
         (
             r"^(?:很|非常|特别|最|也|还|真的|超|平时|平常|一直|从小|周末|现在|最近|经常|向来)*"
-            r"(?P<verb>不喜欢|喜欢|喜爱|爱|讨厌|偏好)(?P<v>[^，,。；;！!？?]+)",
+            r"(?P<verb>不喜欢|喜欢|喜爱|爱|讨厌|偏好)(?!上了?)(?P<v>[^，,。；;！!？?]+)",
             likes,
-        ),
-        (r"(?:迷上了?|爱上了|喜欢上了)(?P<v>[^，,。；;！!？?了]+)", pastime),
-        (
-            rf"(?P<neg>不再?|没再)(?P<v>(?:打|踢|玩|弹|练|跑|游|爬|画|唱|跳|下|钓|骑|滑)[{HAN}]{{1,4}}?)了",
-            pastime,
         ),
         (r"对(?P<v>[^，,。；;]+?)过敏", say("allergy")),
         (rf"(?:和|跟|与)(?P<v>[^，,。住]+?)(?:一起)?{ZA}住", say("lives with")),

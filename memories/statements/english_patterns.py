@@ -327,11 +327,19 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             ("sold", "rid of", "totaled", "totalled", "wrecked", "traded", "scrapped"),
         ),
         (
-            rf"\b(?:drives?|(?:am|is|are|'m|'re|'s)\s+{ADV}driving)\s+"
+            rf"\bdrives?\s+"
             rf"(?!(?:to|me|us|him|her|them|home|around|back|there)\b)(?P<v>(?:an?|the|my"
             rf"|our|his|her)\s+(?:[\w-]+\s+){{0,4}}?[\w-]+|{CAP}){END}",
             car,
             ("driv",),
+        ),
+        # "I'm driving a Tesla now": a car by its make or a vehicle, not "the kids to school"
+        (
+            rf"\b(?:am|is|are|'m|'re|'s)\s+{ADV}driving\s+(?:(?:a|an|my|our)\s+)?(?:new\s+|used\s+)?"
+            rf"(?P<v>(?:[\w-]+\s+){{0,2}}?(?:{CAR})(?:\s+(?:[\w-]+|\d+)){{0,2}}?"
+            rf"|(?:[\w-]+\s+){{0,2}}?(?:{VEHICLES})){END}",
+            car,
+            ("driving",),
         ),
         (
             rf"\b(?:bought|got|purchased|leased|own|owns|have|has|picked\s+up|drive)\s+(?:(?:a|an|my"
@@ -590,11 +598,12 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             unless_negated(stating("plays", lower=True)),
             ("play",),
         ),
-        # A pastime one is taken with: "I'm really into pottery", "been into bouldering lately"
+        # A pastime one is taken with: "I'm really into pottery" (not "into him", "into London")
         (
-            rf"\b(?:am|'m|is|are|'re|been)\s+{ADV}(?:really\s+|so\s+|super\s+|totally\s+|big\s+"
+            rf"\b(?:am|'m|is|are|'re)\s+{ADV}(?:really\s+|so\s+|super\s+|totally\s+|big\s+"
             rf"|very\s+much\s+)?into\s+(?!(?:the|a|an|my|our|his|her|it|that|this|town|work"
-            rf"|trouble)\b)(?P<v>[\w-]+(?:\s+[\w-]+)?){END}",
+            rf"|trouble|you|him|them|me|us|someone|somebody|overtime|each)\b)"
+            rf"(?P<v>(?-i:[a-z][\w-]*)(?:\s+(?-i:[a-z][\w-]*))?){END}",
             unless_negated(stating("hobby", lower=True)),
             ("into",),
         ),

@@ -279,6 +279,8 @@ def _related_in(clause: Clause, ctx: Context) -> None:
     ("We live in Shanghai, my wife Ana, our daughter Lily and me")."""
     if clause.subject is None or not any(name in clause.text for name in ctx.subjects.named):
         return
+    if clause.chinese and not clause.subject.is_user:
+        return  # "我同事张伟和老婆小丽…": 张伟's wife
     for pattern in (chinese.AMONG,) if clause.chinese else english.INTRODUCTIONS[1:3]:
         for m in pattern.finditer(clause.text):
             subject = ctx.subjects.known(m["name"])
