@@ -254,7 +254,8 @@ RULES: list[Rule] = [
         0.8,
     ),
     rule(
-        rf"我{ZH_ADVERBS}在(?P<org>{ZH_VALUE})(?:工作|上班)",
+        # not how or when ("在这边找了份工作")
+        rf"我{ZH_ADVERBS}在(?!这边|那边|这里|那里)(?P<org>(?:(?!找了)[^，,。；;！!？?\s])+?)(?:工作|上班)",
         "用户在{org}工作",
         "profile:job",
         0.8,

@@ -47,7 +47,12 @@ from memories.statements.keys import answering_attributes
 from memories.statements.places import still_holds
 from memories.statements.words import (
     BASE_ROLES,
+    FAMILY_STATES,
+    PERSON_PLURALS,
     SINGLE_RELATIONS,
+    SPECIES,
+    SPECIES_PLURALS,
+    ZH_SPECIES,
     ZH_SURNAMES,
     ZH_TITLES,
     is_relation,
@@ -411,6 +416,20 @@ def _may_answer(
     return True
 
 
+def _said_only_in_its_words(word: str) -> bool:
+    """A relative, an animal's kind or a family state ("kids", "a cat", "married", "猫"): near
+    words in meaning ("the girls", "a dog", "moved in") do not say it."""
+    lower = word.lower()
+    return (
+        is_relation(word)
+        or lower in PERSON_PLURALS
+        or lower in SPECIES
+        or lower in SPECIES_PLURALS
+        or word in ZH_SPECIES
+        or lower in FAMILY_STATES
+    )
+
+
 def _names_own_relative(text: str, word: str) -> bool:
     """Whether `text` names the relation `word` as the user's: not "我哥家的闺女", "my brother's
     daughter"."""
@@ -572,7 +591,7 @@ def ruling(
         and not (
             question.closed
             and not question.choices
-            and not any(is_relation(word) for word in question.focus)
+            and not any(_said_only_in_its_words(word) for word in question.focus)
             and said_by_meaning(question.focus, judged)
         )
         and not (

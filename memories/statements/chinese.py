@@ -73,7 +73,9 @@ LEAD = re.compile(
     r"|前天|上周|上个月|去年|今年|刚才|终于)[，,、\s]*)+"
 )
 ROLE_START = re.compile(
-    rf"^(?:(?:我们家|我家|咱家|我们|我|用户)(?:的)?)?{ZH_MODS}(?P<role>(?>{ZH_ROLE}|{ZH_PET}))"
+    # "我有个哥哥在深圳当老师": the brother's clause
+    rf"^(?:(?:我们家|我家|咱家|我们|我|用户)(?:的|(?:还|也)?有(?:一?个|一?位)"
+    rf"(?=(?:{ZH_ROLE})[在是当做住叫开]))?)?{ZH_MODS}(?P<role>(?>{ZH_ROLE}|{ZH_PET}))"
     rf"(?P<name>{ZH_NAME})?(?P<poss>的)?"
     # Code-switched: "My wife 在北京工作"
     rf"|^(?:[Mm]y|[Oo]ur)\s+(?:(?:older|younger|elder|big|little|baby|twin)\s+)?"
@@ -266,9 +268,17 @@ def lives(ctx: Context, m, rest: str) -> bool:
     return True
 
 
+# Not where one works but when or how: "入职刚两周", "在这边找了份工作".
+NOT_EMPLOYER = re.compile(
+    r"^(?:刚|才|已经|快|这边|那边|这里|那里)|找了|[一二三四五六七八九十两\d]+个?(?:天|周|星期|月|年)"
+)
+
+
 def works(ctx: Context, m, rest: str) -> bool:
     ended = _ended(m, rest)
     org = m["v"]
+    if NOT_EMPLOYER.search(org):
+        return False
     ctx.say("works at", org, ended=ended, entity=ctx.entity(org, "organisation"))
     if m.groupdict().get("job"):
         ctx.say("job", m["job"], ended=ended)

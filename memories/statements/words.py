@@ -167,10 +167,10 @@ PERSON_PLURALS = {
 
 ZH_PERSON_ROLES: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("哥哥", "大哥", "二哥", "哥"), ("older brother", "m")),
-    **dict.fromkeys(("弟弟", "小弟"), ("younger brother", "m")),
+    **dict.fromkeys(("弟弟", "小弟", "弟"), ("younger brother", "m")),
     "兄弟": ("brother", "m"),
     **dict.fromkeys(("姐姐", "大姐", "二姐", "姐"), ("older sister", "f")),
-    **dict.fromkeys(("妹妹", "小妹"), ("younger sister", "f")),
+    **dict.fromkeys(("妹妹", "小妹", "妹"), ("younger sister", "f")),
     "姐妹": ("sister", "f"),
     **dict.fromkeys(("老婆", "妻子", "太太", "媳妇", "夫人", "爱人"), ("wife", "f")),
     **dict.fromkeys(("老公", "丈夫", "先生"), ("husband", "m")),
@@ -190,9 +190,9 @@ ZH_PERSON_ROLES: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("奶奶", "祖母"), ("paternal grandmother", "f")),
     **dict.fromkeys(("外婆", "姥姥"), ("maternal grandmother", "f")),
     **dict.fromkeys(("叔叔", "伯伯", "姑父"), ("paternal uncle", "m")),
-    **dict.fromkeys(("舅舅", "姨父"), ("maternal uncle", "m")),
+    **dict.fromkeys(("舅舅", "舅", "姨父"), ("maternal uncle", "m")),
     **dict.fromkeys(("姑姑", "婶婶"), ("paternal aunt", "f")),
-    **dict.fromkeys(("姨妈", "舅妈"), ("maternal aunt", "f")),
+    **dict.fromkeys(("姨妈", "舅妈", "小姨", "大姨", "姨"), ("maternal aunt", "f")),
     "阿姨": ("aunt", "f"),
     **dict.fromkeys(("表哥", "表弟", "堂哥", "堂弟"), ("cousin", "m")),
     **dict.fromkeys(("表姐", "表妹", "堂姐", "堂妹"), ("cousin", "f")),
@@ -585,6 +585,13 @@ CONCEPT_PHRASES = frozenset(t.lower() for group in CONCEPTS for t in group if " 
 ZH_CONCEPT_WORDS = frozenset(
     t for group in CONCEPTS for t in group if len(t) > 1 and re.fullmatch(f"[{HAN}]+", t)
 )
+
+
+# Whether one is married, has children: a state of the family, said in its own words.
+FAMILY_STATES = frozenset(
+    {"married", "single", "divorced", "engaged", "widowed", "pregnant", "结婚", "已婚", "单身",
+     "离婚", "怀孕", "订婚"}
+)  # fmt: skip
 
 
 def is_relation(word: str) -> bool:

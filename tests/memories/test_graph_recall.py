@@ -340,6 +340,22 @@ def test_a_relation_no_one_holds_is_not_answered_by_anothers_values(agent, sessi
     assert recall(agent, question.replace("爸爸", "妈妈").replace("father", "mother")) != []
 
 
+@pytest.mark.parametrize(
+    ("sessions", "question", "said_so"),
+    [
+        ([["I just moved to Denver for a new job at REI."]], "Is the user married?", None),
+        ([["我养了一只金毛，叫旺财。"]], "用户养猫吗？", None),
+        ([["我养了一只金毛，叫旺财。"]], "用户养狗吗？", "金毛"),
+    ],
+)
+def test_a_yes_or_no_about_kin_a_kind_of_animal_or_marriage_takes_its_own_words(
+    agent, sessions, question, said_so
+):
+    converse(agent, *sessions)
+    hits = recall(agent, question)
+    assert said(hits, said_so) if said_so else hits == [], hits
+
+
 def test_a_yes_or_no_about_a_place_never_said_needs_a_memory_naming_it(agent):
     converse(agent, ["I live in Toronto with my cat Miso."])
     assert recall(agent, "Has the user ever been to Australia?") == []
