@@ -68,6 +68,8 @@ SURNAME_TITLED = re.compile(f"([{ZH_SURNAMES}]){ZH_TITLES}")
 GROUP_ROLES = frozenset(
     {"parent", "child", "sibling", "grandparent", "grandchild", "in-law", "cousin", "relative"}
 )
+# A question of having or keeping an animal ("Does the user have a cat?", "用户养猫吗？").
+KEEPING = re.compile(r"养|宠物|\b(?:have|has|own|owns|keep|keeps|pets?|adopt(?:ed)?)\b", re.I)
 MANY_ROLES = frozenset(
     {"child", "grandchild", "parent", "sibling", "friend", "colleague", "classmate", "teammate"}
     | {"cousin", "neighbor", "roommate"}
@@ -82,6 +84,7 @@ class Asked:
 
     question: QuestionReading
     nodes: list[GraphNode] = field(default_factory=list)  # the user's entities
+    query: str = ""  # as asked
     entity: GraphNode | None = None  # the asked subject, when the graph holds it
     unresolved_names: list[str] = field(default_factory=list)
     user_names: list[str] = field(default_factory=list)  # what the user said they are called
@@ -100,7 +103,7 @@ class Asked:
 def asked(*, user_id: str, query: str, as_of: datetime | None) -> Asked:
     question = statements.question_read(query)
     nodes = _user_nodes(user_id)
-    result = Asked(question, nodes)
+    result = Asked(question, nodes, query=query)
     if not nodes:
         return result
     by_name = {name: node for node in nodes for name in (node.name, *node.aliases) if name}
@@ -416,18 +419,15 @@ def _may_answer(
     return True
 
 
-def _said_only_in_its_words(word: str) -> bool:
-    """A relative, an animal's kind or a family state ("kids", "a cat", "married", "猫"): near
-    words in meaning ("the girls", "a dog", "moved in") do not say it."""
+def _said_only_in_its_words(word: str, query: str) -> bool:
+    """A relative, a family state or, kept, an animal's kind ("kids", "married", "用户养猫吗？"):
+    near words in meaning ("the girls", "moved in", "a golden retriever") do not say it. Not
+    fish eaten ("用户现在吃鱼吗？")."""
     lower = word.lower()
-    return (
-        is_relation(word)
-        or lower in PERSON_PLURALS
-        or lower in SPECIES
-        or lower in SPECIES_PLURALS
-        or word in ZH_SPECIES
-        or lower in FAMILY_STATES
-    )
+    if is_relation(word) or lower in PERSON_PLURALS or lower in FAMILY_STATES:
+        return True
+    animal = lower in SPECIES or lower in SPECIES_PLURALS or word in ZH_SPECIES
+    return animal and KEEPING.search(query) is not None
 
 
 def _names_own_relative(text: str, word: str) -> bool:
@@ -591,7 +591,7 @@ def ruling(
         and not (
             question.closed
             and not question.choices
-            and not any(_said_only_in_its_words(word) for word in question.focus)
+            and not any(_said_only_in_its_words(word, asked.query) for word in question.focus)
             and said_by_meaning(question.focus, judged)
         )
         and not (

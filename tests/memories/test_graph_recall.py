@@ -346,6 +346,7 @@ def test_a_relation_no_one_holds_is_not_answered_by_anothers_values(agent, sessi
         ([["I just moved to Denver for a new job at REI."]], "Is the user married?", None),
         ([["我养了一只金毛，叫旺财。"]], "用户养猫吗？", None),
         ([["我养了一只金毛，叫旺财。"]], "用户养狗吗？", "金毛"),
+        ([["I started eating fish again, my iron was low."]], "用户现在吃鱼吗？", "fish"),
     ],
 )
 def test_a_yes_or_no_about_kin_a_kind_of_animal_or_marriage_takes_its_own_words(
