@@ -371,8 +371,20 @@ def _question_ruled(
     # For what the user says of themself, or what holds now of anyone ("何婧现在在做什么？"):
     # otherwise, of someone else, a later memory more often adds to the earlier one than
     # replaces it, and the subject rule keeps their look-alikes out.
-    present = statements.asks_about_the_present(request.query)
-    replaces = (question.question.subject.is_user and not question.question.names) or present
+    reading = question.question
+    # Of a value the user holds one at a time, asked in the present ("How does the user get to
+    # work?"), what holds now is asked, said so or not.
+    present = statements.asks_about_the_present(request.query) or (
+        reading.subject.is_user
+        and bool(reading.attributes)
+        # (a name is said again far more often than changed)
+        and all(
+            statements.single_valued(attribute) and attribute != "name"
+            for attribute in reading.attributes
+        )
+        and not statements.asks_about_the_past(request.query)
+    )
+    replaces = (reading.subject.is_user and not reading.names) or present
     if (
         settings.RECALL_NEWER_RULE
         and replaces
@@ -383,7 +395,7 @@ def _question_ruled(
             nodes=question.nodes,
             held=set(question.answer_memory_ids),
             present=present,
-            reading=question.question,
+            reading=reading,
         )
     return answers + kept
 

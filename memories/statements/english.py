@@ -493,6 +493,8 @@ def _generic(ctx: Context, owner: Subject, attr: str, value: str, *, ended: bool
     key = attribute_key(attr)
     if key == "job" and (employer := AT_EMPLOYER.match(value)):
         key, value = "works at", employer["org"]  # "my new job is at Figma"
+    if key == "address" and ADDRESS["email"].fullmatch(value.strip(" .!")):
+        key = "email"  # "jo@fastmail.com is my address now"
     if key in ("email", "phone") and (address := ADDRESS[key].search(value)):
         value = address[0]  # not what the clause goes on to say ("…, text me anytime")
     if not _value_fits(key, value):

@@ -303,6 +303,19 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
         ),
         (rf"\b(?:reach|call|text)\s+me\s+(?:at|on)\s+(?P<v>{PHONE})", stating("phone"), ("me ",)),
         (rf"\b(?:email|mail|reach)\s+me\s+at\s+(?P<v>{EMAIL})", stating("email"), ("me ",)),
+        # The value first: "jo@fastmail.com is my address now", "555-0202 is my new number"
+        (
+            rf"(?P<v>{EMAIL})\s+(?:is|'s)\s+{ADV}my\s+(?:new\s+|current\s+|main\s+)?"
+            rf"(?:(?:e-?mail|home)\s+)?(?:address|e-?mail)\b",
+            stating("email"),
+            ("my ",),
+        ),
+        (
+            rf"(?P<v>{PHONE})\s+(?:is|'s)\s+{ADV}my\s+(?:new\s+|current\s+|main\s+)?"
+            rf"(?:phone\s+|cell\s+|mobile\s+)?(?:number|phone|cell|mobile)\b",
+            stating("phone"),
+            ("my ",),
+        ),
         # The address mail is to go to: "my work address changes to …", "send anything
         # work-related to …"
         (

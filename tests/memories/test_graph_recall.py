@@ -369,6 +369,16 @@ def test_a_child_named_in_passing_is_the_users_and_answers_by_name(agent):
     assert said(recall(agent, "用户的儿子多大了？"), "七岁")
 
 
+def test_a_value_the_user_holds_one_at_a_time_asked_in_the_present_is_the_latest(agent):
+    converse(
+        agent,
+        ["Drop me a line at jo.baker@oldmail.com whenever."],
+        ["Heads up, I switched providers: jo.baker@fastmail.com is my address now."],
+    )
+    hits = recall(agent, "What is the user's email address?")
+    assert said(hits[:1], "fastmail") and not said(hits, "oldmail"), hits
+
+
 def test_a_chinese_change_of_city_answers_the_new_one(agent):
     converse(agent, ["我住在杭州，离西湖很近。"], ["告诉你个消息，我们家上个月搬到成都了。"])
     hits = recall(agent, "用户现在住在哪里？")
