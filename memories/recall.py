@@ -390,8 +390,8 @@ def _question_ruled(
         and replaces
         and (request.as_of is not None or not statements.asks_about_the_past(request.query))
     ):
-        kept = _followed_last(
-            kept,
+        return _followed_last(
+            answers + kept,
             nodes=question.nodes,
             held=set(question.answer_memory_ids),
             present=present,
@@ -503,10 +503,31 @@ def _followed_last(
     ]
     named = {memory.id: statements.names_in(memory.content, names) for memory in changing}
     coverage = {hit.memory.id: hit.text_coverage or 0.0 for hit in hits}
+    content = {hit.memory.id: hit.memory.content for hit in hits}
+    episodes = {hit.memory.id for hit in hits if hit.memory.memory_type == MemoryType.EPISODIC}
+
+    def speaks(memory_id: uuid.UUID) -> tuple[bool, bool]:
+        text = content[memory_id]
+        return (
+            statements.answers_focus(reading, text),
+            statements.speaks_to_attribute(reading, text),
+        )
+
+    def says_no_less(newer: uuid.UUID, older: uuid.UUID) -> bool:
+        # Of the focus and of the attribute each: the later one speaks to it if the older does
+        return all(new or not old for new, old in zip(speaks(newer), speaks(older), strict=True))
+
+    def gives_way(older: uuid.UUID, newer: uuid.UUID) -> bool:
+        # A held value goes after what the user said of it since, when what holds now is
+        # asked: a change in words no rule read ("I accepted the KPMG offer" after "I work at
+        # Deloitte") leaves the old value held. Kept, not left out: the later words may not
+        # change it.
+        return present and newer in episodes and says_no_less(newer, older)
+
     follows = [
         (older, newer, alike)
         for older, newer, alike in pairs
-        if older not in held
+        if (older not in held or gives_way(older, newer))
         and named[newer] <= named[older]
         and (present or coverage[newer] >= coverage[older])
     ]
@@ -523,24 +544,9 @@ def _followed_last(
             return new is not None and old is not None and new >= old
 
         # Being as near the question, or as alike, is not enough when the later memory is silent
-        # on what is asked and the older speaks to it: for "Does the user have a boyfriend
-        # now?", "All settled in Bristol" does not replace "Theo and I broke up". Of an asked
-        # attribute, the user's own included, in its own words ("怎么去上班": a commute).
-        content = {hit.memory.id: hit.memory.content for hit in hits}
-
-        def speaks(memory_id: uuid.UUID) -> tuple[bool, bool]:
-            text = content[memory_id]
-            return (
-                statements.answers_focus(reading, text),
-                statements.speaks_to_attribute(reading, text),
-            )
-
-        def says_no_less(newer: uuid.UUID, older: uuid.UUID) -> bool:
-            # Of the focus and of the attribute each: the later one speaks to it if the older does
-            return all(
-                new or not old for new, old in zip(speaks(newer), speaks(older), strict=True)
-            )
-
+        # on what is asked and the older speaks to it (says_no_less): for "Does the user have a
+        # boyfriend now?", "All settled in Bristol" does not replace "Theo and I broke up". Of
+        # an asked attribute, the user's own included, in its own words ("怎么去上班": a commute).
         # The later one says it gave up for good what the older names by its proper name ("I
         # bailed on Severance" after "went straight into the second season of Severance"),
         # however near either is.
@@ -552,11 +558,14 @@ def _followed_last(
         replaced = {
             older
             for older, newer, alike in follows
-            if (
-                ((same is not None and alike >= same) or nearer(newer, older))
-                and says_no_less(newer, older)
+            if older not in held
+            and (
+                (
+                    ((same is not None and alike >= same) or nearer(newer, older))
+                    and says_no_less(newer, older)
+                )
+                or ends(newer, older)
             )
-            or ends(newer, older)
         }
         hits = [hit for hit in hits if hit.memory.id not in replaced]
     return sorted(hits, key=lambda hit: hit.memory.id in followed)  # stable

@@ -379,6 +379,16 @@ def test_a_value_the_user_holds_one_at_a_time_asked_in_the_present_is_the_latest
     assert said(hits[:1], "fastmail") and not said(hits, "oldmail"), hits
 
 
+def test_a_held_value_goes_after_what_the_user_said_of_it_since_in_words_no_rule_read(agent):
+    converse(
+        agent,
+        ["My favourite season is autumn."],
+        ["Funny, after this year spring is my favourite season, all those blossoms."],
+    )
+    hits = recall(agent, "What is the user's favourite season?")
+    assert said(hits[:1], "spring"), hits
+
+
 def test_a_chinese_change_of_city_answers_the_new_one(agent):
     converse(agent, ["我住在杭州，离西湖很近。"], ["告诉你个消息，我们家上个月搬到成都了。"])
     hits = recall(agent, "用户现在住在哪里？")
