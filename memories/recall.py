@@ -519,9 +519,9 @@ def _followed_last(
 
     def gives_way(older: uuid.UUID, newer: uuid.UUID) -> bool:
         # A held value goes after what the user said of it since, when what holds now is
-        # asked: a change in words no rule read ("I accepted the KPMG offer" after "I work at
-        # Deloitte") leaves the old value held. Kept, not left out: the later words may not
-        # change it.
+        # asked: a change in words no rule read ("spring is my favourite season" after "My
+        # favourite season is autumn") leaves the old value held. Kept, not left out: the
+        # later words may not change it.
         return present and newer in episodes and says_no_less(newer, older)
 
     follows = [

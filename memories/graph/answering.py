@@ -62,7 +62,6 @@ from memories.statements.words import (
 
 # Capitalised words (names) in Latin script, and Chinese names, for the look-alike rule.
 SURNAME_TITLED = re.compile(f"([{ZH_SURNAMES}]){ZH_TITLES}")
-# Roles one often holds several of, each named on its own ("the kids", "a colleague").
 # Roles that name a group, said of each member in a narrower word ("the user's parents": the
 # mother, the father; "kids": a son, a daughter).
 GROUP_ROLES = frozenset(
@@ -70,6 +69,7 @@ GROUP_ROLES = frozenset(
 )
 # A question of having or keeping an animal ("Does the user have a cat?", "用户养猫吗？").
 KEEPING = re.compile(r"养|宠物|\b(?:have|has|own|owns|keep|keeps|pets?|adopt(?:ed)?)\b", re.I)
+# Roles one often holds several of, each named on its own ("the kids", "a colleague").
 MANY_ROLES = frozenset(
     {"child", "grandchild", "parent", "sibling", "friend", "colleague", "classmate", "teammate"}
     | {"cousin", "neighbor", "roommate"}

@@ -93,7 +93,7 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
         if subject.role:
             # "my brother Sam" after "my older brother": him, when he is the one unnamed of
             # his kin (and the role said more precisely is kept)
-            kin = [subject.role, *kin_of(subject.role), BASE_ROLES.get(subject.role, "")]
+            kin = {subject.role, *kin_of(subject.role), BASE_ROLES.get(subject.role, subject.role)}
             unnamed_of_kin = list(nodes.filter(name="", role__in=kin)[:2])
             if len(unnamed_of_kin) == 1:
                 unnamed = unnamed_of_kin[0]
