@@ -126,8 +126,8 @@ BASE_ROLES = {role: role.split()[-1] for role, _ in ORDERED_ROLES.values()} | {
 
 
 def kin_of(role: str) -> list[str]:
-    """The roles told apart by order of birth within `role`: "older brother", "younger brother"
-    for "brother"."""
+    """The roles told apart within `role` by order of birth or side of the family: "older
+    brother", "younger brother" for "brother"; "paternal uncle", "maternal uncle" for "uncle"."""
     return [ordered for ordered, base in BASE_ROLES.items() if base == role]
 
 
