@@ -211,6 +211,13 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             ("work", "employ", "teach"),
         ),
         (rf"\b(?:work(?:s|ing)?)\s+with\s+(?P<org>{CAP}){END}", works, ("work",)),
+        # What one does, said so: "repairs boats for a living", "I fix bikes for a living"
+        (
+            r"\b(?P<v>(?!(?:do|does|did|doing|what|and|but|so|then|also|now|still)\b)"
+            r"(?-i:[a-z])[\w-]*(?:\s+[\w-]+){0,3}?)\s+for\s+a\s+living\b",
+            stating("job"),
+            ("for a living",),
+        ),
         # Work said by what one does there: "I teach chemistry at Lincoln High", "work nights at
         # St. Mary's" (a named place only: "I teach my kids at home" is no job).
         (

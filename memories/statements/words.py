@@ -502,7 +502,7 @@ CONCEPTS: tuple[frozenset[str], ...] = tuple(
         "father|dad|爸爸|父亲",
         "parent|mother|father|mom|dad|父母|爸妈",
         "friend|buddy|pal|朋友|好友|闺蜜",
-        "job|work|occupation|profession|career|position|employed|employer|company|role"
+        "job|work|occupation|profession|career|position|employed|employer|company|role|for a living"
         "|in charge of|responsible for|工作|职业|上班|职位|公司|负责|"
         + "|".join(JOBS)
         + "|"

@@ -316,6 +316,11 @@ def test_what_was_never_said_is_answered_with_nothing_over_rest_mcp_and_the_seed
             "pottery",
         ),
         ([["我叔叔是种地的，在老家。"]], "用户的叔叔是做什么的？", "种地"),
+        (
+            [["My cousin Ravi lives in Leeds and fixes pianos for a living."]],
+            "What does Ravi do for a living?",
+            "pianos",
+        ),
         ([["我平时喜欢打篮球。"], ["现在不打篮球了，迷上了钓鱼。"]], "用户的爱好是什么？", "钓鱼"),
     ],
 )

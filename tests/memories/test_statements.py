@@ -462,6 +462,8 @@ def test_a_role_and_a_name_both_in_latin_letters_stay_two_words_in_chinese():
             {("user", "car", "Corolla", "ended"), ("user", "car", "Tesla Model Y")},
         ),
         ("I'm driving to work.", set()),
+        ("I fix bikes for a living.", {("user", "job", "fix bikes")}),
+        ("What do you do for a living?", set()),
         ("jo.baker@fastmail.com is my address now.", {("user", "email", "jo.baker@fastmail.com")}),
         ("555-0202 is my new number.", {("user", "phone", "555-0202")}),
         (
