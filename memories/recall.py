@@ -24,6 +24,7 @@ import hashlib
 import logging
 import re
 import uuid
+from collections import defaultdict
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -568,4 +569,20 @@ def _followed_last(
             )
         }
         hits = [hit for hit in hits if hit.memory.id not in replaced]
-    return sorted(hits, key=lambda hit: hit.memory.id in followed)  # stable
+    # A held value that gave way goes right after the later words, not to the end: the limit
+    # must not cut it.
+    gave_way = {older: newer for older, newer, _ in follows if older in held}
+    after = defaultdict(list)
+    for hit in hits:
+        if hit.memory.id in gave_way:
+            after[gave_way[hit.memory.id]].append(hit)
+    ordered = []
+    for hit in hits:
+        if hit.memory.id not in followed:
+            ordered += [hit, *after.pop(hit.memory.id, [])]
+    waiting = [hit for group in after.values() for hit in group]
+    return (
+        ordered
+        + waiting
+        + [hit for hit in hits if hit.memory.id in followed and hit.memory.id not in gave_way]
+    )

@@ -270,7 +270,7 @@ def lives(ctx: Context, m, rest: str) -> bool:
 
 # Not where one works but when or how: "入职刚两周", "在这边找了份工作".
 NOT_EMPLOYER = re.compile(
-    r"^(?:刚|才|已经|快|这边|那边|这里|那里)|找了|[一二三四五六七八九十两\d]+个?(?:天|周|星期|月|年)"
+    r"^(?:这边|那边|这里|那里)|找了|^(?:刚|才|已经|快)?[一二三四五六七八九十两\d]+个?(?:天|周|星期|月|年)多?了?$"
 )
 
 
@@ -478,8 +478,9 @@ def likes(ctx: Context, m, rest: str) -> bool:
         return False
     liked = m["verb"] not in ("不喜欢", "讨厌")
     ctx.say("likes" if liked else "dislikes", value)
-    if liked and ZH_PASTIME.fullmatch(value):
-        ctx.say("hobby", value)  # "喜欢打篮球": a pastime, what a question of hobbies asks
+    for part in re.split(r"和|、|还有", value) if liked else ():
+        if ZH_PASTIME.fullmatch(part):
+            ctx.say("hobby", part)  # "喜欢打篮球": a pastime, what a question of hobbies asks
     return True
 
 

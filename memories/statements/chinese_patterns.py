@@ -153,7 +153,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
         ),
         # A job said by what one does: "是种地的", "是开出租车的" (not "是开车来的")
         (
-            rf"是(?P<job>{ZH_WORK_DONE})的(?=[，,。；;！!\s]|$)",
+            rf"是(?P<job>{ZH_WORK_DONE}|(?:做|干|搞|卖|种|教|修|送|跑)(?![你我他她它])[{HAN}]{{1,3}}?)"
+            r"(?<![来去回过])的(?=[，,。；;！!\s]|$)",
             job,
         ),
         # Whom the user reports to: "我现在向李娜汇报", "我现在report给Rachel Lim"
@@ -239,11 +240,11 @@ PATTERNS: list[tuple[re.Pattern[str], Handler]] = [
             say("commute"),
         ),
         # Likes, allergies, household, name
-        (rf"(?:迷上了?|爱上了|喜欢上了)(?P<v>{ZH_PASTIMES})", pastime),
+        (rf"(?:迷上了?|爱上了|喜欢上了)(?:做|玩|练|学)?(?P<v>{ZH_PASTIMES}){ZE}", pastime),
         (rf"(?P<neg>不再?|没再)(?P<v>{ZH_PASTIMES})了", pastime),
         (
             r"^(?:很|非常|特别|最|也|还|真的|超|平时|平常|一直|从小|周末|现在|最近|经常|向来)*"
-            r"(?P<verb>不喜欢|喜欢|喜爱|爱|讨厌|偏好)(?!上了?)(?P<v>[^，,。；;！!？?]+)",
+            r"(?P<verb>不喜欢|喜欢|喜爱|爱|讨厌|偏好)(?!上了)(?P<v>[^，,。；;！!？?]+)",
             likes,
         ),
         (r"对(?P<v>[^，,。；;]+?)过敏", say("allergy")),

@@ -39,6 +39,7 @@ from memories.statements.english_values import (
     doing,
     email_address,
     finished,
+    for_a_living,
     gone,
     household_after,
     job,
@@ -213,9 +214,8 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
         (rf"\b(?:work(?:s|ing)?)\s+with\s+(?P<org>{CAP}){END}", works, ("work",)),
         # What one does, said so: "repairs boats for a living", "I fix bikes for a living"
         (
-            r"\b(?P<v>(?!(?:do|does|did|doing|what|and|but|so|then|also|now|still)\b)"
-            r"(?-i:[a-z])[\w-]*(?:\s+[\w-]+){0,3}?)\s+for\s+a\s+living\b",
-            stating("job"),
+            r"(?:^\s*|\band\s+)(?P<v>(?-i:[a-z])[\w-]*(?:\s+[\w-]+){0,3}?)\s+for\s+a\s+living\b",
+            for_a_living,
             ("for a living",),
         ),
         # Work said by what one does there: "I teach chemistry at Lincoln High", "work nights at

@@ -167,6 +167,20 @@ def job(ctx: Context, m, rest: str) -> bool:
     return True
 
 
+# Not what one does now: "don't do this", "never wanted to sing", "used to drive trucks".
+NOT_DONE_NOW = re.compile(
+    r"n't\b|\b(?:not|never|would|want|wanted|love|wish|used|quit|imagine|dream|gave|do|does"
+    r"|doing|did|that|this|it|what)\b",
+    I,
+)
+
+
+def for_a_living(ctx: Context, m, rest: str) -> bool:
+    if not NOT_DONE_NOW.search(m["v"]) and not negated(rest, m):
+        ctx.say("job", m["v"])
+    return True
+
+
 def works(ctx: Context, m, rest: str) -> bool:
     neg = negated(rest, m)
     if neg == "not":

@@ -18,6 +18,7 @@ from memories.statements import (
     english_patterns,
     english_values,
 )
+from memories.statements.keys import relation_attribute
 from memories.statements.model import USER, MessageReading, Statement, Subject, SubjectFact
 from memories.statements.reading import Clause, Context, Subjects, pending_said
 from memories.statements.retell import retell
@@ -274,13 +275,19 @@ def _future(text: str) -> bool:
     return english_values.future(text, frozenset(english_patterns.WORD.findall(text.lower())))
 
 
+# Whose kin named beside them are the user's too: a partner's, a parent's.
+HOUSEHOLD = frozenset({"partner", "mother", "father", "parent"})
+
+
 def _related_in(clause: Clause, ctx: Context) -> None:
     """The user's relation to the people and pets a clause introduces by name in passing
     ("We live in Shanghai, my wife Ana, our daughter Lily and me")."""
     if clause.subject is None or not any(name in clause.text for name in ctx.subjects.named):
         return
-    if clause.chinese and not clause.subject.is_user:
-        return  # "我同事张伟和老婆小丽…": 张伟's wife
+    if clause.chinese and not (
+        clause.subject.is_user or relation_attribute(clause.subject.role) in HOUSEHOLD
+    ):
+        return  # "我同事张伟和老婆小丽…": 张伟's wife; "我老婆和儿子乐乐…": the user's son
     for pattern in (chinese.AMONG,) if clause.chinese else english.INTRODUCTIONS[1:3]:
         for m in pattern.finditer(clause.text):
             subject = ctx.subjects.known(m["name"])

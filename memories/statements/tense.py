@@ -8,9 +8,11 @@ I = re.I  # noqa: E741
 # still); "before" closing the question or before "that", "then", "now" ("What does the user
 # eat before a run?" asks no such thing), "之前" of the subject ("跑步之前" is not).
 HELD_BEFORE = (
-    r"\b(?:used\s+to|did\b.*\buse\s+to|before(?=\s*[?.!]*\s*$|\s+(?:that|then|now)\b"
-    # before the value that replaced it: "Where did the user live before Leeds?"
-    r"|\s+(?:moving\s+to\s+)?(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)*\s*[?.!]*\s*$)"
+    r"\b(?:used\s+to|did\b.*\buse\s+to|before(?=\s*[?.!]*\s*$|\s+(?:that|then|now)\b)"
+    # before the value that replaced it, asked in the past: "Where did the user live before
+    # Leeds?" (not "What must the user finish before Friday?")
+    r"|(?:did|was|were|had)\b.*\bbefore(?=\s+(?:moving\s+to\s+)?(?-i:[A-Z])[\w'-]*"
+    r"(?:\s+(?-i:[A-Z])[\w'-]*)*\s*[?.!]*\s*$)"
     r"|previous(?:ly)?|former(?:ly)?|original(?:ly)?|at\s+first|ever|in\s+the\s+past)\b"
     r"|以前|原来|原先|曾经|过去|当初|从前|换过|(?:^|用户|他|她|它|搬到[^，,。？?]{1,8})之前"
 )

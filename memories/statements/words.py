@@ -167,10 +167,10 @@ PERSON_PLURALS = {
 
 ZH_PERSON_ROLES: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("哥哥", "大哥", "二哥", "哥"), ("older brother", "m")),
-    **dict.fromkeys(("弟弟", "小弟", "弟"), ("younger brother", "m")),
+    **dict.fromkeys(("弟弟", "小弟"), ("younger brother", "m")),
     "兄弟": ("brother", "m"),
     **dict.fromkeys(("姐姐", "大姐", "二姐", "姐"), ("older sister", "f")),
-    **dict.fromkeys(("妹妹", "小妹", "妹"), ("younger sister", "f")),
+    **dict.fromkeys(("妹妹", "小妹"), ("younger sister", "f")),
     "姐妹": ("sister", "f"),
     **dict.fromkeys(("老婆", "妻子", "太太", "媳妇", "夫人", "爱人"), ("wife", "f")),
     **dict.fromkeys(("老公", "丈夫", "先生"), ("husband", "m")),
@@ -190,9 +190,9 @@ ZH_PERSON_ROLES: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("奶奶", "祖母"), ("paternal grandmother", "f")),
     **dict.fromkeys(("外婆", "姥姥"), ("maternal grandmother", "f")),
     **dict.fromkeys(("叔叔", "伯伯", "姑父"), ("paternal uncle", "m")),
-    **dict.fromkeys(("舅舅", "舅", "姨父"), ("maternal uncle", "m")),
+    **dict.fromkeys(("舅舅", "姨父"), ("maternal uncle", "m")),
     **dict.fromkeys(("姑姑", "婶婶"), ("paternal aunt", "f")),
-    **dict.fromkeys(("姨妈", "舅妈", "小姨", "大姨", "姨"), ("maternal aunt", "f")),
+    **dict.fromkeys(("姨妈", "舅妈", "小姨", "大姨"), ("maternal aunt", "f")),
     "阿姨": ("aunt", "f"),
     **dict.fromkeys(("表哥", "表弟", "堂哥", "堂弟"), ("cousin", "m")),
     **dict.fromkeys(("表姐", "表妹", "堂姐", "堂妹"), ("cousin", "f")),
@@ -216,7 +216,8 @@ ZH_PERSON_ROLES: dict[str, tuple[str, str]] = {
     "小儿子": ("younger son", "m"),
     "二儿子": ("son", "m"),
     **dict.fromkeys(("姐夫", "妹夫"), ("brother-in-law", "m")),
-    **dict.fromkeys(("嫂子", "弟妹"), ("sister-in-law", "f")),
+    # "小姨子": the wife's younger sister, not an aunt
+    **dict.fromkeys(("嫂子", "弟妹", "弟媳", "小姨子"), ("sister-in-law", "f")),
     "室友": ("roommate", ""),
     "邻居": ("neighbor", ""),
     "同学": ("classmate", ""),
@@ -346,7 +347,7 @@ ZH_PASTIMES = (
     r"(?:打(?:篮球|羽毛球|乒乓球|网球|排球|高尔夫|台球|游戏|麻将)|踢(?:足球|球)|跑步|跑马拉松|游泳|爬山"
     r"|徒步|露营|钓鱼|骑(?:车|行|自行车)|滑雪|滑板|冲浪|攀岩|健身|练瑜伽|做瑜伽|瑜伽|弹(?:钢琴|吉他|琴)"
     r"|拉(?:小提琴|二胡)|画画|唱歌|跳舞|下(?:棋|象棋|围棋)|玩游戏|摄影|拍照|书法|烘焙|做饭|陶艺|插花"
-    r"|看书|读书|看电影|追剧|旅游|旅行|养花|种花|编织|露营)"
+    r"|看书|读书|看电影|追剧|旅游|旅行|养花|种花|编织|露营|拼乐高|乐高)"
 )
 # Work said by what one does, not by a title ("在老家种地", "开出租车", "送外卖"); a taxi or a lorry
 # one drives for a living is no car of one's own.

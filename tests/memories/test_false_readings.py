@@ -185,3 +185,57 @@ def test_a_place_named_beside_the_user_as_the_past_boundary(agent, question):
     # read and RECALL_CURRENT_RULE drops every memory naming Toronto (history is False here)
     converse(agent, ["I live in Toronto."], ["We moved to Leeds last month."])
     assert said(recall(agent, question), "Toronto")
+
+
+@pytest.mark.parametrize(
+    ("text", "not_said"),
+    [
+        ("小姨子在深圳工作。", ("maternal aunt", "works at", "深圳")),
+        ("我师妹叫小美。", ("user", "younger sister", "小美")),
+        ("I don't do this for a living.", ("user", "job", "t do this")),
+        ("I used to drive trucks for a living.", ("user", "job", "used to drive trucks")),
+        ("Not everyone gets to travel for a living.", ("user", "job", "everyone gets to travel")),
+        ("我爱上了唱歌的那个男生。", ("user", "hobby", "唱歌")),
+        ("我是开玩笑的。", ("user", "job", "开玩笑")),
+    ],
+)
+def test_words_holding_a_kin_word_or_a_trade_say_neither(text, not_said):
+    assert not_said not in statements_of(text), statements_of(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "said_so"),
+    [
+        ("我在快手工作。", ("user", "works at", "快手")),
+        ("我在快递公司上班。", ("user", "works at", "快递公司")),
+        ("我喜欢上海。", ("user", "likes", "上海")),
+        ("我是做设计的。", ("user", "job", "做设计")),
+        ("我最近迷上了做陶艺。", ("user", "hobby", "陶艺")),
+        ("我喜欢打篮球和游泳。", ("user", "hobby", "游泳")),
+        ("我老婆和儿子乐乐住在成都。", ("user", "son", "乐乐")),
+    ],
+)
+def test_what_the_narrower_readings_must_still_read(text, said_so):
+    assert said_so in statements_of(text), statements_of(text)
+
+
+def test_a_deadline_before_a_named_day_asks_no_past():
+    from memories.statements.tense import asks_what_held_before
+
+    assert not asks_what_held_before("What does the user need to finish before Friday?")
+    assert asks_what_held_before("Where did the user live before Leeds?")
+
+
+def test_a_held_value_that_gave_way_stays_within_the_limit(agent):
+    converse(
+        agent,
+        ["My favourite season is autumn."],
+        ["Funny, after this year spring is my favourite season, all those blossoms."],
+    )
+    response = agent.post(
+        "/api/v1/recall/",
+        {"user_id": "agent:dana", "query": "What is the user's favourite season?", "limit": 2},
+        format="json",
+    )
+    hits = [hit["content"] for hit in response.json()["data"]["merged"]]
+    assert said(hits[:1], "spring") and said(hits, "autumn"), hits

@@ -693,7 +693,7 @@ def test_other_subjects_values_in_other_words(text, expected):
             "我有个哥哥在深圳当老师。",
             {("older brother", "works at", "深圳"), ("older brother", "job", "老师")},
         ),
-        ("我弟在老家开饭店。", {("younger brother", "job", "开饭店")}),
+        ("我弟弟在老家开饭店。", {("younger brother", "job", "开饭店")}),
         ("我小姨是老师。", {("maternal aunt", "job", "老师")}),
         ("我跳槽去字节了，入职刚两周。", {("user", "works at", "字节")}),
         ("我在这边找了份工作。", set()),
