@@ -74,6 +74,12 @@ def _named_node(*, user_id: str, name: str) -> GraphNode | None:
     )
 
 
+def _role_refined(*, said: str, held: str) -> str:
+    """The role a node keeps when a message names it by `said`: the one said when it holds none
+    or says it more precisely ("my big brother Sam" after "my brother Sam"), else its own."""
+    return said if not held or BASE_ROLES.get(said) == held else held
+
+
 def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -> GraphNode:
     """The node for `subject`: the user's own; a named entity by its name or an alias (any
     case), else the unnamed one of its role, which the name now names ("my wife", then "my
@@ -86,9 +92,9 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
     if subject.name:
         named = _named_node(user_id=user_id, name=subject.name)
         if named is not None:
-            if subject.role and (not named.role or BASE_ROLES.get(subject.role) == named.role):
-                # "my big brother Sam" after "my brother Sam": the role said more precisely
-                GraphNode.objects.filter(pk=named.pk).update(role=subject.role)
+            role = _role_refined(said=subject.role, held=named.role) if subject.role else ""
+            if role and role != named.role:
+                GraphNode.objects.filter(pk=named.pk).update(role=role)
             return named
         if subject.role:
             # "my brother Sam" after "my older brother": him, when he is the one unnamed of
@@ -98,8 +104,7 @@ def entity_node(*, user_id: str, subject: Subject, at: datetime | None = None) -
             if len(unnamed_of_kin) == 1:
                 unnamed = unnamed_of_kin[0]
                 unnamed.name = subject.name
-                if BASE_ROLES.get(subject.role) == unnamed.role:
-                    unnamed.role = subject.role
+                unnamed.role = _role_refined(said=subject.role, held=unnamed.role)
                 unnamed.save(update_fields=["name", "role"])
                 return unnamed
         if subject.kind == EntityKind.PERSON and GIVEN_NAME.fullmatch(subject.name):

@@ -461,10 +461,8 @@ def favorite(ctx: Context, m, rest: str) -> bool:
 
 
 def pastime(ctx: Context, m, rest: str) -> bool:
-    """A pastime taken up ("迷上了钓鱼") or given up ("不打篮球了"): the hobby, and what one
-    likes, held or ended; not someone fallen for ("迷上了他")."""
-    if not ZH_PASTIME.fullmatch(m["v"]):
-        return False
+    """A pastime taken up ("迷上了钓鱼") or given up ("不打篮球了"), one of ZH_PASTIMES (not
+    someone fallen for, "迷上了他"): the hobby, and what one likes, held or ended."""
     ended = bool(m.groupdict().get("neg"))
     ctx.say("hobby", m["v"], ended=ended)
     if ended:

@@ -215,7 +215,7 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
         # What one does, said so: "repairs boats for a living", "I fix bikes for a living"
         (
             r"(?:^\s*|\band\s+)(?P<v>(?-i:[a-z])[\w-]*(?:\s+[\w-]+){0,3}?)\s+for\s+a\s+living\b",
-            for_a_living,
+            unless_negated(for_a_living),
             ("for a living",),
         ),
         # Work said by what one does there: "I teach chemistry at Lincoln High", "work nights at
@@ -353,16 +353,10 @@ PATTERNS: list[tuple[re.Pattern[str], Handler, re.Pattern[str] | frozenset[str]]
             car,
             ("driv",),
         ),
-        # "I'm driving a Tesla now": a car by its make or a vehicle, not "the kids to school"
+        # A car by its make or a vehicle: "I'm driving a Tesla now" (not "the kids to school")
         (
-            rf"\b(?:am|is|are|'m|'re|'s)\s+{ADV}driving\s+(?:(?:a|an|my|our)\s+)?(?:new\s+|used\s+)?"
-            rf"(?P<v>(?:[\w-]+\s+){{0,2}}?(?:{CAR})(?:\s+(?:[\w-]+|\d+)){{0,2}}?"
-            rf"|(?:[\w-]+\s+){{0,2}}?(?:{VEHICLES})){END}",
-            car,
-            ("driving",),
-        ),
-        (
-            rf"\b(?:bought|got|purchased|leased|own|owns|have|has|picked\s+up|drive)\s+(?:(?:a|an|my"
+            rf"\b(?:bought|got|purchased|leased|own|owns|have|has|picked\s+up|drive"
+            rf"|(?:am|is|are|'m|'re|'s)\s+{ADV}driving)\s+(?:(?:a|an|my"
             rf"|our)\s+)?(?:new\s+|used\s+|brand[- ]new\s+)?(?P<v>(?:[\w-]+\s+){{0,2}}?(?:{CAR})"
             rf"(?:\s+(?:[\w-]+|\d+)){{0,2}}?|(?:[\w-]+\s+){{0,2}}?(?:{VEHICLES})){END}",
             car,
